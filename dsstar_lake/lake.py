@@ -1,0 +1,335 @@
+"""Lake: the one facade that cli.py, tests and notebooks call (open, index, status, show, search)."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dsstar_lake.errors import CatalogError, CatalogLocked, LakeNotFound, UsageError
+from dsstar_lake.settings import USER_CONFIG_PATH, Settings
+from index import catalog as catalog_db
+
+CATALOG_CONFIG = "config.toml"
+CHROMA_DIR = "chroma"
+
+Progress = Callable[[str, dict[str, Any]], None]
+
+
+@dataclass
+class LakeStatus:
+    """What the catalog holds and how it compares with the lake right now."""
+
+    lake: str
+    catalog: str
+    schema: str | None
+    files: int
+    entries: int
+    families: int
+    bytes: int
+    formats: dict[str, int]
+    failed: list[tuple[str, str]]
+    stale: list[str]
+    new: list[str]
+    removed: list[str]
+    catalog_bytes: int
+    last_index_at: float | None
+    problems: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the status as JSON-ready data."""
+        return asdict(self)
+
+
+def _dir_size(path: Path) -> int:
+    total = 0
+    for root, _, files in os.walk(path):
+        for name in files:
+            try:
+                total += os.lstat(os.path.join(root, name)).st_size
+            except OSError:
+                pass
+    return total
+
+
+class Lake:
+    """A data lake and its catalog."""
+
+    def __init__(self, root: Path | None, catalog_dir: Path, settings: Settings) -> None:
+        self.root = root
+        self.catalog_dir = catalog_dir
+        self.settings = settings
+        self._conn: sqlite3.Connection | None = None
+        self._retriever: Any = None
+
+    # ---- opening -------------------------------------------------------------------------------------------
+
+    @classmethod
+    def open(
+        cls,
+        path: str | os.PathLike[str] | None = None,
+        catalog: str | os.PathLike[str] | None = None,
+        settings: Settings | None = None,
+        overrides: dict[str, Any] | None = None,
+    ) -> Lake:
+        """Open a lake (and its catalog, default <lake>/.dslake); either path or catalog must be given."""
+        if path is None and catalog is None:
+            raise UsageError("give a lake folder or --catalog DIR")
+        root = None
+        if path is not None:
+            root = Path(path).expanduser()
+            if not root.exists():
+                raise LakeNotFound(f"lake not found: {root}")
+            if not root.is_dir():
+                raise LakeNotFound(f"lake is not a folder: {root}", hint="point dslake at the folder that holds the files")
+            root = root.resolve()
+        base = settings or Settings.load()
+        catalog_dir = Path(catalog).expanduser().resolve() if catalog else root / base["catalog.dirname"]
+        files = [USER_CONFIG_PATH, catalog_dir / CATALOG_CONFIG]
+        resolved = Settings.load(overrides=overrides, config_files=files) if settings is None else settings
+        if settings is not None and overrides:
+            resolved = settings.with_overrides(overrides)
+        lake = cls(root, catalog_dir, resolved)
+        if lake.root is None:
+            lake.root = lake._stored_root()
+        return lake
+
+    def _stored_root(self) -> Path | None:
+        if not self.db_path.exists():
+            return None
+        value = catalog_db.get_meta(self.connection(), "lake_root")
+        return Path(value) if value else None
+
+    @property
+    def db_path(self) -> Path:
+        """Return the manifest's path."""
+        return self.catalog_dir / catalog_db.MANIFEST_NAME
+
+    def _create_catalog(self) -> None:
+        try:
+            self.catalog_dir.mkdir(parents=True, exist_ok=True)
+            probe = self.catalog_dir / ".write-test"
+            probe.write_text("")
+            probe.unlink()
+        except OSError as exc:
+            raise CatalogError(
+                f"cannot write the catalog at {self.catalog_dir}: {exc.strerror or exc}",
+                hint="choose a writable place with --catalog DIR",
+            ) from None
+
+    def connection(self) -> sqlite3.Connection:
+        """Return the manifest connection, migrating the schema on first use."""
+        if self._conn is None:
+            if not self.db_path.exists():
+                raise CatalogError(f"no catalog at {self.catalog_dir}", hint="run `dslake index LAKE` first")
+            self._conn = self._connect()
+        return self._conn
+
+    def _connect(self) -> sqlite3.Connection:
+        try:
+            conn = catalog_db.connect(self.db_path)
+            catalog_db.migrate(conn)
+        except sqlite3.DatabaseError as exc:
+            raise CatalogError(
+                f"the catalog manifest {self.db_path} is damaged ({exc})",
+                hint="run `dslake index LAKE --rebuild` to rebuild it from the lake, keeping valid cached descriptions",
+            ) from None
+        return conn
+
+    def close(self) -> None:
+        """Close the manifest connection."""
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    # ---- derived stores --------------------------------------------------------------------------------------
+
+    def chroma_url(self) -> str | None:
+        """Return the Chroma server URL in use, or None for the embedded store."""
+        return self.settings["catalog.chroma_url"] or None
+
+    def vector_store(self) -> Any:
+        """Open the vector store (embedded in the catalog, or the configured Chroma server)."""
+        from index.vectors import VectorStore
+
+        url = self.chroma_url()
+        path = None if url else self.catalog_dir / CHROMA_DIR
+        return VectorStore.open(path=path, url=url, collection=self.settings["catalog.collection"])
+
+    def embedder(self) -> Any:
+        """Return the process-wide embedding model (loaded on first encode)."""
+        from index.embed import get_embedder
+
+        return get_embedder(self.settings.section("embed"))
+
+    # ---- commands ----------------------------------------------------------------------------------------------
+
+    def index(self, progress: Progress | None = None, rebuild: bool = False) -> Any:
+        """Bring the catalog up to date with the lake; return an IndexSummary."""
+        from index.indexer import IndexOptions, run_index
+        from index.profilers.base import Limits
+        from index.scan import scan_lake
+        from index.sync import sync_vectors
+
+        if self.root is None:
+            raise UsageError("indexing needs the lake folder", hint="dslake index LAKE [--catalog DIR]")
+        self._create_catalog()
+        try:
+            with catalog_db.writer_lock(self.catalog_dir):
+                if rebuild:
+                    self._prepare_rebuild()
+                conn = self._conn or self._connect()
+                self._conn = conn
+                with catalog_db.transaction(conn):
+                    catalog_db.set_meta(conn, "lake_root", str(self.root))
+                self._persist_catalog_settings()
+                self._repair_vectors_if_lost(conn)
+                scan = scan_lake(self.root, self.catalog_dir, bool(self.settings["index.follow_symlinks"]))
+                options = IndexOptions(
+                    jobs=int(self.settings["index.jobs"]) or (os.cpu_count() or 1),
+                    limits=Limits.from_settings(self.settings.section("profile")),
+                    timeout_s=float(self.settings["profile.timeout_s"]),
+                    memory_mb=int(self.settings["profile.memory_mb"]),
+                    hash_algorithm=self.settings["index.hash_algorithm"],
+                    write_batch=int(self.settings["index.write_batch"]),
+                    min_members=int(self.settings["families.min_members"]),
+                    max_members_listed=int(self.settings["families.max_members_listed"]),
+                )
+                return run_index(
+                    conn, self.db_path, self.root, scan, options,
+                    lambda c, p: sync_vectors(c, self.vector_store, self.embedder, p),
+                    progress or (lambda event, data: None),
+                )
+        except catalog_db.CatalogLockHeld as exc:
+            raise CatalogLocked(
+                f"another dslake index is running on {self.catalog_dir} ({exc})",
+                hint="wait for it to finish; the catalog stays usable for search meanwhile",
+            ) from None
+
+    def _persist_catalog_settings(self) -> None:
+        """Record where the vectors live, so search from another machine needs only the catalog's settings."""
+        path = self.catalog_dir / CATALOG_CONFIG
+        url = self.settings["catalog.chroma_url"]
+        collection = self.settings["catalog.collection"]
+        text = f'[catalog]\nchroma_url = "{url}"\ncollection = "{collection}"\n'
+        if not path.exists() or path.read_text() != text:
+            tmp = path.with_suffix(".tmp")
+            tmp.write_text(text)
+            tmp.replace(path)
+
+    def _repair_vectors_if_lost(self, conn: sqlite3.Connection) -> None:
+        """If the embedded Chroma folder vanished, forget what the manifest thought it held so it is re-embedded."""
+        if self.chroma_url() is None and not (self.catalog_dir / CHROMA_DIR).exists():
+            with catalog_db.transaction(conn):
+                conn.execute("DELETE FROM vectors")
+
+    def _prepare_rebuild(self) -> None:
+        from index.rebuild import rebuild_catalog
+
+        self.close()
+        rebuild_catalog(self.catalog_dir, self.db_path, self.vector_store if self.chroma_url() else None)
+
+    def status(self, check_vectors: bool = False) -> LakeStatus:
+        """Summarise the catalog, and compare it with the lake (stale, new, removed files)."""
+        from index.scan import scan_lake
+        from index.sync import check_consistency
+
+        conn = self.connection()
+        files = {row["path"]: row for row in conn.execute("SELECT path, size, mtime_ns, status, error, format FROM files")}
+        stale: list[str] = []
+        new: list[str] = []
+        present: set[str] = set()
+        if self.root is not None and self.root.is_dir():
+            for f in scan_lake(self.root, self.catalog_dir, bool(self.settings["index.follow_symlinks"])).files:
+                present.add(f.path)
+                row = files.get(f.path)
+                if row is None:
+                    new.append(f.path)
+                elif row["size"] != f.size or row["mtime_ns"] != f.mtime_ns or row["status"] == "stale":
+                    stale.append(f.path)
+        removed = sorted(set(files) - present) if self.root is not None else []
+        formats: dict[str, int] = {}
+        for row in files.values():
+            key = row["format"] or "unknown"
+            formats[key] = formats.get(key, 0) + 1
+        store = None
+        problems: list[str] = []
+        if self.chroma_url() is None and not (self.catalog_dir / CHROMA_DIR).exists() and files:
+            problems.append("the vector store folder is missing")
+        elif check_vectors:
+            store = self.vector_store()
+        problems.extend(check_consistency(conn, store))
+        entries, families = conn.execute("SELECT count(*), coalesce(sum(kind = 'family'), 0) FROM entries").fetchone()
+        last = catalog_db.get_meta(conn, "last_index_at")
+        return LakeStatus(
+            lake=str(self.root) if self.root else "",
+            catalog=str(self.catalog_dir),
+            schema=catalog_db.schema_version(conn),
+            files=len(files),
+            entries=entries,
+            families=families,
+            bytes=sum(row["size"] for row in files.values() if row["size"] > 0),
+            formats=dict(sorted(formats.items(), key=lambda kv: -kv[1])),
+            failed=[(p, r["error"] or "") for p, r in sorted(files.items()) if r["status"] == "failed"],
+            stale=sorted(stale),
+            new=sorted(new),
+            removed=removed,
+            catalog_bytes=_dir_size(self.catalog_dir),
+            last_index_at=float(last) if last else None,
+            problems=problems,
+        )
+
+    def show(self, path: str) -> dict[str, Any]:
+        """Return the stored record, description and card of one file (or of a family by its pattern)."""
+        conn = self.connection()
+        rel = self._relative(path)
+        row = conn.execute("SELECT * FROM files WHERE path = ?", (rel,)).fetchone()
+        entry = None
+        if row is not None and row["entry_id"]:
+            entry = conn.execute("SELECT * FROM entries WHERE id = ?", (row["entry_id"],)).fetchone()
+        elif row is None:
+            entry = conn.execute("SELECT * FROM entries WHERE path = ? OR id = ?", (rel, rel)).fetchone()
+        if row is None and entry is None:
+            raise UsageError(f"not in the catalog: {rel}", hint="check the path (relative to the lake) or run dslake index")
+        result: dict[str, Any] = {"path": rel}
+        if row is not None:
+            result["file"] = {k: row[k] for k in row.keys()}
+        if entry is not None:
+            result["entry"] = {k: entry[k] for k in entry.keys()}
+            result["members"] = [r[0] for r in conn.execute(
+                "SELECT path FROM files WHERE entry_id = ? ORDER BY path", (entry["id"],))]
+        return result
+
+    def _relative(self, path: str) -> str:
+        """Accept a lake-relative path, or a path (absolute or from the cwd) to a file inside the lake."""
+        candidate = Path(path).expanduser()
+        if self.root is not None and (candidate.is_absolute() or candidate.exists()):
+            try:
+                return candidate.resolve().relative_to(self.root).as_posix()
+            except ValueError:
+                pass
+        return candidate.as_posix()
+
+    def retriever(self) -> Any:
+        """Return the hybrid retriever over this catalog (model loaded on first search)."""
+        from index.retrieve import Retriever
+
+        if self._retriever is None:
+            self._retriever = Retriever(
+                self.connection(), self.vector_store, self.embedder, self.settings.section("retrieve"))
+        return self._retriever
+
+    def search(self, query: str, k: int | None = None) -> list[Any]:
+        """Return the top-k entries for a question."""
+        if not query.strip():
+            raise UsageError("the search question is empty")
+        return self.retriever().search(query, k)
+
+    def members(self, entry_id: str) -> list[str]:
+        """Return the lake-relative paths of an entry's files."""
+        return [row[0] for row in self.connection().execute(
+            "SELECT path FROM files WHERE entry_id = ? ORDER BY path", (entry_id,))]
+

@@ -1,0 +1,116 @@
+"""The provider protocol, the completion it returns, and the two ways a provider call can fail."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+from dsstar_lake.errors import ProviderError
+
+if TYPE_CHECKING:
+    from dsstar_lake.settings import Settings
+
+# The agent's roles, in pipeline order; `dslake models` lists a model for each.
+ROLES = (
+    "analyzer",
+    "planner",
+    "coder",
+    "verifier",
+    "router",
+    "debugger",
+    "finalyzer",
+    "subquestion",
+    "writer",
+)
+
+
+@dataclass(frozen=True)
+class Completion:
+    """One model answer with what it cost."""
+
+    text: str
+    input_tokens: int
+    output_tokens: int
+    latency_s: float
+    model: str
+    provider: str
+    cached: bool = False
+
+
+@runtime_checkable
+class Provider(Protocol):
+    """A way to reach a model; the call site adds retries, budget, cache and trace around it."""
+
+    name: str
+
+    def complete(
+        self, model: str, prompt: str, system: str | None, settings: Settings, role: str = ""
+    ) -> Completion:
+        """Return the model's answer to one prompt, or raise RetryableError / ProviderError."""
+        ...
+
+
+class RetryableError(Exception):
+    """A failure that may pass on retry: rate limit, 5xx, timeout, dropped connection."""
+
+    def __init__(self, provider: str, model: str, what: str, retry_after_s: float | None = None) -> None:
+        super().__init__(f"{provider} {model}: {what}")
+        self.provider = provider
+        self.model = model
+        self.what = what
+        self.retry_after_s = retry_after_s
+
+
+def fatal(provider: str, model: str, what: str, todo: str) -> ProviderError:
+    """Build the one-line error for a failure retrying will not fix: who, what happened, what to do."""
+    label = f"{provider} {model}".strip()
+    return ProviderError(f"{label}: {what}; {todo}")
+
+
+def estimate_tokens(text: str) -> int:
+    """Estimate a token count from characters (about 4 per token) where no tokenizer reports one."""
+    return (len(text) + 3) // 4
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    """Read a Retry-After header given in seconds; None when absent or a date."""
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        return None
+
+
+# (top-level module, class name) of exceptions that mean the connection failed or timed out; matched by
+# name so that no HTTP library has to be imported to classify an error.
+_TRANSIENT = {
+    ("httpx", "TransportError"),
+    ("httpx2", "TransportError"),
+    ("requests", "ConnectionError"),
+    ("requests", "Timeout"),
+    ("builtins", "ConnectionError"),
+    ("builtins", "TimeoutError"),
+}
+# Transport errors that come from a bad configuration, not a bad moment.
+_NOT_TRANSIENT = {"UnsupportedProtocol", "ProxyError", "LocalProtocolError"}
+
+
+def is_transient(exc: BaseException) -> bool:
+    """Tell whether an exception is a timeout or a failed/dropped connection worth retrying."""
+    if type(exc).__name__ in _NOT_TRANSIENT:
+        return False
+    return any((cls.__module__.split(".")[0], cls.__name__) in _TRANSIENT for cls in type(exc).__mro__)
+
+
+HOW_TO_CONFIGURE = (
+    "set GEMINI_API_KEY (or GOOGLE_API_KEY) for Gemini; or use a local OpenAI-compatible server with "
+    "`--llm openai --base-url URL` (OPENAI_API_KEY for api.openai.com); or answer prompts yourself "
+    "with `--llm manual`"
+)
+
+
+def short(text: object, limit: int = 200) -> str:
+    """Return the first line of a message, cut to a length that fits one error line."""
+    line = str(text or "").strip().splitlines()[0] if str(text or "").strip() else ""
+    return line if len(line) <= limit else line[: limit - 1] + "…"

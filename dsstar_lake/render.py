@@ -1,0 +1,120 @@
+"""Rich rendering of command results for the terminal (cli.py calls these; JSON output bypasses them)."""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+from collections.abc import Iterator
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.panel import Panel
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+
+def _size(n: int) -> str:
+    value = float(n)
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if value < 1024 or unit == "TB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{n} B"
+
+
+@contextlib.contextmanager
+def index_progress(console: Console, enabled: bool = True) -> Iterator[Any]:
+    """Yield a progress callback for Lake.index that draws bars on a terminal (and nothing elsewhere)."""
+    if not enabled or not console.is_terminal:
+        yield lambda event, data: None
+        return
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+               TextColumn("{task.fields[rate]}"), TimeElapsedColumn())
+    with Progress(*columns, console=console, transient=True) as bar:
+        tasks: dict[str, Any] = {}
+
+        def callback(event: str, data: dict[str, Any]) -> None:
+            if event == "plan" and data["total"]:
+                tasks["file"] = bar.add_task("profiling", total=data["total"], rate="")
+            elif event == "file" and "file" in tasks:
+                bar.advance(tasks["file"])
+                task = bar.tasks[tasks["file"]]
+                if task.elapsed:
+                    bar.update(tasks["file"], rate=f"{task.completed / task.elapsed:.0f} files/s")
+            elif event == "embed":
+                tasks["embed"] = bar.add_task("embedding", total=data["total"], rate="")
+            elif event == "embedded" and "embed" in tasks:
+                bar.advance(tasks["embed"], data["n"])
+
+        yield callback
+
+
+def print_index_summary(console: Console, summary: Any) -> None:
+    """Print the one summary line of an index run (and the failures, if any)."""
+    s = summary
+    console.print(
+        f"indexed: {s.added} added, {s.changed} changed, {s.removed} removed, {s.unchanged} unchanged, "
+        f"{s.failed} failed · {s.entries} entries ({s.families} families) · profiled {s.profiled}, "
+        f"reused {s.reused}, embedded {s.embedded} · {s.seconds:.1f} s",
+        highlight=False,
+    )
+    for path, error in s.failures[:20]:
+        console.print(f"  [yellow]failed[/yellow] {escape(path)}: {escape(error or '')}", highlight=False)
+    if len(s.failures) > 20:
+        console.print(f"  … and {len(s.failures) - 20} more (dslake status)")
+
+
+def print_status(console: Console, st: Any) -> None:
+    """Print a catalog's status."""
+    when = dt.datetime.fromtimestamp(st.last_index_at).isoformat(timespec="seconds") if st.last_index_at else "never"
+    table = Table(show_header=False, box=None)
+    for key, value in [
+        ("lake", st.lake), ("catalog", f"{st.catalog} ({_size(st.catalog_bytes)})"), ("schema", st.schema),
+        ("files", f"{st.files} ({_size(st.bytes)})"), ("entries", f"{st.entries} ({st.families} families)"),
+        ("formats", ", ".join(f"{k} {v}" for k, v in st.formats.items())), ("last index", when),
+        ("changed since", f"{len(st.stale)} changed, {len(st.new)} new, {len(st.removed)} removed"),
+    ]:
+        table.add_row(f"[bold]{key}[/bold]", escape(str(value)))
+    console.print(table)
+    for path, error in st.failed:
+        console.print(f"[yellow]failed[/yellow] {escape(path)}: {escape(error)}", highlight=False)
+    for label, paths in (("changed", st.stale), ("new", st.new), ("removed", st.removed)):
+        for path in paths[:10]:
+            console.print(f"[cyan]{label}[/cyan] {escape(path)}", highlight=False)
+        if len(paths) > 10:
+            console.print(f"[cyan]{label}[/cyan] … {len(paths) - 10} more")
+    for problem in st.problems:
+        console.print(f"[red]problem:[/red] {escape(problem)}", highlight=False)
+    if st.problems:
+        console.print("[dim]hint:[/dim] run `dslake index LAKE` to finish, or `dslake index LAKE --rebuild` to repair")
+
+
+def print_show(console: Console, result: dict[str, Any]) -> None:
+    """Print one file's record, description and card."""
+    file = result.get("file")
+    if file:
+        console.print(f"[bold]{escape(file['path'])}[/bold]  {file['format'] or ''}  {_size(file['size'])}  "
+                      f"status {file['status']}  hash {str(file['hash'])[:16]}", highlight=False)
+        if file.get("error"):
+            console.print(f"[yellow]error:[/yellow] {escape(file['error'])}")
+    entry = result.get("entry")
+    if entry:
+        if entry["kind"] == "family":
+            console.print(f"member of family [bold]{escape(entry['path'])}[/bold] ({entry['member_count']} files)")
+        console.print(Panel(escape(entry["description"]), title="description", title_align="left"))
+        console.print(Panel(escape(entry["card"]), title="card", title_align="left"))
+
+
+def print_hits(console: Console, hits: list[Any], timing: Any = None) -> None:
+    """Print search results as a table."""
+    table = Table("#", "entry", "format", "score", "dense", "text", "card")
+    for i, hit in enumerate(hits, start=1):
+        name = hit.path + (f"  [dim]({hit.member_count} files)[/dim]" if hit.kind == "family" else "")
+        table.add_row(str(i), name, hit.format or "", f"{hit.score:.4f}",
+                      "" if hit.dense is None else f"{hit.dense:.3f}",
+                      "" if hit.fulltext is None else f"{hit.fulltext:.2f}", escape(hit.card_line[:80]))
+    console.print(table)
+    if timing is not None:
+        console.print(f"[dim]search {timing.total_ms:.1f} ms (embed {timing.embed_ms:.1f}, dense "
+                      f"{timing.dense_ms:.1f}, full-text {timing.fulltext_ms:.1f})[/dim]")

@@ -1,0 +1,150 @@
+"""Settings declared once in configs/default.toml, resolved as defaults < user config < environment < flags."""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dsstar_lake.errors import ConfigError
+
+DEFAULTS_PATH = Path(__file__).resolve().parent.parent / "configs" / "default.toml"
+USER_CONFIG_PATH = Path(os.environ.get("XDG_CONFIG_HOME", Path.home() / ".config")) / "dslake" / "config.toml"
+ENV_PREFIX = "DSLAKE_"
+# Sections whose keys are free-form (not declared in the defaults).
+OPEN_SECTIONS = ("llm.models", "llm.pricing")
+
+
+def _flatten(tree: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for key, value in tree.items():
+        dotted = f"{prefix}{key}"
+        if isinstance(value, Mapping) and dotted not in OPEN_SECTIONS:
+            flat.update(_flatten(value, dotted + "."))
+        else:
+            flat[dotted] = dict(value) if isinstance(value, Mapping) else value
+    return flat
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with open(path, "rb") as fh:
+            return tomllib.load(fh)
+    except FileNotFoundError:
+        return {}
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"cannot read config {path}: {exc}") from exc
+
+
+def _coerce(key: str, raw: Any, default: Any) -> Any:
+    """Convert a value from the environment or a flag to the type of its default."""
+    if raw is None:
+        return default
+    try:
+        if isinstance(default, bool):
+            if isinstance(raw, bool):
+                return raw
+            text = str(raw).strip().lower()
+            if text in ("1", "true", "yes", "on"):
+                return True
+            if text in ("0", "false", "no", "off"):
+                return False
+            raise ValueError(raw)
+        if isinstance(default, int):
+            return int(raw)
+        if isinstance(default, float):
+            return float(raw)
+        if isinstance(default, str):
+            return str(raw)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"setting {key} expects {type(default).__name__}, got {raw!r}") from exc
+    return raw
+
+
+@dataclass
+class Settings:
+    """Resolved settings: `settings["retrieve.k"]`, with where each value came from."""
+
+    values: dict[str, Any]
+    sources: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def load(
+        cls,
+        overrides: Mapping[str, Any] | None = None,
+        config_files: list[Path] | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> Settings:
+        """Resolve defaults, then config files, then DSLAKE_* environment, then explicit overrides."""
+        defaults = _flatten(_read_toml(DEFAULTS_PATH))
+        values = dict(defaults)
+        sources = {key: "default" for key in values}
+        files = [USER_CONFIG_PATH] if config_files is None else config_files
+        for path in files:
+            for key, value in _flatten(_read_toml(path)).items():
+                cls._check_known(key, defaults, str(path))
+                values[key] = _merge(values.get(key), value)
+                sources[key] = str(path)
+        env = os.environ if environ is None else environ
+        for key in defaults:
+            name = ENV_PREFIX + key.replace(".", "_").upper()
+            if name in env and not isinstance(defaults[key], dict):
+                values[key] = _coerce(key, env[name], defaults[key])
+                sources[key] = f"env {name}"
+        settings = cls(values, sources)
+        return settings.with_overrides(overrides or {}, source="flag")
+
+    @staticmethod
+    def _check_known(key: str, defaults: Mapping[str, Any], origin: str) -> None:
+        if key in defaults or any(key.startswith(s + ".") or key == s for s in OPEN_SECTIONS):
+            return
+        raise ConfigError(f"unknown setting {key!r} in {origin}", hint="run `dslake config` to list settings")
+
+    def with_overrides(self, overrides: Mapping[str, Any], source: str = "flag") -> Settings:
+        """Return a copy with the given dotted keys replaced (None values are ignored)."""
+        values = dict(self.values)
+        sources = dict(self.sources)
+        for key, raw in overrides.items():
+            if raw is None:
+                continue
+            section_key = next((s for s in OPEN_SECTIONS if key.startswith(s + ".")), None)
+            if section_key:
+                merged = dict(values.get(section_key) or {})
+                merged[key[len(section_key) + 1 :]] = raw
+                values[section_key] = merged
+                sources[section_key] = source
+                continue
+            if key not in values:
+                raise ConfigError(f"unknown setting {key!r}")
+            values[key] = _coerce(key, raw, values[key])
+            sources[key] = source
+        return Settings(values, sources)
+
+    def __getitem__(self, key: str) -> Any:
+        try:
+            return self.values[key]
+        except KeyError:
+            raise KeyError(f"no setting {key!r}") from None
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """Return a setting's value, or default when it is not declared."""
+        return self.values.get(key, default)
+
+    def section(self, name: str) -> dict[str, Any]:
+        """Return the settings under one section as a plain dict without the prefix."""
+        prefix = name + "."
+        return {k[len(prefix) :]: v for k, v in self.values.items() if k.startswith(prefix)}
+
+    def items(self) -> Iterator[tuple[str, Any, str]]:
+        """Yield (key, value, source) for every setting, sorted by key."""
+        for key in sorted(self.values):
+            yield key, self.values[key], self.sources.get(key, "default")
+
+
+def _merge(old: Any, new: Any) -> Any:
+    if isinstance(old, dict) and isinstance(new, dict):
+        return {**old, **new}
+    return new

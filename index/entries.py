@@ -1,0 +1,84 @@
+"""What an entry says: the description and card of a single file or of a family of files."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from index.families import Group, family_id, file_entry_id
+from index.profilers.base import Profile
+
+
+@dataclass
+class EntryRow:
+    """One row of the entries table, ready to write."""
+
+    id: str
+    kind: str
+    folder: str
+    path: str
+    format: str | None
+    content_hash: str | None
+    member_count: int
+    description: str
+    card: str
+    members: list[str]
+
+    @property
+    def card_hash(self) -> str:
+        """Return the hash of the card: the vector store re-embeds only when it changes."""
+        return hashlib.sha1(self.card.encode()).hexdigest()
+
+
+def file_entry(path: str, folder: str, content_hash: str, profile: Profile) -> EntryRow:
+    """Build the entry of a single file."""
+    from index.cards import card, describe
+
+    return EntryRow(
+        id=file_entry_id(path),
+        kind="file",
+        folder=folder,
+        path=path,
+        format=profile.format,
+        content_hash=content_hash,
+        member_count=1,
+        description=describe(profile, path),
+        card=card(profile, path),
+        members=[path],
+    )
+
+
+def family_entry(group: Group, representative: Profile, max_listed: int) -> EntryRow:
+    """Build the entry of a family: pattern, count, name ranges, shared schema, one member's description."""
+    from index.cards import card, describe
+
+    members = [m.path for m in group.members]
+    first, last = members[0], members[-1]
+    ranges = group.value_ranges()
+    range_text = "; ".join(f"{lo} … {hi}" for lo, hi in ranges)
+    header = [
+        f"Family of {len(members)} files matching `{group.glob}` (one schema, one name pattern).",
+        f"First: {first}; last: {last}." + (f" Values in the names range over: {range_text}." if ranges else ""),
+        "Load them all with glob, e.g. "
+        f"`pd.concat(pd.read_csv(p) for p in sorted(glob.glob('data/{group.glob}')))` "
+        "(adapt the reader to the member description below).",
+        "",
+        "Member description (every member shares this schema):",
+        describe(representative, first),
+        "",
+        "Members:" if len(members) <= max_listed else f"Members (first {max_listed} of {len(members)}):",
+    ]
+    header.extend(f"- {m}" for m in members[:max_listed])
+    card_head = f"family of {len(members)} files {group.glob} " + (f"names {range_text} " if ranges else "")
+    return EntryRow(
+        id=family_id(group.folder, group.pattern, group.signature),
+        kind="family",
+        folder=group.folder,
+        path=group.glob,
+        format=representative.format,
+        content_hash=None,
+        member_count=len(members),
+        description="\n".join(header),
+        card=card_head + "\n" + card(representative, group.glob),
+        members=members,
+    )

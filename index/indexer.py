@@ -1,0 +1,283 @@
+"""`dslake index`: stat, hash only what changed, profile only new content, rebuild dirty entries, sync vectors."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import sqlite3
+import time
+from collections.abc import Callable
+from concurrent.futures import TimeoutError as FutureTimeout
+from concurrent.futures import as_completed
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from index import fulltext
+from index.catalog import transaction
+from index.entries import EntryRow, family_entry, file_entry
+from index.families import Member, group_folder
+from index.profile_task import limit_memory, profile_file_task
+from index.profilers.base import PROFILER_VERSION, Limits, Profile
+from index.scan import FileStat, ScanResult
+
+Progress = Callable[[str, dict[str, Any]], None]
+
+
+@dataclass
+class IndexSummary:
+    """What one index run did."""
+
+    added: int = 0
+    changed: int = 0
+    removed: int = 0
+    unchanged: int = 0
+    failed: int = 0
+    profiled: int = 0  # files whose content was actually profiled (the rest reused a cached profile)
+    reused: int = 0
+    entries: int = 0
+    families: int = 0
+    embedded: int = 0
+    skipped: int = 0
+    seconds: float = 0.0
+    failures: list[tuple[str, str]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the summary as JSON-ready data."""
+        return asdict(self)
+
+
+@dataclass
+class IndexOptions:
+    """Knobs for one index run, resolved from settings and flags."""
+
+    jobs: int
+    limits: Limits
+    timeout_s: float
+    memory_mb: int
+    hash_algorithm: str
+    write_batch: int
+    min_members: int
+    max_members_listed: int
+
+
+def _noop(event: str, data: dict[str, Any]) -> None:
+    return None
+
+
+def plan_changes(conn: sqlite3.Connection, scan: ScanResult) -> tuple[list[FileStat], list[FileStat], list[str], int]:
+    """Split a scan into new files, changed files, removed paths and the unchanged count."""
+    known = {
+        row["path"]: row
+        for row in conn.execute("SELECT path, size, mtime_ns, status, error_kind FROM files")
+    }
+    outdated = {
+        row[0]
+        for row in conn.execute(
+            "SELECT f.path FROM files f LEFT JOIN profiles p ON p.hash = f.hash "
+            "WHERE f.status = 'ok' AND (p.hash IS NULL OR p.profiler_version != ?)",
+            (PROFILER_VERSION,),
+        )
+    }
+    new: list[FileStat] = []
+    changed: list[FileStat] = []
+    unchanged = 0
+    for f in scan.files:
+        row = known.pop(f.path, None)
+        if row is None:
+            new.append(f)
+        elif (
+            row["size"] != f.size
+            or row["mtime_ns"] != f.mtime_ns
+            or row["status"] == "stale"
+            or row["error_kind"] in ("unreadable", "changed")
+            or f.path in outdated
+        ):
+            changed.append(f)
+        else:
+            unchanged += 1
+    return new, changed, sorted(known), unchanged
+
+
+def run_index(
+    conn: sqlite3.Connection,
+    db_path: Path,
+    lake: Path,
+    scan: ScanResult,
+    options: IndexOptions,
+    sync_vectors: Callable[[sqlite3.Connection, Progress], int],
+    progress: Progress = _noop,
+) -> IndexSummary:
+    """Bring the manifest, the full-text index and the vectors up to date with the scanned lake."""
+    started = time.perf_counter()
+    summary = IndexSummary(skipped=len(scan.skipped))
+    new, changed, removed, unchanged = plan_changes(conn, scan)
+    summary.unchanged = unchanged
+    summary.removed = len(removed)
+    if removed:
+        with transaction(conn):
+            conn.executemany("INSERT OR IGNORE INTO dirty_folders (folder) VALUES (?)",
+                             [(p.rpartition("/")[0],) for p in removed])
+            conn.executemany("DELETE FROM files WHERE path = ?", [(p,) for p in removed])
+    todo = new + changed
+    progress("plan", {"total": len(todo), "new": len(new), "changed": len(changed), "removed": len(removed)})
+    if todo:
+        _profile_all(conn, db_path, lake, todo, {f.path for f in new}, options, summary, progress)
+    _rebuild_dirty_entries(conn, options, progress)
+    summary.embedded = sync_vectors(conn, progress)
+    summary.entries, summary.families = conn.execute(
+        "SELECT count(*), coalesce(sum(kind = 'family'), 0) FROM entries"
+    ).fetchone()
+    summary.failed = conn.execute("SELECT count(*) FROM files WHERE status != 'ok'").fetchone()[0]
+    summary.failures = [
+        (row[0], row[1]) for row in conn.execute("SELECT path, error FROM files WHERE status != 'ok' ORDER BY path")
+    ]
+    with transaction(conn):
+        conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('last_index_at', ?)", (str(time.time()),))
+    summary.seconds = round(time.perf_counter() - started, 3)
+    return summary
+
+
+def _pool_context() -> multiprocessing.context.BaseContext:
+    # forkserver: workers start from a clean process with the profilers preloaded, never from a parent
+    # that may hold torch threads or open Chroma handles.
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(["index.profilers.registry"])
+    return ctx
+
+
+def _profile_all(
+    conn: sqlite3.Connection,
+    db_path: Path,
+    lake: Path,
+    todo: list[FileStat],
+    new_paths: set[str],
+    options: IndexOptions,
+    summary: IndexSummary,
+    progress: Progress,
+) -> None:
+    from pebble import ProcessExpired, ProcessPool
+
+    jobs = options.jobs or os.cpu_count() or 1
+    pending: list[tuple[FileStat, dict[str, Any]]] = []
+    last_flush = time.monotonic()
+    with ProcessPool(max_workers=min(jobs, len(todo)), initializer=limit_memory,
+                     initargs=(options.memory_mb,), context=_pool_context()) as pool:
+        futures = {
+            pool.schedule(profile_file_task, args=(str(lake / f.path), str(db_path), options.limits,
+                                                   options.hash_algorithm), timeout=options.timeout_s): f
+            for f in todo
+        }
+        for future in as_completed(futures):
+            f = futures[future]
+            try:
+                result = future.result()
+            except FutureTimeout:
+                result = {"error": f"profiling took longer than {options.timeout_s:g} s and was stopped",
+                          "error_kind": "timeout", "hash": None, "profile": None}
+            except ProcessExpired as exc:
+                result = {"error": f"profiler process died ({exc}); likely out of memory",
+                          "error_kind": "crash", "hash": None, "profile": None}
+            pending.append((f, result))
+            if result.get("profile"):
+                summary.profiled += 1
+            elif result.get("hash") and not result.get("error"):
+                summary.reused += 1
+            if f.path in new_paths:
+                summary.added += 1
+            else:
+                summary.changed += 1
+            progress("file", {"path": f.path})
+            if len(pending) >= options.write_batch or time.monotonic() - last_flush > 2.0:
+                _write_results(conn, pending)
+                pending = []
+                last_flush = time.monotonic()
+    if pending:
+        _write_results(conn, pending)
+
+
+def _write_results(conn: sqlite3.Connection, results: list[tuple[FileStat, dict[str, Any]]]) -> None:
+    now = time.time()
+    with transaction(conn):
+        for f, r in results:
+            if r.get("profile"):
+                conn.execute(
+                    "INSERT OR REPLACE INTO profiles (hash, profiler_version, format, signature, profile, created_at) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    (r["hash"], PROFILER_VERSION, r["format"], r["signature"], r["profile"], now),
+                )
+            failed = bool(r.get("error"))
+            status = ("stale" if r.get("error_kind") == "changed" else "failed") if failed else "ok"
+            fmt = conn.execute("SELECT format FROM profiles WHERE hash = ?", (r.get("hash"),)).fetchone()
+            conn.execute(
+                "INSERT OR REPLACE INTO files (path, folder, size, mtime_ns, hash, status, error, error_kind, format, "
+                "entry_id, indexed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)",
+                (f.path, f.folder, r.get("size", f.size), r.get("mtime_ns", f.mtime_ns), r.get("hash"), status,
+                 r.get("error"), r.get("error_kind"), fmt[0] if fmt else None, now),
+            )
+            conn.execute("INSERT OR IGNORE INTO dirty_folders (folder) VALUES (?)", (f.folder,))
+
+
+def _rebuild_dirty_entries(conn: sqlite3.Connection, options: IndexOptions, progress: Progress) -> None:
+    folders = [row[0] for row in conn.execute("SELECT folder FROM dirty_folders ORDER BY folder")]
+    if folders:
+        progress("entries", {"folders": len(folders)})
+    for folder in folders:
+        with transaction(conn):
+            _rebuild_folder(conn, folder, options)
+            conn.execute("DELETE FROM dirty_folders WHERE folder = ?", (folder,))
+
+
+def _rebuild_folder(conn: sqlite3.Connection, folder: str, options: IndexOptions) -> None:
+    rows = conn.execute(
+        "SELECT f.path, f.hash, p.signature FROM files f JOIN profiles p ON p.hash = f.hash "
+        "WHERE f.folder = ? AND f.status = 'ok'",
+        (folder,),
+    ).fetchall()
+    hashes = {row["path"]: row["hash"] for row in rows}
+    members = [Member(row["path"], row["path"].rpartition("/")[2], row["signature"]) for row in rows]
+    existing = {
+        row["id"]: row
+        for row in conn.execute("SELECT id, kind, content_hash, card_hash FROM entries WHERE folder = ?", (folder,))
+    }
+    wanted: dict[str, EntryRow | None] = {}
+    profiles: dict[str, Profile] = {}
+
+    def load(content_hash: str) -> Profile:
+        if content_hash not in profiles:
+            text = conn.execute("SELECT profile FROM profiles WHERE hash = ?", (content_hash,)).fetchone()[0]
+            profiles[content_hash] = Profile.from_dict(json.loads(text))
+        return profiles[content_hash]
+
+    for group in group_folder(folder, members, options.min_members):
+        if group.is_family:
+            first = group.members[0].path
+            row = family_entry(group, load(hashes[first]), options.max_members_listed)
+            wanted[row.id] = row
+        else:
+            path = group.members[0].path
+            from index.families import file_entry_id
+
+            entry_id = file_entry_id(path)
+            old = existing.get(entry_id)
+            if old is not None and old["kind"] == "file" and old["content_hash"] == hashes[path]:
+                wanted[entry_id] = None  # unchanged single file: keep its row as it is
+                conn.execute("UPDATE files SET entry_id = ? WHERE path = ?", (entry_id, path))
+                continue
+            wanted[entry_id] = file_entry(path, folder, hashes[path], load(hashes[path]))
+    stale = [entry_id for entry_id in existing if entry_id not in wanted]
+    if stale:
+        conn.executemany("DELETE FROM entries WHERE id = ?", [(i,) for i in stale])
+        fulltext.delete_rows(conn, stale)
+    changed = [row for row in wanted.values() if row is not None]
+    now = time.time()
+    for row in changed:
+        conn.execute(
+            "INSERT OR REPLACE INTO entries (id, kind, folder, path, format, content_hash, member_count, description, "
+            "card, card_hash, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (row.id, row.kind, row.folder, row.path, row.format, row.content_hash, row.member_count,
+             row.description, row.card, row.card_hash, now),
+        )
+        conn.executemany("UPDATE files SET entry_id = ? WHERE path = ?", [(row.id, m) for m in row.members])
+    fulltext.replace_rows(conn, [(row.id, row.card) for row in changed])

@@ -1,0 +1,73 @@
+"""The unit of work a profiler process runs for one file: stat, hash, reuse a cached profile or profile it."""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from index.profilers.base import PROFILER_VERSION, Limits
+from index.scan import hash_file
+
+_readers: dict[str, sqlite3.Connection] = {}
+
+
+def limit_memory(memory_mb: int) -> None:
+    """Cap this process's address space so one pathological file cannot take the machine down."""
+    if memory_mb > 0:
+        limit = memory_mb * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+def _has_profile(db_path: str, content_hash: str) -> bool:
+    conn = _readers.get(db_path)
+    if conn is None:
+        conn = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=30)
+        _readers[db_path] = conn
+    row = conn.execute(
+        "SELECT 1 FROM profiles WHERE hash = ? AND profiler_version = ?", (content_hash, PROFILER_VERSION)
+    ).fetchone()
+    return row is not None
+
+
+def _stat(path: Path) -> tuple[int, int]:
+    st = os.stat(path)
+    return st.st_size, st.st_mtime_ns
+
+
+def profile_file_task(abs_path: str, db_path: str, limits: Limits, algorithm: str) -> dict[str, Any]:
+    """Hash one file and profile it unless its content is already cached; report a failure as data."""
+    from index.profilers.base import ProfileError
+    from index.profilers.registry import profile_path
+
+    path = Path(abs_path)
+    result: dict[str, Any] = {"hash": None, "profile": None, "error": None, "error_kind": None}
+    try:
+        before = _stat(path)
+        result["size"], result["mtime_ns"] = before
+        result["hash"] = hash_file(path, algorithm)
+        if not _has_profile(db_path, result["hash"]):
+            profile = profile_path(path, limits)
+            result["profile"] = json.dumps(profile.to_dict(), default=str, ensure_ascii=False)
+            result["format"] = profile.format
+            result["signature"] = profile.signature()
+        if _stat(path) != before:
+            result.update(error="file changed while it was being indexed", error_kind="changed", profile=None)
+    except FileNotFoundError:
+        result.update(error="file disappeared while it was being indexed", error_kind="changed")
+    except PermissionError as exc:
+        result.update(error=f"permission denied: {exc.strerror}", error_kind="unreadable")
+    except IsADirectoryError:
+        result.update(error="became a folder while it was being indexed", error_kind="changed")
+    except OSError as exc:
+        result.update(error=f"cannot read: {exc.strerror or exc}", error_kind="unreadable")
+    except ProfileError as exc:
+        result.update(error=str(exc), error_kind="corrupt")
+    except MemoryError:
+        result.update(error="profiler ran out of memory", error_kind="crash", profile=None)
+    except Exception as exc:  # a profiler bug on one odd file must not stop the index; it is recorded instead
+        result.update(error=f"profiler error: {type(exc).__name__}: {exc}"[:500], error_kind="crash", profile=None)
+    return result

@@ -1,0 +1,110 @@
+"""What a profiler returns: plain facts about one file, JSON-serialisable, no SQLite or Chroma."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+PROFILER_VERSION = 2  # bump to re-profile every file when profilers change what they extract
+
+
+class ProfileError(Exception):
+    """A file that cannot be read at all, or corrupt data of a known format: recorded as a failed file."""
+
+
+# Read hints are Python expressions with this placeholder where the file's path goes (as a string literal).
+PATH_PLACEHOLDER = "{path}"
+
+
+@dataclass
+class Limits:
+    """Bounds every profiler honours so a 2 GB file costs what a 2 MB one does."""
+
+    head_bytes: int = 1 << 20
+    sample_rows: int = 5
+    max_rows_scanned: int = 200_000
+    max_columns: int = 60
+    max_sheets: int = 30
+    max_examples: int = 5
+    max_bytes_full_read: int = 64 << 20
+
+    @classmethod
+    def from_settings(cls, section: dict[str, Any]) -> Limits:
+        """Build limits from the [profile] settings section."""
+        known = {k: section[k] for k in cls.__dataclass_fields__ if k in section}
+        return cls(**known)
+
+
+@dataclass
+class Column:
+    """One column of a table: its name, type and a few facts a coder or a question needs."""
+
+    name: str
+    dtype: str
+    non_null: int | None = None
+    nulls: int | None = None
+    unique: int | None = None
+    examples: list[Any] = field(default_factory=list)
+    min: Any = None
+    max: Any = None
+    mean: float | None = None
+    top_values: list[Any] = field(default_factory=list)  # most frequent values of a categorical column
+    unit: str | None = None
+
+
+@dataclass
+class Table:
+    """A rectangular table inside a file: a csv, one sheet, a table on a sheet, an html table."""
+
+    name: str | None = None  # sheet name, table title, or None for a whole-file table
+    n_rows: int | None = None
+    n_rows_exact: bool = True
+    n_cols: int = 0
+    columns: list[Column] = field(default_factory=list)
+    sample_rows: list[list[Any]] = field(default_factory=list)
+    header_row: int | None = 0  # 0-based line/row of the header in the file or sheet; None = no header
+    skip_rows: int = 0  # lines before the header (preamble)
+    location: str | None = None  # e.g. "B3:H40" on a sheet
+    read_hint: str | None = None  # one line of pandas that loads it
+
+
+@dataclass
+class Profile:
+    """Everything a profiler learned about one file."""
+
+    format: str  # csv, tsv, xlsx, json, jsonl, parquet, markdown, html, text, fixed-width, npz, cdf, binary...
+    size: int = 0
+    encoding: str | None = None
+    title: str | None = None
+    headings: list[str] = field(default_factory=list)
+    tables: list[Table] = field(default_factory=list)
+    text_sample: str | None = None  # printable head for text-like files
+    structure: Any = None  # json structure tree, npz arrays, cdf variables...
+    keywords: list[str] = field(default_factory=list)  # extra terms worth retrieving on (units, places, ...)
+    notes: list[str] = field(default_factory=list)  # caveats a coder must know (preamble, encoding, sampling)
+    read_hint: str | None = None  # how to load the file in Python
+    sampled: bool = False  # stats come from a sample, not the whole file
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the profile as plain JSON-ready data."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Profile:
+        """Rebuild a profile stored as JSON."""
+        data = dict(data)
+        tables = []
+        for t in data.pop("tables", []) or []:
+            t = dict(t)
+            cols = [Column(**c) for c in t.pop("columns", []) or []]
+            tables.append(Table(columns=cols, **t))
+        return cls(tables=tables, **data)
+
+    def signature(self) -> str:
+        """A schema signature: files of one family share it (format plus column names)."""
+        parts = [self.format]
+        for table in self.tables:
+            parts.append((table.name or "") + ":" + "|".join(c.name for c in table.columns))
+        if not self.tables and isinstance(self.structure, dict) and "keys" in self.structure:
+            parts.append("|".join(map(str, self.structure["keys"])))
+        return "\x1f".join(parts)

@@ -1,0 +1,75 @@
+"""Rebuild a damaged catalog from the lake, keeping every cached profile that can still be read."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from index import catalog as catalog_db
+
+PROFILE_COLUMNS = "hash, profiler_version, format, signature, profile, created_at"
+
+
+def salvage_profiles(old_db: Path) -> list[tuple[Any, ...]]:
+    """Read whatever profile rows a damaged manifest still yields; a row that cannot be read is skipped."""
+    rows: list[tuple[Any, ...]] = []
+    try:
+        conn = sqlite3.connect(f"file:{old_db}?mode=ro", uri=True)
+    except sqlite3.DatabaseError:
+        return rows
+    try:
+        # Read by rowid ranges so one corrupt page loses only the rows on it.
+        try:
+            top = conn.execute("SELECT max(rowid) FROM profiles").fetchone()[0] or 0
+        except sqlite3.DatabaseError:
+            return rows
+        step = 64
+        for start in range(0, top + 1, step):
+            try:
+                rows.extend(conn.execute(
+                    f"SELECT {PROFILE_COLUMNS} FROM profiles WHERE rowid BETWEEN ? AND ?", (start, start + step - 1)
+                ).fetchall())
+            except sqlite3.DatabaseError:
+                for rowid in range(start, start + step):
+                    try:
+                        rows.extend(conn.execute(
+                            f"SELECT {PROFILE_COLUMNS} FROM profiles WHERE rowid = ?", (rowid,)).fetchall())
+                    except sqlite3.DatabaseError:
+                        continue
+    finally:
+        conn.close()
+    return rows
+
+
+def rebuild_catalog(catalog_dir: Path, db_path: Path, store_factory: Callable[[], Any] | None) -> int:
+    """Set the manifest aside, start a fresh one seeded with salvaged profiles, and clear the vectors.
+
+    Returns how many cached profiles were kept. The caller then runs a normal index, which hashes every
+    file and reuses the salvaged profiles instead of profiling again.
+    """
+    kept: list[tuple[Any, ...]] = []
+    if db_path.exists():
+        kept = salvage_profiles(db_path)
+        aside = db_path.with_name(f"{db_path.name}.damaged-{int(time.time())}")
+        db_path.replace(aside)
+        for suffix in ("-wal", "-shm"):
+            side = db_path.with_name(db_path.name + suffix)
+            if side.exists():
+                side.replace(aside.with_name(aside.name + suffix))
+    conn = catalog_db.connect(db_path)
+    try:
+        catalog_db.migrate(conn)
+        with catalog_db.transaction(conn):
+            conn.executemany(f"INSERT OR IGNORE INTO profiles ({PROFILE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)", kept)
+    finally:
+        conn.close()
+    chroma = catalog_dir / "chroma"
+    if store_factory is not None:
+        store_factory().reset()
+    elif chroma.exists():
+        shutil.rmtree(chroma)
+    return len(kept)

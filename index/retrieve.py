@@ -1,0 +1,159 @@
+"""Retriever: dense (card embeddings) and full-text (BM25) rankings, fused by reciprocal rank, de-duplicated."""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from index import fulltext
+
+
+@dataclass
+class Hit:
+    """One retrieved entry with its score and the parts the score came from."""
+
+    entry_id: str
+    kind: str
+    path: str
+    format: str | None
+    member_count: int
+    score: float
+    dense: float | None = None
+    fulltext: float | None = None
+    dense_rank: int | None = None
+    fulltext_rank: int | None = None
+    card_line: str = ""
+    description: str = field(default="", repr=False)
+
+    def to_dict(self, with_description: bool = False) -> dict[str, Any]:
+        """Return the hit as JSON-ready data."""
+        data = asdict(self)
+        if not with_description:
+            data.pop("description")
+        return data
+
+
+@dataclass
+class SearchTiming:
+    """Where the time of one search went, in milliseconds."""
+
+    embed_ms: float = 0.0
+    dense_ms: float = 0.0
+    fulltext_ms: float = 0.0
+    total_ms: float = 0.0
+
+
+class Retriever:
+    """Answer a question (or a 'missing data' hint) with the top-K catalog entries."""
+
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        store_factory: Callable[[], Any],
+        embedder_factory: Callable[[], Any],
+        settings: dict[str, Any],
+    ) -> None:
+        self._conn = conn
+        self._store_factory = store_factory
+        self._embedder_factory = embedder_factory
+        self._store: Any = None
+        self._embedder: Any = None
+        self.settings = settings
+        self.last_timing = SearchTiming()
+
+    def warm_up(self) -> None:
+        """Load the embedding model and open the vector store now rather than on the first search."""
+        self._dense("warm up", 1)
+
+    def search(self, query: str, k: int | None = None, exclude: Iterable[str] = ()) -> list[Hit]:
+        """Return the top-k entries for the query, skipping excluded entry ids."""
+        started = time.perf_counter()
+        k = k or int(self.settings.get("k", 10))
+        excluded = set(exclude)
+        n = max(int(self.settings.get("candidates", 50)), k + len(excluded))
+        timing = SearchTiming()
+        dense = self._dense(query, n, timing)
+        t0 = time.perf_counter()
+        # One read transaction: full-text hits and entry rows come from the same snapshot even while an index writes.
+        self._conn.execute("BEGIN")
+        try:
+            text = fulltext.search(self._conn, query, n)
+            timing.fulltext_ms = (time.perf_counter() - t0) * 1000
+            fused = self._fuse(dense, text)
+            hits = self._materialise(fused, dense, text, excluded, k)
+        finally:
+            self._conn.execute("COMMIT")
+        timing.total_ms = (time.perf_counter() - started) * 1000
+        self.last_timing = timing
+        return hits
+
+    def _dense(self, query: str, n: int, timing: SearchTiming | None = None) -> list[tuple[str, float]]:
+        t0 = time.perf_counter()
+        if self._embedder is None:
+            self._embedder = self._embedder_factory()
+        vector = self._embedder.encode([query])[0]
+        t1 = time.perf_counter()
+        if self._store is None:
+            self._store = self._store_factory()
+        results = self._store.query(vector, n)
+        if timing is not None:
+            timing.embed_ms = (t1 - t0) * 1000
+            timing.dense_ms = (time.perf_counter() - t1) * 1000
+        return [(entry_id, 1.0 - float(distance)) for entry_id, distance in results]
+
+    def _fuse(self, dense: list[tuple[str, float]], text: list[tuple[str, float]]) -> list[tuple[str, float]]:
+        rrf_k = float(self.settings.get("rrf_k", 60))
+        weights = (float(self.settings.get("dense_weight", 1.0)), float(self.settings.get("fulltext_weight", 1.0)))
+        scores: dict[str, float] = {}
+        for weight, ranking in zip(weights, (dense, text), strict=True):
+            for rank, (entry_id, _) in enumerate(ranking, start=1):
+                scores[entry_id] = scores.get(entry_id, 0.0) + weight / (rrf_k + rank)
+        return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+
+    def _materialise(
+        self,
+        fused: list[tuple[str, float]],
+        dense: list[tuple[str, float]],
+        text: list[tuple[str, float]],
+        excluded: set[str],
+        k: int,
+    ) -> list[Hit]:
+        ids = [entry_id for entry_id, _ in fused if entry_id not in excluded]
+        if not ids:
+            return []
+        marks = ",".join("?" * len(ids))
+        rows = {
+            row["id"]: row
+            for row in self._conn.execute(
+                f"SELECT id, kind, path, format, member_count, content_hash, card, description FROM entries "
+                f"WHERE id IN ({marks})",
+                ids,
+            )
+        }
+        dense_at = {entry_id: (rank, score) for rank, (entry_id, score) in enumerate(dense, start=1)}
+        text_at = {entry_id: (rank, score) for rank, (entry_id, score) in enumerate(text, start=1)}
+        seen_content: set[str] = set()
+        hits: list[Hit] = []
+        for entry_id, score in fused:
+            row = rows.get(entry_id)
+            if row is None or entry_id in excluded:
+                continue  # a vector whose entry is gone (index in progress) or already in the context
+            if row["content_hash"]:
+                if row["content_hash"] in seen_content:
+                    continue  # an exact copy of a file already ranked higher
+                seen_content.add(row["content_hash"])
+            d_rank, d_score = dense_at.get(entry_id, (None, None))
+            t_rank, t_score = text_at.get(entry_id, (None, None))
+            hits.append(Hit(
+                entry_id=entry_id, kind=row["kind"], path=row["path"], format=row["format"],
+                member_count=row["member_count"], score=round(score, 6),
+                dense=None if d_score is None else round(d_score, 4), fulltext=None if t_score is None else round(t_score, 4),
+                dense_rank=d_rank, fulltext_rank=t_rank,
+                card_line=row["card"].splitlines()[0] if row["card"] else "", description=row["description"],
+            ))
+            if len(hits) >= k:
+                break
+        return hits

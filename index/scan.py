@@ -1,0 +1,144 @@
+"""Walk the lake: ignore rules, symlink policy, stat, and content hashing."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pathspec
+
+IGNORE_FILE = ".dslakeignore"
+HASH_CHUNK = 1 << 20
+
+
+@dataclass(frozen=True)
+class FileStat:
+    """One regular file found in the lake."""
+
+    path: str  # lake-relative, POSIX separators
+    size: int
+    mtime_ns: int
+
+    @property
+    def folder(self) -> str:
+        """Return the lake-relative folder ('' at the root)."""
+        head, _, _ = self.path.rpartition("/")
+        return head
+
+
+@dataclass
+class ScanResult:
+    """Files found, and what was skipped and why."""
+
+    files: list[FileStat] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
+
+
+def _load_ignore(lake: Path) -> pathspec.PathSpec | None:
+    ignore = lake / IGNORE_FILE
+    try:
+        lines = ignore.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    return pathspec.PathSpec.from_lines("gitignore", lines)
+
+
+def _inside(target: Path, root: Path) -> bool:
+    try:
+        target.relative_to(root)
+    except ValueError:
+        return False
+    return True
+
+
+def scan_lake(lake: Path, catalog_dir: Path | None = None, follow_symlinks: bool = False) -> ScanResult:
+    """Stat every file under the lake, skipping hidden names, ignored patterns, the catalog and special files."""
+    root = lake.resolve()
+    catalog = catalog_dir.resolve() if catalog_dir else None
+    spec = _load_ignore(root)
+    result = ScanResult()
+    seen_dirs: set[tuple[int, int]] = set()
+    root_stat = root.stat()
+    seen_dirs.add((root_stat.st_dev, root_stat.st_ino))
+    stack: list[tuple[Path, str]] = [(root, "")]
+    while stack:
+        folder, rel_folder = stack.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError as exc:
+            result.skipped.append((rel_folder or ".", f"unreadable folder: {exc.strerror or exc}"))
+            continue
+        for entry in sorted(entries, key=lambda e: e.name):
+            rel = f"{rel_folder}/{entry.name}" if rel_folder else entry.name
+            if entry.name.startswith("."):
+                continue
+            try:
+                rel.encode("utf-8")
+            except UnicodeEncodeError:
+                result.skipped.append((rel.encode("utf-8", "backslashreplace").decode(), "undecodable file name"))
+                continue
+            _visit(entry, rel, root, catalog, spec, follow_symlinks, seen_dirs, stack, result)
+    result.files.sort(key=lambda f: f.path)
+    return result
+
+
+def _visit(
+    entry: os.DirEntry,
+    rel: str,
+    root: Path,
+    catalog: Path | None,
+    spec: pathspec.PathSpec | None,
+    follow_symlinks: bool,
+    seen_dirs: set[tuple[int, int]],
+    stack: list[tuple[Path, str]],
+    result: ScanResult,
+) -> None:
+    path = Path(entry.path)
+    try:
+        is_link = entry.is_symlink()
+        if is_link:
+            target = path.resolve(strict=True)
+            if not follow_symlinks and not _inside(target, root):
+                result.skipped.append((rel, "symlink leaves the lake (use --follow-symlinks)"))
+                return
+        st = entry.stat(follow_symlinks=True)
+    except (OSError, RuntimeError) as exc:  # RuntimeError: symlink loop on older Pythons
+        reason = "symlink loop or broken link" if entry.is_symlink() else f"cannot stat: {exc}"
+        result.skipped.append((rel, reason))
+        return
+    if stat.S_ISDIR(st.st_mode):
+        if catalog is not None and path.resolve() == catalog:
+            return
+        if spec is not None and spec.match_file(rel + "/"):
+            return
+        key = (st.st_dev, st.st_ino)
+        if key in seen_dirs:
+            result.skipped.append((rel, "symlink loop (folder already visited)"))
+            return
+        seen_dirs.add(key)
+        stack.append((path, rel))
+        return
+    if spec is not None and spec.match_file(rel):
+        return
+    if not stat.S_ISREG(st.st_mode):
+        result.skipped.append((rel, "not a regular file (fifo, socket or device)"))
+        return
+    result.files.append(FileStat(rel, st.st_size, st.st_mtime_ns))
+
+
+def hash_file(path: Path, algorithm: str = "blake2b") -> str:
+    """Return the hex content hash of a file, read in chunks so memory stays flat."""
+    digest = hashlib.new(algorithm)
+    with open(path, "rb") as fh:
+        while chunk := fh.read(HASH_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def iter_paths(result: ScanResult) -> Iterator[str]:
+    """Yield the lake-relative paths of a scan."""
+    return (f.path for f in result.files)

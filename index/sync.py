@@ -1,0 +1,117 @@
+"""Keep the vector store equal to the manifest's entries, and check that every derived index agrees."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from index.catalog import get_meta, set_meta, transaction
+
+EMBED_BATCH = 256
+
+
+class Store(Protocol):
+    def upsert(self, ids: list[str], embeddings: Any, metadatas: list[dict[str, Any]]) -> None: ...
+    def delete(self, ids: list[str]) -> None: ...
+    def ids(self) -> set[str]: ...
+    def reset(self) -> None: ...
+
+
+class Encoder(Protocol):
+    model_id: str
+
+    def encode(self, texts: list[str]) -> Any: ...
+
+
+def sync_vectors(
+    conn: sqlite3.Connection,
+    store_factory: Callable[[], Store],
+    embedder_factory: Callable[[], Encoder],
+    progress: Callable[[str, dict[str, Any]], None],
+) -> int:
+    """Embed entries whose card changed, delete vectors of removed entries; return how many were embedded.
+
+    The vectors table is written ahead of the store (pending, then ok), so a kill at any moment leaves
+    every id the store may hold recorded in the manifest, and the next run finishes the job.
+    """
+    orphans = [row[0] for row in conn.execute(
+        "SELECT v.entry_id FROM vectors v LEFT JOIN entries e ON e.id = v.entry_id WHERE e.id IS NULL")]
+    todo = conn.execute(
+        "SELECT e.id, e.card, e.card_hash, e.kind, e.path FROM entries e LEFT JOIN vectors v ON v.entry_id = e.id "
+        "WHERE v.entry_id IS NULL OR v.card_hash != e.card_hash OR v.state != 'ok' ORDER BY e.id"
+    ).fetchall()
+    if not orphans and not todo and not _model_changed(conn, None):
+        return 0
+    store = store_factory()
+    if orphans:
+        store.delete(orphans)
+        with transaction(conn):
+            conn.executemany("DELETE FROM vectors WHERE entry_id = ?", [(i,) for i in orphans])
+    if not todo:
+        return 0
+    embedder = embedder_factory()
+    if _model_changed(conn, embedder.model_id):
+        # Vectors from another model are not comparable: start the collection over.
+        store.reset()
+        with transaction(conn):
+            conn.execute("DELETE FROM vectors")
+            set_meta(conn, "embed_model", embedder.model_id)
+        todo = conn.execute(
+            "SELECT id, card, card_hash, kind, path FROM entries ORDER BY id").fetchall()
+    progress("embed", {"total": len(todo)})
+    done = 0
+    for start in range(0, len(todo), EMBED_BATCH):
+        batch = todo[start : start + EMBED_BATCH]
+        with transaction(conn):
+            conn.executemany(
+                "INSERT INTO vectors (entry_id, card_hash, state) VALUES (?, ?, 'pending') "
+                "ON CONFLICT(entry_id) DO UPDATE SET card_hash = excluded.card_hash, state = 'pending'",
+                [(row["id"], row["card_hash"]) for row in batch],
+            )
+        vectors = embedder.encode([row["card"] for row in batch])
+        store.upsert(
+            [row["id"] for row in batch],
+            vectors,
+            [{"card_hash": row["card_hash"], "kind": row["kind"], "path": row["path"]} for row in batch],
+        )
+        with transaction(conn):
+            conn.executemany("UPDATE vectors SET state = 'ok' WHERE entry_id = ?", [(row["id"],) for row in batch])
+        done += len(batch)
+        progress("embedded", {"n": len(batch)})
+    return done
+
+
+def _model_changed(conn: sqlite3.Connection, model_id: str | None) -> bool:
+    stored = get_meta(conn, "embed_model")
+    if model_id is None:
+        return False
+    return stored != model_id
+
+
+def check_consistency(conn: sqlite3.Connection, store: Store | None = None) -> list[str]:
+    """Return problems found between the manifest and its derived indexes (empty when all agree)."""
+    problems: list[str] = []
+    integrity = conn.execute("PRAGMA quick_check").fetchone()[0]
+    if integrity != "ok":
+        problems.append(f"manifest integrity check failed: {integrity}")
+        return problems
+    fts_ids = {row[0] for row in conn.execute("SELECT entry_id FROM entries_fts")}
+    entry_ids = {row[0] for row in conn.execute("SELECT id FROM entries")}
+    if fts_ids != entry_ids:
+        problems.append(f"full-text index out of sync: {len(entry_ids - fts_ids)} missing, "
+                        f"{len(fts_ids - entry_ids)} extra")
+    dirty = conn.execute("SELECT count(*) FROM dirty_folders").fetchone()[0]
+    if dirty:
+        problems.append(f"{dirty} folder(s) left half-indexed by an interrupted run")
+    pending = conn.execute(
+        "SELECT count(*) FROM entries e LEFT JOIN vectors v ON v.entry_id = e.id "
+        "WHERE v.entry_id IS NULL OR v.card_hash != e.card_hash OR v.state != 'ok'").fetchone()[0]
+    if pending:
+        problems.append(f"{pending} entries not yet embedded")
+    if store is not None:
+        stored = store.ids()
+        if stored != entry_ids:
+            problems.append(f"vector store out of sync: {len(entry_ids - stored)} missing, "
+                            f"{len(stored - entry_ids)} extra")
+    return problems
