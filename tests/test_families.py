@@ -1,0 +1,22 @@
+from index.families import Member, group_folder, name_pattern
+
+
+def test_name_pattern_turns_dates_and_numbers_into_wildcards():
+    assert name_pattern("readings_2024-01-31.csv") == "readings_*.csv"
+    assert name_pattern("goes-wu334-20160824_to_20161023.csv") == "goes-wu*-*_to_*.csv"
+    assert name_pattern("summary.csv") == "summary.csv"
+
+
+def test_group_folder_forms_families_by_pattern_and_schema():
+    members = [Member(f"d/r_2024-01-0{i}.csv", f"r_2024-01-0{i}.csv", "csv:a|b") for i in range(1, 6)]
+    members.append(Member("d/r_2024-02-01.csv", "r_2024-02-01.csv", "csv:other"))
+    members += [Member("d/one_1.csv", "one_1.csv", "csv:x"), Member("d/one_2.csv", "one_2.csv", "csv:x")]
+    groups = group_folder("d", members, min_members=3)
+    families = [g for g in groups if g.is_family]
+    assert len(families) == 1
+    family = families[0]
+    assert family.glob == "d/r_*.csv"
+    assert len(family.members) == 5
+    assert family.value_ranges() == [("2024-01-01", "2024-01-05")]
+    singles = sorted(g.members[0].path for g in groups if not g.is_family)
+    assert singles == ["d/one_1.csv", "d/one_2.csv", "d/r_2024-02-01.csv"]

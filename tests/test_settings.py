@@ -1,0 +1,30 @@
+import pytest
+
+from dsstar_lake.errors import ConfigError
+from dsstar_lake.settings import Settings
+
+
+def test_resolution_order_defaults_file_env_flag(tmp_path):
+    config = tmp_path / "config.toml"
+    config.write_text("[retrieve]\nk = 7\ncandidates = 30\n[llm.models]\ncoder = 'flash'\n")
+    settings = Settings.load(config_files=[config], environ={"DSLAKE_RETRIEVE_CANDIDATES": "40"})
+    assert settings["retrieve.k"] == 7 and settings.sources["retrieve.k"] == str(config)
+    assert settings["retrieve.candidates"] == 40 and settings.sources["retrieve.candidates"].startswith("env")
+    assert settings["llm.models"] == {"coder": "flash"}
+    flagged = settings.with_overrides({"retrieve.k": "12", "llm.models.writer": "pro"})
+    assert flagged["retrieve.k"] == 12 and flagged.sources["retrieve.k"] == "flag"
+    assert flagged["llm.models"] == {"coder": "flash", "writer": "pro"}
+    assert settings.section("retrieve")["k"] == 7
+
+
+def test_bad_values_and_unknown_keys_are_config_errors(tmp_path):
+    with pytest.raises(ConfigError):
+        Settings.load(config_files=[], environ={"DSLAKE_RETRIEVE_K": "ten"})
+    config = tmp_path / "config.toml"
+    config.write_text("[retrieve]\nkk = 1\n")
+    with pytest.raises(ConfigError, match="unknown setting"):
+        Settings.load(config_files=[config], environ={})
+    broken = tmp_path / "broken.toml"
+    broken.write_text("[retrieve\n")
+    with pytest.raises(ConfigError, match="cannot read config"):
+        Settings.load(config_files=[broken], environ={})
