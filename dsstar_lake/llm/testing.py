@@ -32,7 +32,7 @@ class SeenRequest:
     api: str  # "gemini" | "openai"
     path: str
     model: str
-    headers: dict[str, str]
+    headers: dict[str, str]  # names in lower case
     body: dict[str, Any]
 
     @property
@@ -66,7 +66,8 @@ class FakeLLMServer:
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        # a short poll interval keeps stop() (shutdown waits for one poll) fast
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.02,), daemon=True)
 
     @property
     def url(self) -> str:
@@ -125,7 +126,7 @@ class FakeLLMServer:
                 else:
                     self._send(404, {"error": {"code": 404, "message": f"no route {path}", "status": "NOT_FOUND"}})
                     return
-                request = SeenRequest(api, path, model, dict(self.headers.items()), body)
+                request = SeenRequest(api, path, model, {k.lower(): v for k, v in self.headers.items()}, body)
                 reply = server._next(request)
                 if reply.body is not None:
                     self._send(reply.status, reply.body, reply.headers)
@@ -201,3 +202,23 @@ def gemini_bad_key_body() -> dict[str, Any]:
             "details": [{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "API_KEY_INVALID"}],
         }
     }
+
+
+# Variables that change how the providers find keys and endpoints; tests clear them all.
+LLM_ENV_VARS = (
+    "GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_GENAI_USE_ENTERPRISE",
+    "GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION", "GOOGLE_GEMINI_BASE_URL", "GOOGLE_VERTEX_BASE_URL",
+    "OPENAI_API_KEY", "OPENAI_BASE_URL",
+)
+
+
+def llm_settings(**llm: Any):  # -> Settings (imported lazily to keep this module light)
+    """Return settings from the defaults only, with `llm.<key>` overrides and tiny retry delays.
+
+    Keys with a dot go to open sections: llm_settings(**{"models.coder": "m", "pricing.m": [1, 2]}).
+    """
+    from dsstar_lake.settings import Settings
+
+    overrides = {"llm.backoff_initial_s": 0.001, "llm.backoff_max_s": 0.01, "llm.max_retries": 2, "llm.timeout_s": 10.0}
+    overrides.update({f"llm.{key}": value for key, value in llm.items()})
+    return Settings.load(overrides=overrides, config_files=[], environ={})
