@@ -134,3 +134,9 @@ def test_missing_key_says_how_to_configure(server, monkeypatch):
     with pytest.raises(ModelNotConfigured, match="GEMINI_API_KEY.*--llm openai --base-url.*--llm manual"):
         make_llm(server).complete("planner", "q")
     assert server.requests == []
+
+
+def test_gemini_api_key_wins_over_google_api_key(server, monkeypatch):
+    monkeypatch.setenv("GOOGLE_API_KEY", "other-key")
+    make_llm(server).complete("planner", "q")
+    assert server.requests[0].headers["x-goog-api-key"] == "test-key"

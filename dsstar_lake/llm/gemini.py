@@ -71,8 +71,12 @@ class GeminiProvider:
             retry_options=types.HttpRetryOptions(attempts=1),
             base_url=self._base_url,
         )
+        api_key = self._api_key
+        if not api_key and not vertex_enabled():
+            # Passed explicitly so GEMINI_API_KEY wins over GOOGLE_API_KEY, as `dslake models` reports it.
+            api_key = next((os.environ[var] for var in KEY_VARS if os.environ.get(var)), None)
         try:
-            return genai.Client(api_key=self._api_key or None, http_options=http_options)
+            return genai.Client(api_key=api_key or None, http_options=http_options)
         except ValueError as exc:
             raise ModelNotConfigured(f"gemini: {short(exc)}; {HOW_TO_CONFIGURE}") from exc
 
