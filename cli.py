@@ -48,6 +48,44 @@ json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON."
 chroma_option = click.option("--chroma-url", help="Use a shared Chroma server (http://HOST:PORT) for the vectors.")
 
 
+ROLES = ("analyzer", "planner", "coder", "verifier", "router", "debugger", "finalyzer", "subquestion", "writer")
+
+
+def llm_options(command: Any) -> Any:
+    """Add the model-choice flags shared by ask, report and eval: --llm, --model, --model-ROLE, --base-url, budgets."""
+    options = [
+        click.option("--llm", "llm_provider", type=click.Choice(["gemini", "openai", "manual", "scripted"]),
+                     help="Model provider (default from settings: gemini)."),
+        click.option("--model", help="Model for every role."),
+        click.option("--base-url", help="Endpoint for an OpenAI-compatible server (or a Gemini proxy)."),
+        click.option("--manual-dir", type=click.Path(file_okay=False), help="Folder for the manual provider's files."),
+        click.option("--scripted-file", type=click.Path(dir_okay=False), help="JSONL rules for the scripted provider."),
+        click.option("--cache", type=click.Choice(["off", "record", "replay"]), help="LLM response cache mode."),
+        click.option("--max-llm-calls", type=click.IntRange(min=0), help="Stop and finalize after this many calls."),
+        click.option("--max-cost", type=click.FloatRange(min=0), help="Stop and finalize past this cost (USD)."),
+        *[click.option(f"--model-{role}", f"model_{role}", help=f"Model for the {role} role.") for role in ROLES],
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def llm_overrides(settings: Any, params: dict[str, Any]) -> Any:
+    """Apply the llm_options flags to settings (and remove them from params)."""
+    from dsstar_lake.llm import llm_flag_overrides
+
+    role_models = {role: params.pop(f"model_{role}", None) for role in ROLES}
+    overrides = llm_flag_overrides(
+        settings, provider=params.pop("llm_provider", None), model=params.pop("model", None),
+        role_models={k: v for k, v in role_models.items() if v}, base_url=params.pop("base_url", None),
+        manual_dir=params.pop("manual_dir", None), cache=params.pop("cache", None),
+        max_llm_calls=params.pop("max_llm_calls", None), max_cost=params.pop("max_cost", None))
+    scripted = params.pop("scripted_file", None)
+    if scripted:
+        overrides["llm.scripted_file"] = scripted
+    return settings.with_overrides(overrides)
+
+
 @click.group(cls=DslakeGroup)
 @click.version_option(package_name="dsstar-lake")
 def cli() -> None:
@@ -144,6 +182,58 @@ def config(lake_path: str | None, catalog: str | None, as_json: bool) -> None:
     for row in rows:
         table.add_row(row["key"], repr(row["value"]), row["source"])
     out.print(table)
+
+
+@cli.command()
+@lake_option
+@catalog_option
+@llm_options
+@json_option
+def models(lake_path: str | None, catalog: str | None, as_json: bool, **params: Any) -> None:
+    """Show the provider and model per role, whether credentials are present, and the prices used."""
+    from dsstar_lake.llm import describe_configuration
+    from dsstar_lake.render import print_models
+    from dsstar_lake.settings import Settings
+
+    settings = _open(lake_path, catalog).settings if (lake_path or catalog) else Settings.load()
+    info = describe_configuration(llm_overrides(settings, params))
+    _print_json(info) if as_json else print_models(out, info)
+
+
+@cli.group(name="eval")
+def eval_group() -> None:
+    """Measure retrieval and answers on benchmark tasks."""
+
+
+@eval_group.command(name="retrieval")
+@click.option("--tasks", "task_files", multiple=True, required=True, type=click.Path(exists=True, dir_okay=False),
+              help="KramaBench workload JSON or JSONL {id, query, files}; repeatable.")
+@lake_option
+@catalog_option
+@click.option("-k", "ks", default="1,5,10,20", show_default=True, help="Comma-separated K values.")
+@click.option("--missing", type=click.Path(exists=True, dir_okay=False),
+              help="Lake files known to be absent (default: missing_blobs.txt beside the tasks).")
+@json_option
+def eval_retrieval(task_files: tuple[str, ...], lake_path: str | None, catalog: str | None, ks: str,
+                   missing: str | None, as_json: bool) -> None:
+    """Recall@K and all-found@K of the retriever on tasks whose files are known."""
+    from pathlib import Path
+
+    from dsstar_lake.errors import UsageError
+    from dsstar_lake.eval.retrieval import default_missing_list, evaluate_retrieval
+    from dsstar_lake.eval.tasks import load_tasks
+    from dsstar_lake.render import print_retrieval_report
+
+    try:
+        k_values = [int(k) for k in ks.split(",") if k.strip()]
+    except ValueError:
+        raise UsageError(f"-k expects comma-separated integers, got {ks!r}") from None
+    tasks = [task for path in task_files for task in load_tasks(path)]
+    missing_list = (Path(missing).read_text().split() if missing
+                    else default_missing_list(Path(task_files[0]).resolve().parent))
+    handle = _open(lake_path or (None if catalog else "."), catalog)
+    report = evaluate_retrieval(handle, tasks, k_values, missing_list)
+    _print_json(report.to_dict()) if as_json else print_retrieval_report(out, report)
 
 
 def main() -> None:

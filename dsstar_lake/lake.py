@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import sqlite3
 from collections.abc import Callable
@@ -42,6 +43,25 @@ class LakeStatus:
     def to_dict(self) -> dict[str, Any]:
         """Return the status as JSON-ready data."""
         return asdict(self)
+
+
+def manifest_errors(method: Callable[..., Any]) -> Callable[..., Any]:
+    """Turn SQLite corruption met anywhere in a command into one CatalogError with the way out."""
+
+    @functools.wraps(method)
+    def wrapper(self: Lake, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except sqlite3.DatabaseError as exc:
+            if "locked" in str(exc) or "busy" in str(exc):
+                raise CatalogError(f"the catalog at {self.catalog_dir} is busy ({exc})",
+                                   hint="another process is writing it; try again in a moment") from None
+            raise CatalogError(
+                f"the catalog manifest {self.db_path} is damaged ({exc})",
+                hint="run `dslake index LAKE --rebuild` to rebuild it from the lake, keeping valid cached descriptions",
+            ) from None
+
+    return wrapper
 
 
 def _dir_size(path: Path) -> int:
@@ -167,6 +187,7 @@ class Lake:
 
     # ---- commands ----------------------------------------------------------------------------------------------
 
+    @manifest_errors
     def index(self, progress: Progress | None = None, rebuild: bool = False) -> Any:
         """Bring the catalog up to date with the lake; return an IndexSummary."""
         from index.indexer import IndexOptions, run_index
@@ -232,6 +253,7 @@ class Lake:
         self.close()
         rebuild_catalog(self.catalog_dir, self.db_path, self.vector_store if self.chroma_url() else None)
 
+    @manifest_errors
     def status(self, check_vectors: bool = False) -> LakeStatus:
         """Summarise the catalog, and compare it with the lake (stale, new, removed files)."""
         from index.scan import scan_lake
@@ -282,6 +304,7 @@ class Lake:
             problems=problems,
         )
 
+    @manifest_errors
     def show(self, path: str) -> dict[str, Any]:
         """Return the stored record, description and card of one file (or of a family by its pattern)."""
         conn = self.connection()
@@ -322,12 +345,14 @@ class Lake:
                 self.connection(), self.vector_store, self.embedder, self.settings.section("retrieve"))
         return self._retriever
 
+    @manifest_errors
     def search(self, query: str, k: int | None = None) -> list[Any]:
         """Return the top-k entries for a question."""
         if not query.strip():
             raise UsageError("the search question is empty")
         return self.retriever().search(query, k)
 
+    @manifest_errors
     def members(self, entry_id: str) -> list[str]:
         """Return the lake-relative paths of an entry's files."""
         return [row[0] for row in self.connection().execute(

@@ -118,3 +118,32 @@ def print_hits(console: Console, hits: list[Any], timing: Any = None) -> None:
     if timing is not None:
         console.print(f"[dim]search {timing.total_ms:.1f} ms (embed {timing.embed_ms:.1f}, dense "
                       f"{timing.dense_ms:.1f}, full-text {timing.fulltext_ms:.1f})[/dim]")
+
+
+def print_retrieval_report(console: Console, report: Any) -> None:
+    """Print recall@K / all-found@K / context tokens per domain and overall."""
+    summary = report.summary()
+    table = Table("domain", "tasks", *[f"recall@{k}" for k in report.ks], *[f"all@{k}" for k in report.ks],
+                  *[f"tokens@{k}" for k in report.ks])
+    for name, row in summary.items():
+        table.add_row(name, str(row["n"]), *[f"{row[f'recall@{k}']:.3f}" for k in report.ks],
+                      *[f"{row[f'all_found@{k}']:.3f}" for k in report.ks],
+                      *[str(row[f"tokens@{k}"]) for k in report.ks])
+    console.print(table)
+    if report.skipped:
+        console.print(f"skipped {len(report.skipped)} task(s) whose files are absent from the lake: "
+                      + ", ".join(task_id for task_id, _ in report.skipped), highlight=False)
+
+
+def print_models(console: Console, info: dict[str, Any]) -> None:
+    """Print the model configuration per role (never the credentials themselves)."""
+    creds = "present" if info.get("credentials_present") else "missing"
+    console.print(f"provider [bold]{info['provider']}[/bold]"
+                  + (f" at {info['base_url']}" if info.get("base_url") else "")
+                  + f" · credentials {creds} ({info.get('credentials_source', '')})", highlight=False)
+    table = Table("role", "provider", "model", "$ in / Mtok", "$ out / Mtok")
+    for row in info["roles"]:
+        price_in, price_out = row.get("input_usd_per_mtok"), row.get("output_usd_per_mtok")
+        table.add_row(row["role"], row["provider"], row["model"], "?" if price_in is None else f"{price_in:g}",
+                      "?" if price_out is None else f"{price_out:g}")
+    console.print(table)

@@ -1,0 +1,113 @@
+"""`dslake eval retrieval`: recall@K, all-found@K and context size of the retriever on tasks with known files."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dsstar_lake.eval.resolve import resolve_sources
+from dsstar_lake.eval.tasks import Task
+
+CHARS_PER_TOKEN = 4  # a rough, model-independent estimate of prompt tokens from characters
+
+
+@dataclass
+class TaskRetrieval:
+    """How retrieval did on one task."""
+
+    id: str
+    domain: str
+    gold: list[str]
+    recall: dict[int, float]
+    all_found: dict[int, bool]
+    context_tokens: dict[int, int]
+    ranked: list[str] = field(default_factory=list)  # entry paths, best first
+
+
+@dataclass
+class RetrievalReport:
+    """Per-task results, per-domain and overall means, and the tasks skipped."""
+
+    ks: list[int]
+    tasks: list[TaskRetrieval]
+    skipped: list[tuple[str, str]]
+
+    def summary(self) -> dict[str, dict[str, Any]]:
+        """Return {domain or 'overall': {n, recall@K, all_found@K, tokens@K}}."""
+        groups: dict[str, list[TaskRetrieval]] = defaultdict(list)
+        for task in self.tasks:
+            groups[task.domain].append(task)
+            groups["overall"].append(task)
+        table: dict[str, dict[str, Any]] = {}
+        for name in sorted(groups, key=lambda g: (g == "overall", g)):
+            rows = groups[name]
+            entry: dict[str, Any] = {"n": len(rows)}
+            for k in self.ks:
+                entry[f"recall@{k}"] = round(sum(t.recall[k] for t in rows) / len(rows), 4)
+                entry[f"all_found@{k}"] = round(sum(t.all_found[k] for t in rows) / len(rows), 4)
+                entry[f"tokens@{k}"] = round(sum(t.context_tokens[k] for t in rows) / len(rows))
+            table[name] = entry
+        return table
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the report as JSON-ready data."""
+        return {"ks": self.ks, "summary": self.summary(), "skipped": self.skipped,
+                "tasks": [asdict(t) for t in self.tasks]}
+
+
+def gold_files(task: Task, catalog_paths: list[str], missing: list[str]) -> tuple[list[str], str | None]:
+    """Return the task's files as catalog paths, or a reason to skip it."""
+    if task.files is not None:
+        absent = [f for f in task.files if f not in set(catalog_paths)]
+        return (list(task.files), None) if not absent else ([], f"files not in the catalog: {absent[:3]}")
+    root = task.domain if any(p.startswith(task.domain + "/") for p in catalog_paths) else ""
+    prefix = root + "/" if root else ""
+    domain_files = [p for p in catalog_paths if p.startswith(prefix)]
+    domain_missing = [m for m in missing if m.startswith(task.domain + "/")]
+    if not root:
+        domain_missing = [m[len(task.domain) + 1 :] for m in domain_missing]
+    resolution = resolve_sources(task.data_sources, domain_files, root=root, missing=domain_missing)
+    if not resolution.complete:
+        return [], f"sources absent from the lake: {resolution.absent_sources or task.data_sources}"
+    return list(resolution.files), None
+
+
+def evaluate_retrieval(lake: Any, tasks: list[Task], ks: list[int], missing: list[str] | None = None) -> RetrievalReport:
+    """Run the retriever on every task and measure what its top-K would put in front of the agent."""
+    conn = lake.connection()
+    catalog_paths = [row[0] for row in conn.execute("SELECT path FROM files WHERE status = 'ok'")]
+    members: dict[str, list[str]] = defaultdict(list)
+    for path, entry_id in conn.execute("SELECT path, entry_id FROM files WHERE entry_id IS NOT NULL"):
+        members[entry_id].append(path)
+    ks = sorted(set(ks))
+    results: list[TaskRetrieval] = []
+    skipped: list[tuple[str, str]] = []
+    retriever = lake.retriever()
+    for task in tasks:
+        gold, reason = gold_files(task, catalog_paths, missing or [])
+        if reason:
+            skipped.append((task.id, reason))
+            continue
+        hits = retriever.search(task.query, k=max(ks))
+        gold_set = set(gold)
+        recall: dict[int, float] = {}
+        all_found: dict[int, bool] = {}
+        tokens: dict[int, int] = {}
+        for k in ks:
+            top = hits[:k]
+            found = {p for hit in top for p in members.get(hit.entry_id, [])} & gold_set
+            recall[k] = len(found) / len(gold_set)
+            all_found[k] = found == gold_set
+            tokens[k] = sum(len(hit.description) for hit in top) // CHARS_PER_TOKEN
+        results.append(TaskRetrieval(task.id, task.domain, gold, recall, all_found, tokens, [h.path for h in hits]))
+    return RetrievalReport(ks, results, skipped)
+
+
+def default_missing_list(tasks_path: Path) -> list[str]:
+    """Find KramaBench's missing_blobs.txt next to the tasks folder, if there is one."""
+    for candidate in (tasks_path.parent / "missing_blobs.txt", tasks_path.parent.parent / "missing_blobs.txt"):
+        if candidate.is_file():
+            return [line.strip() for line in candidate.read_text().splitlines() if line.strip()]
+    return []
