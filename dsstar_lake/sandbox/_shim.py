@@ -75,17 +75,21 @@ def descendants(root: int) -> dict[int, int]:
     return found
 
 
-def _kill(pid: int, group: bool = False) -> None:
+def _signal(pid: int, sig: int, group: bool = False) -> None:
     try:
-        (os.killpg if group else os.kill)(pid, signal.SIGKILL)
+        (os.killpg if group else os.kill)(pid, sig)
     except (ProcessLookupError, PermissionError):
         pass
 
 
-def sweep(target_pgid: int | None, budget_s: float = 5.0) -> None:
-    """Kill the target's process group, then every remaining descendant, and reap them all."""
-    if target_pgid:
-        _kill(target_pgid, group=True)  # one atomic signal for the whole group: a fork bomb cannot outrun it
+def _kill(pid: int, group: bool = False) -> None:
+    _signal(pid, signal.SIGKILL, group)
+
+
+def sweep(groups: list[int], budget_s: float = 5.0) -> None:
+    """Kill the target's process groups, then every remaining descendant, and reap them all."""
+    for pgid in groups:
+        _kill(pgid, group=True)  # one atomic signal for the whole group: a fork bomb cannot outrun it
     end = time.monotonic() + budget_s
     while time.monotonic() < end:
         for pid in descendants(os.getpid()):
@@ -137,13 +141,40 @@ def _report(fd: int, data: dict) -> None:
         pass
 
 
-def _wait(pid: int, watch_procs: int, peak: list[int]) -> tuple[int, str | None]:
-    """Wait for the target; with watch_procs, kill it when its tree holds more tasks than that."""
+def _tasks_total() -> int:
+    """Return the number of tasks on the whole machine: one cheap read, usable even under a fork bomb."""
+    with open("/proc/loadavg", "rb") as fh:
+        return int(fh.read().split()[3].split(b"/")[1])
+
+
+def group_leader(pid: int, depth: int) -> int | None:
+    """Return the process `depth` generations below pid (bwrap's namespace init leads the script's group)."""
+    for _ in range(depth):
+        try:
+            with open(f"/proc/{pid}/task/{pid}/children") as fh:
+                kids = [int(x) for x in fh.read().split()]
+        except OSError:
+            kids = sorted(p for p, (ppid, _) in _children_map().items() if ppid == pid)
+        if not kids:
+            return None
+        pid = kids[0]
+    return pid
+
+
+def _wait(pid: int, watch_procs: int, depth: int, state: dict) -> tuple[int, str | None]:
+    """Wait for the target; with watch_procs, kill it when its tree holds more tasks than that.
+
+    A fork bomb starves any process that scans /proc, so the watchdog only reads the machine's task count
+    (one read), and when that grew by more than watch_procs it stops the script's process group with one
+    atomic SIGSTOP, counts the tree at leisure, then kills it or lets it go on.
+    """
     try:
         pidfd = os.pidfd_open(pid)
     except (AttributeError, OSError):
         pidfd = None
-    tick = 0.1 if watch_procs else 1.0
+    tick = 0.05 if watch_procs else 1.0
+    base = _tasks_total() if watch_procs else 0
+    leader = state["leader"] = pid if depth == 0 else None
     while True:
         if pidfd is not None:
             select.select([pidfd], [], [], tick)
@@ -152,11 +183,21 @@ def _wait(pid: int, watch_procs: int, peak: list[int]) -> tuple[int, str | None]
         done, status = os.waitpid(pid, os.WNOHANG)
         if done:
             return status, None
-        if watch_procs:
-            tasks = sum(descendants(os.getpid()).values())
-            peak[0] = max(peak[0], tasks)
-            if tasks > watch_procs:
-                return 0, "procs"
+        if not watch_procs:
+            continue
+        leader = state["leader"] = leader or group_leader(pid, depth)
+        total = _tasks_total()
+        if total - base <= watch_procs:
+            continue
+        if leader:
+            _signal(leader, signal.SIGSTOP, group=True)
+        tasks = sum(descendants(os.getpid()).values())
+        state["peak"] = max(state["peak"], tasks)
+        if tasks > watch_procs:
+            return 0, "procs"
+        if leader:
+            _signal(leader, signal.SIGCONT, group=True)
+        base = total - tasks  # the rest of the machine grew; measure from there
 
 
 def main() -> None:
@@ -168,38 +209,48 @@ def main() -> None:
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)  # dslake died: stop the script too
     if os.getppid() != cfg["parent_pid"]:
         return
-    state: dict = {"pid": None}
+    state: dict = {"pid": None, "leader": None, "peak": 0}
 
     def on_term(signum, frame):  # noqa: ARG001
         raise Terminated
 
     signal.signal(signal.SIGTERM, on_term)
-    peak = [0]
+    depth = int(cfg.get("leader_depth", 0))
+    watch = int(cfg.get("watch_procs") or 0)
     result: dict = {"returncode": None, "signal": None, "killed_by": None, "terminated": False}
+    status = None
     try:
         pid = os.fork()
         if pid == 0:
             _child(cfg)
         state["pid"] = pid
         _report(fd, {"pid": pid})
-        status, killed_by = _wait(pid, int(cfg.get("watch_procs") or 0), peak)
-        if killed_by:
-            result["killed_by"] = killed_by
-            _kill(pid, group=True)
+        status, result["killed_by"] = _wait(pid, watch, depth, state)
+    except Terminated:
+        result["terminated"] = True
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    pid = state["pid"]
+    groups = [pid] if pid else []
+    if pid and (status is None or result["killed_by"]):
+        # The script is still running: stop its group(s) while the pids are surely still its own.
+        leader = state["leader"] or group_leader(pid, depth)
+        groups += [leader] if leader and leader != pid else []
+        for pgid in groups:
+            _signal(pgid, signal.SIGKILL, group=True)
+        try:
             status = os.waitpid(pid, 0)[1]
+        except ChildProcessError:  # reaped just before the SIGTERM arrived
+            pass
+    if status is not None and not result["terminated"]:
         if os.WIFSIGNALED(status):
             result["signal"] = os.WTERMSIG(status)
             result["returncode"] = -os.WTERMSIG(status)
         else:
             result["returncode"] = os.WEXITSTATUS(status)
-    except Terminated:
-        result["terminated"] = True
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    if peak[0] == 0 and cfg.get("watch_procs"):
-        peak[0] = sum(descendants(os.getpid()).values())
-    sweep(state["pid"])
+    sweep(groups)
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    result.update(peak_procs=peak[0] or None, maxrss_kb=usage.ru_maxrss, cpu_s=usage.ru_utime + usage.ru_stime)
+    result.update(peak_procs=state["peak"] or None, maxrss_kb=usage.ru_maxrss,
+                  cpu_s=round(usage.ru_utime + usage.ru_stime, 3))
     _report(fd, result)
 
 

@@ -1,0 +1,356 @@
+"""Sandbox: run one untrusted script with the lake read-only at data/, under limits, and report what it did."""
+
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterable, Mapping
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from dsstar_lake.errors import ConfigError, LakeNotFound, UsageError
+from dsstar_lake.sandbox import bwrap as bw
+from dsstar_lake.sandbox import limits
+from dsstar_lake.sandbox.env import script_env
+from dsstar_lake.sandbox.fingerprint import changed, fingerprint
+from dsstar_lake.sandbox.result import CappedBuffer, ExecResult, classify
+
+SHIM = str(Path(__file__).with_name("_shim.py"))
+DEFAULTS: dict[str, Any] = {
+    "backend": "auto",
+    "timeout_s": 600.0,
+    "memory_mb": 4096,
+    "cpu_s": 900,
+    "max_output_bytes": 200000,
+    "max_procs": 256,
+    "file_mb": 1024,
+    "tmp_mb": 1024,
+    "output_limit_mb": 64,
+    "fingerprint_files": 5000,
+    "python": "",
+    "env_passthrough": "TZ",
+}
+BACKENDS = ("auto", "bwrap", "subprocess")
+KILL_GRACE_S = 3.0  # time the shim gets to kill the script's tree before we kill the shim's group
+DRAIN_S = 1.0  # time to read what is left in the pipes after the shim ended
+
+
+class Sandbox:
+    """Run model-written scripts in a child process with the lake read-only at `data/`.
+
+    backend is "bwrap" (bubblewrap: read-only filesystem, no network, private /tmp, hidden homes) or
+    "subprocess" (limits, scrubbed environment, lake change detection; `warning` says what is lost).
+    """
+
+    def __init__(
+        self,
+        settings_section: Mapping[str, Any],
+        lake_root: Path,
+        ignore: Iterable[Path] | None = None,
+    ) -> None:
+        self.cfg = {**DEFAULTS, **dict(settings_section)}
+        self.lake = Path(lake_root).resolve()
+        if not self.lake.is_dir():
+            raise LakeNotFound(f"lake {lake_root} is not a folder")
+        # Left out of the change check: dslake's own catalog is written during a run.
+        self.ignore = [Path(p).resolve() for p in (ignore if ignore is not None else [self.lake / ".dslake"])]
+        self.python = str(self.cfg["python"] or sys.executable)
+        self.backend, self.warning = self._choose_backend(str(self.cfg["backend"]))
+        self.bwrap = shutil.which("bwrap") if self.backend == "bwrap" else None
+        self.max_procs = int(self.cfg["max_procs"])
+        self.cgroups = self.max_procs > 0 and self._try_cgroup()
+        self.net_unshare = self.backend == "subprocess" and _net_unshare_works(self.python)
+        self.protections = self._protections()
+
+    def _choose_backend(self, wanted: str) -> tuple[str, str | None]:
+        if wanted not in BACKENDS:
+            raise ConfigError(f"sandbox.backend must be one of {', '.join(BACKENDS)}, not {wanted!r}")
+        if wanted == "subprocess":
+            return "subprocess", "sandbox: bubblewrap disabled by sandbox.backend = subprocess; " + LOSS
+        reason = bw.probe(self.python, 64)
+        if reason is None:
+            return "bwrap", None
+        if wanted == "bwrap":
+            raise ConfigError(f"sandbox.backend = bwrap, but {reason}",
+                              hint="install it (apt-get install -y bubblewrap) or set sandbox.backend = auto")
+        return "subprocess", f"sandbox: {reason}; " + LOSS
+
+    def _try_cgroup(self) -> bool:
+        limits.remove_stale_cgroups()
+        group = limits.PidsCgroup.create(self.max_procs)
+        if group is None:
+            return False
+        group.destroy()
+        return True
+
+    def _protections(self) -> dict[str, str]:
+        """Return each protection in force and how it is enforced, for reports and the safety table."""
+        bwrap = self.backend == "bwrap"
+        procs = ("pids cgroup" if self.cgroups else
+                 "RLIMIT_NPROC" if os.getuid() != 0 else "process-tree watchdog")
+        return {
+            "timeout": "wall clock; the script's process group and every descendant killed",
+            "memory": f"RLIMIT_AS {self.cfg['memory_mb']} MiB",
+            "cpu": f"RLIMIT_CPU {self.cfg['cpu_s']} s",
+            "processes": f"{procs}, at most {self.max_procs}" if self.max_procs else "none",
+            "output": f"{self.cfg['max_output_bytes']} bytes kept per stream; killed past "
+                      f"{self.cfg['output_limit_mb']} MiB",
+            "environment": "built from scratch; no keys or tokens",
+            "lake": "read-only mount" if bwrap else "changes detected afterwards (size/mtime/ctime)",
+            "network": "none (network namespace)" if bwrap or self.net_unshare else "NOT isolated",
+            "home and credentials": "hidden (tmpfs over homes, /run, /tmp)" if bwrap else "NOT hidden",
+            "filesystem": "read-only except the work folder and a private /tmp" if bwrap else "NOT protected",
+            "daemons": "killed when the script ends (subreaper sweep" + (", pid namespace)" if bwrap else ")"),
+        }
+
+    def run(
+        self,
+        code: str,
+        workdir: Path,
+        name: str = "script.py",
+        timeout_s: float | None = None,
+        watch: Iterable[str | Path] = (),
+    ) -> ExecResult:
+        """Write code to workdir/name and run it there; watch = lake files to check for changes as well."""
+        if "/" in name or name in ("", ".", "..", "data"):
+            raise UsageError(f"script name {name!r} must be a plain file name")
+        workdir = Path(workdir).resolve()
+        workdir.mkdir(parents=True, exist_ok=True)
+        script = workdir / name
+        script.write_text(code, encoding="utf-8")
+        self._prepare_data(workdir)
+        timeout = float(timeout_s if timeout_s is not None else self.cfg["timeout_s"])
+        check_lake = self.backend == "subprocess"
+        skip = [*self.ignore, workdir]
+        before = fingerprint(self.lake, int(self.cfg["fingerprint_files"]), skip, watch) if check_lake else {}
+        scratch = Path(tempfile.mkdtemp(prefix="dslake-sbx-"))
+        try:
+            result = self._execute(script, workdir, scratch, timeout)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+        if check_lake:
+            after = fingerprint(self.lake, int(self.cfg["fingerprint_files"]), skip, watch)
+            result.lake_modified = changed(before, after)
+        return result
+
+    def _prepare_data(self, workdir: Path) -> None:
+        """Make workdir/data the lake: a symlink without bwrap, an empty mount point with it."""
+        data = workdir / "data"
+        if data.is_symlink():
+            if self.backend == "subprocess" and Path(os.readlink(data)) == self.lake:
+                return
+            data.unlink()
+        elif data.is_dir():
+            if any(data.iterdir()):
+                raise UsageError(f"{data} is a folder with files; the sandbox needs that name for the lake")
+            if self.backend == "bwrap":
+                return
+            data.rmdir()
+        elif data.exists():
+            data.unlink()
+        if self.backend == "bwrap":
+            data.mkdir()
+        else:
+            data.symlink_to(self.lake, target_is_directory=True)
+
+    def _execute(self, script: Path, workdir: Path, scratch: Path, timeout: float) -> ExecResult:
+        cfg = self.cfg
+        if self.backend == "bwrap":
+            home, tmp = Path(bw.SANDBOX_HOME), Path("/tmp")
+            target = bw.bwrap_argv(self.bwrap, self.python, workdir, self.lake, int(cfg["tmp_mb"]))
+            target += [self.python, script.name]
+        else:
+            home, tmp = scratch / "home", scratch / "tmp"
+            home.mkdir()
+            tmp.mkdir()
+            target = [self.python, script.name]
+        passthrough = [n.strip() for n in str(cfg["env_passthrough"]).split(",") if n.strip()]
+        env = script_env(home, tmp, self.python, passthrough)
+        cgroup = limits.PidsCgroup.create(self.max_procs) if self.cgroups else None
+        nproc = None
+        if self.max_procs and os.getuid() != 0:
+            nproc = limits.user_tasks(os.getuid()) + self.max_procs
+        watchdog = self.max_procs if self.max_procs and not cgroup and nproc is None else 0
+        read_fd, write_fd = os.pipe()
+        shim_cfg = {
+            "argv": target,
+            "rlimits": limits.rlimits(int(cfg["memory_mb"]), int(cfg["cpu_s"]), int(cfg["file_mb"]), nproc),
+            "cgroup_procs": cgroup.procs_file if cgroup else None,
+            "watch_procs": watchdog,
+            "leader_depth": 1 if self.backend == "bwrap" else 0,  # bwrap's namespace init leads the group
+            "unshare_net": self.net_unshare,
+            "status_fd": write_fd,
+            "parent_pid": os.getpid(),
+        }
+        started = time.monotonic()
+        try:
+            proc = subprocess.Popen(
+                [sys.executable, "-I", "-S", SHIM, json.dumps(shim_cfg)],
+                cwd=workdir, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                pass_fds=(write_fd,), start_new_session=True,
+            )
+        except BaseException:
+            os.close(read_fd)
+            if cgroup:
+                cgroup.destroy()
+            raise
+        finally:
+            os.close(write_fd)
+        pump = _Pump(proc, read_fd, int(cfg["max_output_bytes"]), int(cfg["output_limit_mb"]) * 1024 * 1024)
+        peak = None
+        try:
+            stop_reason = pump.run(started + timeout)
+        finally:
+            if proc.poll() is None:
+                pump.stop(cgroup)
+            if cgroup:
+                peak = cgroup.peak()
+                cgroup.destroy()
+            pump.drain(time.monotonic() + DRAIN_S)
+        duration = time.monotonic() - started
+        return self._result(pump, stop_reason, script, duration, peak)
+
+    def _result(self, pump: _Pump, stop_reason: str | None, script: Path, duration: float,
+                peak: int | None) -> ExecResult:
+        status = pump.final_status()
+        rc, sig = status.get("returncode"), status.get("signal")
+        if self.backend == "bwrap" and rc is not None and 128 < rc < 160:
+            sig, rc = rc - 128, -(rc - 128)  # bwrap reports a signalled child as 128 + signal
+        stderr = pump.err.text()
+        killed_by = stop_reason or status.get("killed_by") or classify(rc, sig, stderr)
+        peak = peak if peak is not None else status.get("peak_procs")
+        return ExecResult(
+            stdout=pump.out.text(), stderr=stderr, returncode=rc, timed_out=stop_reason == "timeout",
+            killed_by=killed_by, duration_s=round(duration, 3), lake_modified=[], script_path=script,
+            backend=self.backend, stdout_bytes=pump.out.total, stderr_bytes=pump.err.total, peak_procs=peak,
+            maxrss_kb=status.get("maxrss_kb"),
+        )
+
+
+LOSS = ("scripts run as plain subprocesses: the lake is not write-protected (changes are detected and abort "
+        "the run), and scripts can read your files and may reach the network")
+
+
+class _Pump:
+    """Read a running shim's stdout, stderr and status pipe without letting any of them fill memory."""
+
+    def __init__(self, proc: subprocess.Popen, status_fd: int, cap: int, output_limit: int) -> None:
+        self.proc = proc
+        self.out, self.err = CappedBuffer(cap), CappedBuffer(cap)
+        self.status = bytearray()
+        self.output_limit = output_limit
+        self.sel = selectors.DefaultSelector()
+        assert proc.stdout is not None and proc.stderr is not None
+        self.sel.register(proc.stdout.fileno(), selectors.EVENT_READ, self.out)
+        self.sel.register(proc.stderr.fileno(), selectors.EVENT_READ, self.err)
+        self.sel.register(status_fd, selectors.EVENT_READ, self.status)
+        self.status_fd = status_fd
+
+    def _step(self, timeout: float) -> None:
+        for key, _ in self.sel.select(timeout):
+            chunk = os.read(key.fd, 65536)
+            if not chunk:
+                self.sel.unregister(key.fd)
+                if key.fd == self.status_fd:
+                    os.close(key.fd)
+            elif isinstance(key.data, CappedBuffer):
+                key.data.write(chunk)
+            else:
+                key.data.extend(chunk)
+
+    def run(self, deadline: float) -> str | None:
+        """Pump until the shim is done; return "timeout" or "output" when we had to stop it."""
+        while self.sel.get_map():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return "timeout"
+            self._step(min(left, 0.5))
+            if self.output_limit and self.out.total + self.err.total > self.output_limit:
+                return "output"
+        try:
+            self.proc.wait(max(deadline - time.monotonic(), 0.01))
+        except subprocess.TimeoutExpired:
+            return "timeout"
+        return None
+
+    def stop(self, cgroup: limits.PidsCgroup | None) -> None:
+        """Ask the shim to kill the script's tree; kill its group ourselves if it does not finish in time."""
+        try:
+            self.proc.send_signal(signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        end = time.monotonic() + KILL_GRACE_S
+        while self.proc.poll() is None and time.monotonic() < end:
+            self._step(0.05) if self.sel.get_map() else time.sleep(0.05)
+        if self.proc.poll() is None:
+            for pgid in (self.proc.pid, self.target_pid()):
+                if pgid:
+                    try:
+                        os.killpg(pgid, signal.SIGKILL)
+                    except (ProcessLookupError, PermissionError):
+                        pass
+            if cgroup:
+                cgroup.destroy()
+            self.proc.wait()
+
+    def drain(self, deadline: float) -> None:
+        """Read what is left in the pipes, then close them."""
+        while self.sel.get_map() and time.monotonic() < deadline:
+            self._step(max(deadline - time.monotonic(), 0.0))
+        for key in list(self.sel.get_map().values()):
+            self.sel.unregister(key.fd)
+            if key.fd == self.status_fd:
+                os.close(key.fd)
+        self.sel.close()
+        for stream in (self.proc.stdout, self.proc.stderr):
+            if stream:
+                stream.close()
+
+    def _lines(self) -> list[dict[str, Any]]:
+        out = []
+        for line in self.status.decode("utf-8", "replace").splitlines():
+            try:
+                out.append(json.loads(line))
+            except ValueError:
+                continue
+        return out
+
+    def target_pid(self) -> int | None:
+        """Return the script's pid (also its process group), once the shim has reported it."""
+        return next((d["pid"] for d in self._lines() if "pid" in d), None)
+
+    def final_status(self) -> dict[str, Any]:
+        """Return the shim's last report (empty if it was killed before writing one)."""
+        return next((d for d in reversed(self._lines()) if "returncode" in d), {})
+
+
+@cache
+def _net_unshare_works(python: str) -> bool:
+    """Return whether the shim can put a script in its own network namespace here (once per process)."""
+    read_fd, write_fd = os.pipe()
+    cfg = {"argv": [python, "-I", "-S", "-c", "pass"], "unshare_net": True, "status_fd": write_fd,
+           "parent_pid": os.getpid(), "rlimits": {}}
+    try:
+        done = subprocess.run([sys.executable, "-I", "-S", SHIM, json.dumps(cfg)], pass_fds=(write_fd,),
+                              capture_output=True, timeout=30)
+        ok = done.returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        ok = False
+    finally:
+        os.close(write_fd)
+        status = b""
+        os.set_blocking(read_fd, False)
+        try:
+            status = os.read(read_fd, 65536)
+        except BlockingIOError:
+            pass
+        os.close(read_fd)
+    return ok and b'"returncode": 0' in status

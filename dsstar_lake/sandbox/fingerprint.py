@@ -1,0 +1,86 @@
+"""Size/mtime fingerprint of a lake, to notice when a script without bwrap changed it."""
+
+from __future__ import annotations
+
+import os
+from collections import deque
+from collections.abc import Iterable
+from pathlib import Path
+
+Stamp = tuple[bool, int, int, int, int]  # is_dir, size, mtime_ns, ctime_ns, inode
+MAX_REPORTED = 100
+
+
+def _stamp(st: os.stat_result, is_dir: bool, with_times: bool = True) -> Stamp:
+    # ctime as well as mtime: a script can reset mtime with os.utime, but not ctime.
+    if not with_times:
+        return (is_dir, 0, 0, 0, st.st_ino)
+    return (is_dir, 0 if is_dir else st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+
+
+def fingerprint(
+    lake: Path,
+    max_entries: int,
+    skip: Iterable[Path] = (),
+    watch: Iterable[Path] = (),
+) -> dict[str, Stamp]:
+    """Stat the lake breadth-first (top level first) up to max_entries, plus every watched path.
+
+    skip: folders left out entirely (the script's own work folder, dslake's catalog). Their ancestors are
+    still walked, but without their mtime, since creating the work folder legitimately touches it.
+    """
+    lake = lake.resolve()
+    skipped = {Path(p).resolve() for p in skip}
+    ancestors = {a for p in skipped for a in p.parents}
+    stamps: dict[str, Stamp] = {}
+    queue: deque[Path] = deque([lake])
+    st = lake.stat()
+    stamps["."] = _stamp(st, True, lake not in ancestors)
+    while queue and len(stamps) < max_entries:
+        folder = queue.popleft()
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in entries:
+            path = Path(entry.path)
+            if path in skipped:
+                continue
+            try:
+                st = entry.stat(follow_symlinks=False)
+                is_dir = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                continue
+            stamps[str(path.relative_to(lake))] = _stamp(st, is_dir, path not in ancestors)
+            if is_dir:
+                queue.append(path)
+            if len(stamps) >= max_entries:
+                break
+    for item in watch:
+        path = (lake / item) if not Path(item).is_absolute() else Path(item)
+        try:
+            rel = str(path.relative_to(lake))
+            st = path.stat()
+        except (OSError, ValueError):
+            continue
+        stamps[rel] = _stamp(st, path.is_dir(), path not in ancestors)
+    return stamps
+
+
+def changed(before: dict[str, Stamp], after: dict[str, Stamp]) -> list[str]:
+    """Return lake paths that appeared, vanished or changed between two fingerprints (at most 100)."""
+    out = []
+    for key in sorted(before.keys() | after.keys()):
+        old, new = before.get(key), after.get(key)
+        if old == new:
+            continue
+        if old is None or new is None:
+            # Seen by one walk only. If its folder's times did not move, nothing was created or deleted
+            # there: the bounded walk just stopped at a different point (it shifts when an earlier entry
+            # appears or vanishes).
+            parent = str(Path(key).parent)
+            p_old, p_new = before.get(parent), after.get(parent)
+            if p_old is not None and p_old == p_new and p_old[3] != 0:
+                continue
+        out.append(key)
+    return out[:MAX_REPORTED]
