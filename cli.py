@@ -236,6 +236,87 @@ def eval_retrieval(task_files: tuple[str, ...], lake_path: str | None, catalog: 
     _print_json(report.to_dict()) if as_json else print_retrieval_report(out, report)
 
 
+@cli.command()
+@click.argument("question")
+@lake_option
+@catalog_option
+@chroma_option
+@click.option("-k", "k", type=click.IntRange(min=1), help="How many entries to retrieve (default from settings).")
+@click.option("--files", "files", multiple=True, help="Give a context file (lake-relative) instead of retrieving; repeat.")
+@click.option("--guidelines", help="How to print the answer, e.g. 'round to 2 decimals'.")
+@click.option("--max-rounds", type=click.IntRange(min=1), help="Rounds before finalizing anyway (default 20).")
+@llm_options
+@json_option
+def ask(question: str, lake_path: str | None, catalog: str | None, chroma_url: str | None, k: int | None,
+        files: tuple[str, ...], guidelines: str | None, max_rounds: int | None, as_json: bool, **params: Any) -> None:
+    """Answer QUESTION with the DS-STAR agent over the files retrieved from the lake's catalog."""
+    from dsstar_lake.agent.render import ask_progress, print_answer
+    from dsstar_lake.ask import changed_settings, raise_if_unfinished
+
+    handle = _open(lake_path or (None if catalog else "."), catalog, **{"catalog.chroma_url": chroma_url})
+    overrides = changed_settings(handle.settings, llm_overrides(handle.settings, params))
+    with ask_progress(err, enabled=not as_json) as progress:
+        answer = handle.ask(question, k=k, files=list(files) or None, guidelines=guidelines, max_rounds=max_rounds,
+                            overrides=overrides, progress=progress)
+    _print_json(answer.to_dict()) if as_json else print_answer(out, answer)
+    raise_if_unfinished(answer)
+
+
+@cli.group(name="runs", invoke_without_command=True)
+@lake_option
+@catalog_option
+@json_option
+@click.pass_context
+def runs_group(ctx: click.Context, lake_path: str | None, catalog: str | None, as_json: bool) -> None:
+    """List runs (the default), show one, or resume an interrupted one."""
+    if ctx.invoked_subcommand is None:
+        ctx.invoke(runs_list, lake_path=lake_path, catalog=catalog, as_json=as_json)
+
+
+@runs_group.command(name="list")
+@lake_option
+@catalog_option
+@json_option
+def runs_list(lake_path: str | None, catalog: str | None, as_json: bool) -> None:
+    """List the catalog's runs, newest first."""
+    from dsstar_lake.agent.render import print_runs
+
+    result = _open(lake_path or (None if catalog else "."), catalog).runs()
+    _print_json(result) if as_json else print_runs(out, result)
+
+
+@runs_group.command(name="show")
+@click.argument("run_id")
+@lake_option
+@catalog_option
+@json_option
+def runs_show(run_id: str, lake_path: str | None, catalog: str | None, as_json: bool) -> None:
+    """Show one run: plan, rounds, verdicts and routes, answer, cost."""
+    from dsstar_lake.agent.render import print_run
+
+    result = _open(lake_path or (None if catalog else "."), catalog).run(run_id)
+    _print_json(result) if as_json else print_run(out, result)
+
+
+@runs_group.command(name="resume")
+@click.argument("run_id")
+@lake_option
+@catalog_option
+@llm_options
+@json_option
+def runs_resume(run_id: str, lake_path: str | None, catalog: str | None, as_json: bool, **params: Any) -> None:
+    """Continue an interrupted run from its last completed round."""
+    from dsstar_lake.agent.render import ask_progress, print_answer
+    from dsstar_lake.ask import changed_settings, raise_if_unfinished
+
+    handle = _open(lake_path or (None if catalog else "."), catalog)
+    overrides = changed_settings(handle.settings, llm_overrides(handle.settings, params))
+    with ask_progress(err, enabled=not as_json) as progress:
+        answer = handle.resume(run_id, overrides=overrides, progress=progress)
+    _print_json(answer.to_dict()) if as_json else print_answer(out, answer)
+    raise_if_unfinished(answer)
+
+
 def main() -> None:
     """Run the CLI."""
     cli()

@@ -358,3 +358,44 @@ class Lake:
         return [row[0] for row in self.connection().execute(
             "SELECT path FROM files WHERE entry_id = ? ORDER BY path", (entry_id,))]
 
+    # ---- questions: the DS-STAR loop and its run records (dsstar_lake/ask.py, dsstar_lake/runs.py) -------------
+
+    def ask(
+        self,
+        question: str,
+        *,
+        k: int | None = None,
+        files: list[str] | None = None,
+        guidelines: str | None = None,
+        max_rounds: int | None = None,
+        overrides: dict[str, Any] | None = None,
+        provider: Any = None,
+        progress: Progress | None = None,
+    ) -> Any:
+        """Answer a question with the DS-STAR loop over retrieved files (or exactly `files`); return an Answer."""
+        from dsstar_lake.ask import ask
+
+        flags = {"retrieve.k": k, "agent.guidelines": guidelines, "agent.max_rounds": max_rounds, **(overrides or {})}
+        return ask(self, question, files=files, overrides=flags, provider=provider, progress=progress)
+
+    def runs(self) -> list[dict[str, Any]]:
+        """List this catalog's runs, newest first."""
+        from dsstar_lake.runs import list_runs
+
+        return list_runs(self.catalog_dir)
+
+    def run(self, run_id: str) -> dict[str, Any]:
+        """Return one run: plan, rounds, verdicts and routes, answer, calls and cost by role."""
+        from dsstar_lake.runs import RunRecord, show_run
+
+        return show_run(RunRecord.open(self.catalog_dir, run_id))
+
+    def resume(
+        self, run_id: str, *, overrides: dict[str, Any] | None = None, provider: Any = None,
+        progress: Progress | None = None,
+    ) -> Any:
+        """Continue an interrupted run from its last completed round; return its Answer."""
+        from dsstar_lake.ask import resume
+
+        return resume(self, run_id, overrides=overrides, provider=provider, progress=progress)
+

@@ -1,0 +1,116 @@
+"""The data context {d_i}: which catalog entries a run sees, and how the prompts show them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from dsstar_lake.agent.state import ContextEntry
+from dsstar_lake.errors import CatalogError, UsageError
+
+
+def shown_path(entry: ContextEntry) -> str:
+    """Return the path a script uses for an entry: data/<lake-relative path or glob>."""
+    return f"data/{entry.path}"
+
+
+def filenames(entries: list[ContextEntry]) -> str:
+    """Return the comma-separated list of paths for the '# Given data:' line."""
+    return ", ".join(shown_path(e) for e in entries) or "(no files)"
+
+
+def data_block(entries: list[ContextEntry], max_chars: int = 0) -> str:
+    """Return every entry's heading and description, as the paper's {filename}/{summary} pairs."""
+    parts = []
+    for e in entries:
+        head = f"## {shown_path(e)}" + (f" (a family of {e.member_count} files)" if e.kind == "family" else "")
+        text = e.description.strip()
+        if max_chars and len(text) > max_chars:
+            text = text[:max_chars].rstrip() + f"\n[... description cut at {max_chars} characters ...]"
+        parts.append(f"{head}\n{text}")
+    return "\n\n".join(parts)
+
+
+def example_path(entries: list[ContextEntry]) -> str:
+    """Return one lake-relative path to show as an example in the coder prompts."""
+    for e in entries:
+        if e.kind == "file":
+            return e.path
+    return entries[0].path if entries else "file.csv"
+
+
+def retrieve(retriever: Any, query: str, k: int, exclude: list[str], source: str) -> list[ContextEntry]:
+    """Return the top-k entries for a query as context entries, skipping those already in context."""
+    return [ContextEntry.from_hit(hit, source) for hit in retriever.search(query, k, exclude=exclude)]
+
+
+def given_files(lake: Any, paths: list[str]) -> list[ContextEntry]:
+    """Return context entries for files named by the user (--files), described from the catalog.
+
+    A file that belongs to a family gets its own description when the profile can be read back, else
+    the family's. A file the catalog does not know is still given, with a one-line description.
+    """
+    out: list[ContextEntry] = []
+    seen: set[str] = set()
+    for raw in paths:
+        rel = lake._relative(raw)
+        if lake.root is not None and not (lake.root / rel).exists():
+            raise UsageError(f"--files: {rel} is not in the lake {lake.root}")
+        if rel in seen:
+            continue
+        seen.add(rel)
+        out.append(_describe_given(lake, rel))
+    return out
+
+
+def _describe_given(lake: Any, rel: str) -> ContextEntry:
+    try:
+        conn = lake.connection()
+    except CatalogError:
+        conn = None  # not indexed: the files can still be given, with what little is known of them
+    row = conn.execute("SELECT * FROM files WHERE path = ?", (rel,)).fetchone() if conn is not None else None
+    entry = None
+    if row is not None and row["entry_id"]:
+        entry = conn.execute("SELECT * FROM entries WHERE id = ?", (row["entry_id"],)).fetchone()
+    if entry is not None and entry["kind"] == "file":
+        return ContextEntry(entry["id"], "file", rel, entry["description"], 1, "given")
+    own = _own_description(conn, row, rel) if row is not None else None
+    if own is None and entry is not None:
+        own = (f"This file is one member of the family `data/{entry['path']}`; the family's description "
+               f"follows.\n{entry['description']}")
+    if own is None:
+        size = (Path(lake.root) / rel).stat().st_size if lake.root is not None else 0
+        own = f"A file of {size} bytes that the catalog has not described (run `dslake index`)."
+    return ContextEntry(f"file:{rel}", "file", rel, own, 1, "given")
+
+
+def _own_description(conn: Any, row: Any, rel: str) -> str | None:
+    """Describe one family member from its cached profile, when the indexer's describe() is available."""
+    if not row["hash"]:
+        return None
+    profile_row = conn.execute("SELECT profile FROM profiles WHERE hash = ?", (row["hash"],)).fetchone()
+    if profile_row is None:
+        return None
+    try:
+        from index.cards import describe
+
+        from index.profilers.base import Profile
+
+        return describe(Profile.from_dict(json.loads(profile_row["profile"])), rel)
+    except (ImportError, ValueError, KeyError, TypeError):
+        return None
+
+
+def files_used(entries: list[ContextEntry], code: str) -> list[str]:
+    """Return the context entries a script reads: their path (or family folder and pattern) appears in it."""
+    used = []
+    for e in entries:
+        if e.kind == "family":
+            folder, _, pattern = e.path.rpartition("/")
+            needles = [e.path, pattern] if not folder else [e.path, folder]
+        else:
+            needles = [e.path, e.path.rpartition("/")[2]]
+        if any(n and n in code for n in needles):
+            used.append(e.path)
+    return used

@@ -1,0 +1,23 @@
+"""Debugger: summarise a long error report, then fix the script with the data context (G.7)."""
+
+from __future__ import annotations
+
+from dsstar_lake.agent.coder import EXPECTED, raw_code
+from dsstar_lake.agent.parse import extract_code
+from dsstar_lake.agent.prompts import render
+from dsstar_lake.agent.runtime import Agent
+from dsstar_lake.agent.state import AgentState
+
+
+def summarize(agent: Agent, bug: str, filename: str, round_no: int) -> str:
+    """Return a shorter error report that still says where the error occurred."""
+    prompt = render("debugger_summarize", bug=bug, filename=filename)
+    text = agent.ask("debugger", prompt, lambda t: t.strip() or None, "the shortened error report",
+                     lambda t: bug, round_no)
+    return text
+
+
+def fix(agent: Agent, state: AgentState, code: str, bug: str, round_no: int) -> str:
+    """Return the script revised to fix the error."""
+    prompt = render("debugger_fix", code=code.rstrip("\n"), bug=bug, **agent.data(state))
+    return agent.ask("debugger", prompt, extract_code, EXPECTED, raw_code, round_no)

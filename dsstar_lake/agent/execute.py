@@ -1,0 +1,76 @@
+"""Run a script in the sandbox, keep it in the run record, and send failures to the debugger."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from dsstar_lake.agent import debugger
+from dsstar_lake.agent.errors import LakeModified
+from dsstar_lake.agent.runtime import Agent
+from dsstar_lake.agent.state import AgentState
+
+if TYPE_CHECKING:
+    from dsstar_lake.sandbox.result import ExecResult
+
+
+def cap(text: str, limit: int) -> str:
+    """Keep the head and tail of a long text, saying how much was cut."""
+    if limit <= 0 or len(text) <= limit:
+        return text
+    half = limit // 2
+    return f"{text[:half]}\n[... {len(text) - limit} characters cut ...]\n{text[-half:]}"
+
+
+def observation(result: ExecResult, limit: int) -> str:
+    """Return what the next prompts see of an execution: its output, and the error when it failed."""
+    out = result.stdout.strip("\n")
+    if result.ok:
+        return cap(out, limit) if out.strip() else "(the script ran without error but printed nothing)"
+    bug = error_report(result)
+    return cap((out + "\n" if out.strip() else "") + f"[the script failed: {result.describe()}]\n{bug}", limit)
+
+
+def error_report(result: ExecResult) -> str:
+    """Return the error to debug: the traceback, else the end of stderr, else how the script ended."""
+    if result.traceback:
+        return result.traceback
+    if result.stderr.strip():
+        return result.stderr.strip()[-4000:]
+    return f"The script {result.describe()} without a Python traceback."
+
+
+def run_once(agent: Agent, code: str, name: str, round_no: int) -> ExecResult:
+    """Run one script, record it and its output, and abort the run if it changed the lake."""
+    agent.progress("exec", {"round": round_no, "name": name})
+    result = agent.sandbox.run(code, agent.record.work, name=f"{name}.py")
+    agent.record.write_script(name, code, result)
+    agent.record.event(
+        "exec", round=round_no, name=name, ok=result.ok, returncode=result.returncode, outcome=result.describe(),
+        killed_by=result.killed_by, duration_s=result.duration_s, stdout_bytes=result.stdout_bytes,
+        stderr_bytes=result.stderr_bytes, stdout_head=result.stdout[:500], lake_modified=result.lake_modified,
+        traceback=(result.traceback or "")[-2000:] or None,
+    )
+    if result.lake_modified:
+        shown = ", ".join(result.lake_modified[:5])
+        raise LakeModified(
+            f"a script of run {agent.record.id} changed the lake ({shown}); the run was stopped",
+            hint=f"check those files; the script is {agent.record.folder / (name + '.py')}; install bubblewrap "
+                 "so that the lake is mounted read-only",
+        )
+    return result
+
+
+def run_with_debugging(agent: Agent, state: AgentState, code: str, name: str, round_no: int,
+                       max_debug: int | None = None) -> tuple[str, ExecResult]:
+    """Run a script; while it fails, let the debugger fix it (up to agent.max_debug times)."""
+    result = run_once(agent, code, name, round_no)
+    attempts = agent.max_debug if max_debug is None else max_debug
+    for attempt in range(1, attempts + 1):
+        if result.ok:
+            break
+        bug = error_report(result)
+        if len(bug) > agent.summarize_over_chars:
+            bug = debugger.summarize(agent, bug, f"{name}.py", round_no)
+        code = debugger.fix(agent, state, code, bug, round_no)
+        result = run_once(agent, code, f"{name}_fix{attempt}", round_no)
+    return code, result

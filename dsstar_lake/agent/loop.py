@@ -1,0 +1,119 @@
+"""The DS-STAR loop (the paper's Algorithm 1), with re-retrieval when the router says data is missing."""
+
+from __future__ import annotations
+
+from dsstar_lake.agent import coder, context, finalyzer, planner, router, verifier
+from dsstar_lake.agent.execute import observation, run_with_debugging
+from dsstar_lake.agent.runtime import Agent
+from dsstar_lake.agent.state import AgentState
+from dsstar_lake.errors import BudgetExceeded
+
+
+def solve(agent: Agent, state: AgentState) -> AgentState:
+    """Run the loop from wherever the state stands (a fresh run, or a resumed one) until it is done.
+
+    BudgetExceeded stops refining: the run goes back to its last completed round and finalizes from it.
+    Any other error propagates; the state saved at the last completed round is where a resume starts.
+    """
+    try:
+        if state.phase == "start":
+            first_round(agent, state)
+        while state.phase == "verify":
+            refine(agent, state)
+    except BudgetExceeded as exc:
+        agent.record.event("budget", round=state.round, error=str(exc))
+        state = agent.record.load_state() or state  # back to the last completed round
+        state.stop_reason, state.error = "budget", str(exc)
+        if state.round < 0:
+            state.phase = "done"
+            agent.checkpoint(state)
+            return state
+        state.phase = "finalize"
+        agent.checkpoint(state)
+        agent.over_budget = True
+        finalize(agent, state, max_debug=0)
+        return state
+    if state.phase == "finalize":
+        finalize(agent, state)
+    return state
+
+
+def first_round(agent: Agent, state: AgentState) -> None:
+    """Plan one simple first step, implement it, run it (round 0)."""
+    state.plan = [planner.first_step(agent, state, 0)]
+    _step_chosen(agent, state, 0)
+    execute_round(agent, state, coder.first_script(agent, state, 0), 0)
+
+
+def refine(agent: Agent, state: AgentState) -> None:
+    """Verify round k; if insufficient, route, plan the next step, rewrite and run the script (round k+1)."""
+    k = state.round
+    ok = verifier.sufficient(agent, state, k)
+    agent.record.event("verdict", round=k, sufficient=ok)
+    agent.progress("verdict", {"round": k, "sufficient": ok})
+    if ok or k + 1 >= agent.max_rounds:
+        state.verified = ok
+        state.stop_reason = "verified" if ok else "max_rounds"
+        state.phase = "finalize"
+        agent.checkpoint(state)
+        return
+    route = router.decide(agent, state, k)
+    agent.record.event("route", round=k, route=route.to_dict())
+    if route.kind == "step" and route.step is not None:
+        before = list(state.plan)
+        state.plan = state.plan[: route.step - 1]  # truncate and resample; never repair the wrong step
+        state.backtracks += 1
+        agent.record.event("backtrack", round=k, wrong_step=route.step, plan_before=before,
+                           plan_after=list(state.plan))
+    elif route.kind == "missing" and route.missing:
+        widen(agent, state, route.missing, k)
+    state.plan.append(planner.next_step(agent, state, k + 1))
+    _step_chosen(agent, state, k + 1)
+    execute_round(agent, state, coder.next_script(agent, state, k + 1), k + 1)
+
+
+def widen(agent: Agent, state: AgentState, missing: str, k: int) -> None:
+    """Retrieve again for the missing data (and the question); add up to k_extra entries not yet in context."""
+    if agent.retriever is None:
+        agent.record.event("re_retrieval", round=k, missing=missing, added=[],
+                           skipped="the context was given (--files); nothing is retrieved")
+        return
+    query = f"{missing}\n{state.question}"
+    found = context.retrieve(agent.retriever, query, agent.k_extra, state.entry_ids(), "missing-data")
+    state.entries.extend(found)
+    item = {"round": k, "missing": missing, "query": query, "added": [e.path for e in found]}
+    state.re_retrievals.append(item)
+    agent.record.event("re_retrieval", **item)
+    agent.progress("retrieve", {"round": k, "missing": missing, "added": item["added"]})
+
+
+def execute_round(agent: Agent, state: AgentState, code: str, k: int) -> None:
+    """Run round k's script (debugging it if it fails) and checkpoint the state."""
+    code, result = run_with_debugging(agent, state, code, f"round_{k:02d}", k)
+    state.code, state.result, state.result_ok = code, observation(result, agent.max_result_chars), result.ok
+    state.round, state.phase = k, "verify"
+    agent.checkpoint(state)
+    agent.progress("round", {"round": k, "ok": result.ok, "plan": list(state.plan)})
+
+
+def finalize(agent: Agent, state: AgentState, max_debug: int | None = None) -> None:
+    """Have the finalyzer write solution.py, run it, and take its output as the answer."""
+    agent.progress("finalize", {"round": state.round})
+    code = finalyzer.final_script(agent, state, state.round)
+    code, result = run_with_debugging(agent, state, code, "solution", state.round, max_debug)
+    agent.record.write_script("solution", code, result)
+    state.final_code = code
+    if result.ok and result.stdout.strip():
+        state.value = result.stdout.strip()
+    else:
+        # The last round's output is still the best answer there is; say so.
+        state.value = state.result.strip() if state.result_ok else ""
+        failure = f"the final script did not print an answer ({result.describe()})"
+        state.error = f"{state.error}; {failure}" if state.error else failure
+    state.phase = "done"
+    agent.checkpoint(state)
+
+
+def _step_chosen(agent: Agent, state: AgentState, k: int) -> None:
+    agent.record.event("step", round=k, step=state.plan[-1], plan=list(state.plan))
+    agent.progress("step", {"round": k, "step": state.plan[-1], "n": len(state.plan)})

@@ -1,0 +1,24 @@
+"""Router: add a step, go back to a wrong step, or say which data is missing (G.5, plus re-retrieval)."""
+
+from __future__ import annotations
+
+from dsstar_lake.agent.parse import Route, parse_route
+from dsstar_lake.agent.planner import plan_text
+from dsstar_lake.agent.prompts import render
+from dsstar_lake.agent.runtime import Agent
+from dsstar_lake.agent.state import AgentState
+
+
+def step_options(n_steps: int) -> str:
+    """Return 'Step 1', 'Step 1, Step 2', ... for the prompt."""
+    return ", ".join(f"'Step {i}'" for i in range(1, n_steps + 1)) or "'Step 1'"
+
+
+def decide(agent: Agent, state: AgentState, round_no: int) -> Route:
+    """Return the route; an unreadable answer counts as Add Step."""
+    n = len(state.plan)
+    prompt = render("router", question=state.question, plan=plan_text(state.plan), result=state.result,
+                    step_options=step_options(n), **agent.data(state))
+    expected = f"{step_options(n)}, 'Add Step', or 'Missing data: <description>'"
+    return agent.ask("router", prompt, lambda text: parse_route(text, n), expected, lambda text: Route("add"),
+                     round_no)

@@ -1,0 +1,84 @@
+"""Agent: what the roles share during one run (model, sandbox, run record, limits) and the ask-parse-retry call."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from dsstar_lake.agent import context
+from dsstar_lake.agent.prompts import render
+
+if TYPE_CHECKING:
+    from dsstar_lake.agent.state import AgentState
+    from dsstar_lake.llm.call import LLM
+    from dsstar_lake.runs import RunRecord
+    from dsstar_lake.sandbox.core import Sandbox
+
+T = TypeVar("T")
+Progress = Callable[[str, dict[str, Any]], None]
+
+
+@dataclass
+class Agent:
+    """The parts of one run that every role uses."""
+
+    llm: LLM
+    sandbox: Sandbox
+    record: RunRecord
+    retriever: Any | None = None  # None: the context was given (--files), so no re-retrieval
+    max_rounds: int = 20
+    max_debug: int = 3
+    k_extra: int = 5
+    max_result_chars: int = 8000
+    summarize_over_chars: int = 1500
+    description_chars: int = 0
+    progress: Progress = field(default=lambda event, data: None)
+    over_budget: bool = False  # set to let the finalyzer write the answer after the budget is spent
+    spent_before: dict[str, float] = field(default_factory=dict)  # what earlier sessions of a resumed run spent
+    started: float = field(default_factory=time.perf_counter)
+
+    def spent(self) -> dict[str, float]:
+        """Return what the run has spent so far, earlier sessions included."""
+        totals = self.llm.totals
+        now = {"llm_calls": totals.calls, "input_tokens": totals.input_tokens,
+               "output_tokens": totals.output_tokens, "cost_usd": totals.cost_usd,
+               "seconds": time.perf_counter() - self.started}
+        return {key: self.spent_before.get(key, 0) + value for key, value in now.items()}
+
+    def checkpoint(self, state: AgentState) -> None:
+        """Save the state (with what was spent so far): a resumed run starts from here."""
+        state.spent = self.spent()
+        self.record.save_state(state)
+
+    def data(self, state: AgentState) -> dict[str, str]:
+        """Return the {filenames} and {data} prompt variables for the current context."""
+        return {"filenames": context.filenames(state.entries),
+                "data": context.data_block(state.entries, self.description_chars)}
+
+    def ask(
+        self,
+        role: str,
+        prompt: str,
+        parse: Callable[[str], T | None],
+        expected: str,
+        fallback: Callable[[str], T],
+        round_no: int,
+    ) -> T:
+        """Ask a role; on an unreadable answer ask once more with a terse reminder, then fall back (traced)."""
+        self.progress("role", {"role": role, "round": round_no})
+        text = self.llm.complete(role, prompt, allow_over_budget=self.over_budget).text
+        value = parse(text)
+        if value is not None:
+            return value
+        self.record.event("unparseable", role=role, round=round_no, response=text[:2000], action="retry")
+        reminder = render("reminder", prompt=prompt, expected=expected)
+        text = self.llm.complete(role, reminder, allow_over_budget=self.over_budget).text
+        value = parse(text)
+        if value is not None:
+            return value
+        value = fallback(text)
+        self.record.event("unparseable", role=role, round=round_no, response=text[:2000], action="fallback",
+                          fallback=value if isinstance(value, str | bool | int) else repr(value))
+        return value

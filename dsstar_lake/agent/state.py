@@ -1,0 +1,112 @@
+"""The loop's state (what a run knows between rounds, saved for resume) and the Answer it returns."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+PHASES = ("start", "verify", "finalize", "done")
+
+
+@dataclass
+class ContextEntry:
+    """One catalog entry in the data context: a file or a family, with the description the prompts show."""
+
+    entry_id: str
+    kind: str  # file | family
+    path: str  # lake-relative file path, or the family's glob
+    description: str
+    member_count: int = 1
+    source: str = "retrieval"  # retrieval | missing-data | given
+    score: float | None = None
+
+    @classmethod
+    def from_hit(cls, hit: Any, source: str = "retrieval") -> ContextEntry:
+        """Build from a retriever Hit."""
+        return cls(hit.entry_id, hit.kind, hit.path, hit.description, int(hit.member_count), source,
+                   getattr(hit, "score", None))
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return JSON-ready data."""
+        return asdict(self)
+
+
+@dataclass
+class AgentState:
+    """The DS-STAR state: question, data context, plan, the current script and its result.
+
+    phase says what comes next: start (plan the first step), verify (judge round `round`),
+    finalize (write the final script), done. It is saved after each completed round, so a resumed
+    run repeats at most the unfinished part of one round.
+    """
+
+    question: str
+    guidelines: str = ""
+    entries: list[ContextEntry] = field(default_factory=list)
+    plan: list[str] = field(default_factory=list)
+    code: str = ""  # the script of the last round (s_k)
+    result: str = ""  # what it printed, as the next prompts see it (r_k)
+    result_ok: bool = False
+    round: int = -1  # index of the last executed round; -1 before the first
+    phase: str = "start"
+    verified: bool = False
+    stop_reason: str | None = None  # verified | max_rounds | budget | error
+    re_retrievals: list[dict[str, Any]] = field(default_factory=list)
+    backtracks: int = 0
+    final_code: str = ""
+    value: str = ""
+    error: str | None = None
+    # What earlier sessions of this run spent (a resumed run adds its own).
+    spent: dict[str, float] = field(default_factory=dict)
+
+    def entry_ids(self) -> list[str]:
+        """Return the ids of the entries in context."""
+        return [e.entry_id for e in self.entries]
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return JSON-ready data."""
+        data = asdict(self)
+        data["entries"] = [e.to_dict() for e in self.entries]
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> AgentState:
+        """Rebuild a saved state."""
+        known = {f.name for f in fields(cls)}
+        values = {k: v for k, v in data.items() if k in known}
+        values["entries"] = [ContextEntry(**e) for e in data.get("entries", [])]
+        return cls(**values)
+
+
+@dataclass
+class Answer:
+    """What `ask` returns (and answer.json holds): the answer text and how it was reached."""
+
+    value: str  # what the final script printed
+    run_id: str
+    question: str
+    files_used: list[str]  # context entries the final script reads (lake-relative paths or family globs)
+    context: list[str]  # every entry that was in the data context
+    rounds: int
+    verified: bool
+    re_retrievals: int
+    backtracks: int
+    input_tokens: int
+    output_tokens: int
+    llm_calls: int
+    cost_usd: float
+    seconds: float
+    stop_reason: str | None = None
+    error: str | None = None
+    resumable: bool = False
+    plan: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return JSON-ready data (the content of answer.json)."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Answer:
+        """Rebuild an answer from answer.json."""
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})

@@ -1,0 +1,217 @@
+"""Ask and resume: set up a run (settings, model, sandbox, context, record), drive the loop, build the Answer."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from dsstar_lake.agent import context
+from dsstar_lake.agent.errors import LakeModified
+from dsstar_lake.agent.runtime import Agent, Progress
+from dsstar_lake.agent.state import AgentState, Answer
+from dsstar_lake.errors import CatalogError, DslakeError, ProviderError, UsageError
+from dsstar_lake.runs import RunRecord
+
+if TYPE_CHECKING:
+    from dsstar_lake.lake import Lake
+    from dsstar_lake.llm.base import Provider
+    from dsstar_lake.settings import Settings
+
+CACHE_NAME = "llm_cache.sqlite"
+# Model settings a resumed run keeps, however they were given (flags, environment, config files).
+RESUME_KEYS = ("llm.provider", "llm.model", "llm.models", "llm.base_url", "llm.manual_dir", "llm.scripted_file",
+               "llm.cache", "llm.max_llm_calls", "llm.max_cost")
+
+
+def _quiet(event: str, data: dict[str, Any]) -> None:
+    pass
+
+
+def ask(
+    lake: Lake,
+    question: str,
+    files: list[str] | None = None,
+    overrides: dict[str, Any] | None = None,
+    provider: Provider | None = None,
+    progress: Progress | None = None,
+) -> Answer:
+    """Answer a question over the lake with a new run; files = exactly these context files (no retrieval)."""
+    question = (question or "").strip()
+    if not question:
+        raise UsageError("the question is empty")
+    started = time.perf_counter()
+    overrides = {k: v for k, v in (overrides or {}).items() if v is not None}
+    settings = lake.settings.with_overrides(overrides)
+    _check_model(settings, provider)
+    root = _lake_root(lake)
+    kept = {**{key: settings[key] for key in RESUME_KEYS}, **overrides}
+    progress = progress or _quiet
+    entries = context.given_files(lake, list(files)) if files else None
+    if entries is None:
+        lake.connection()  # a missing catalog is one clear error before a run folder exists
+    record = RunRecord.create(lake.catalog_dir, {
+        "question": question, "lake": str(root), "catalog": str(lake.catalog_dir),
+        "files": list(files) if files else None, "overrides": kept,
+    })
+    progress("run", {"run_id": record.id, "folder": str(record.folder)})
+    if entries is None:
+        k = int(settings["retrieve.k"])
+        entries = context.retrieve(lake.retriever(), question, k, [], "retrieval")
+        record.event("retrieval", query=question, k=k, entries=[e.path for e in entries],
+                     scores=[e.score for e in entries])
+        if not entries:
+            record.set_status("failed", "the catalog has no entries")
+            raise CatalogError(f"the catalog {lake.catalog_dir} has no entries to answer from",
+                               hint="run `dslake index LAKE` first")
+    else:
+        record.event("context_given", entries=[e.path for e in entries])
+    progress("context", {"entries": [e.path for e in entries], "given": bool(files)})
+    state = AgentState(question=question, guidelines=str(settings["agent.guidelines"]), entries=entries)
+    record.save_state(state)
+    return _drive(lake, record, state, settings, provider, progress, not files, started)
+
+
+def resume(
+    lake: Lake,
+    run_id: str,
+    overrides: dict[str, Any] | None = None,
+    provider: Provider | None = None,
+    progress: Progress | None = None,
+) -> Answer:
+    """Continue an interrupted run from its last completed round; a finished run returns its answer."""
+    record = RunRecord.open(lake.catalog_dir, run_id)
+    meta = record.meta()
+    stored = record.answer()
+    if meta.get("status") == "done" and stored:
+        return Answer.from_dict(stored)
+    if meta.get("status") == "aborted":
+        raise UsageError(f"run {record.id} was aborted ({meta.get('error')}) and cannot be resumed",
+                         hint="ask the question again")
+    state = record.load_state()
+    if state is None:
+        raise UsageError(f"run {record.id} stopped before its data context was saved; it cannot be resumed",
+                         hint="ask the question again")
+    merged = {**(meta.get("overrides") or {}), **{k: v for k, v in (overrides or {}).items() if v is not None}}
+    settings = lake.settings.with_overrides(merged)
+    _check_model(settings, provider)
+    _lake_root(lake)
+    record.set_status("running")
+    record.event("resume", phase=state.phase, round=state.round, overrides=overrides or {})
+    progress = progress or _quiet
+    progress("run", {"run_id": record.id, "folder": str(record.folder), "resumed": True})
+    return _drive(lake, record, state, settings, provider, progress, not meta.get("files"), time.perf_counter())
+
+
+def _check_model(settings: Settings, provider: Provider | None) -> None:
+    if provider is None:
+        from dsstar_lake.llm import check_configured
+
+        check_configured(settings)
+
+
+def _lake_root(lake: Lake) -> Path:
+    if lake.root is None or not Path(lake.root).is_dir():
+        raise UsageError("answering needs the lake folder", hint="give --lake LAKE (and --catalog DIR if elsewhere)")
+    return Path(lake.root)
+
+
+def _drive(lake: Lake, record: RunRecord, state: AgentState, settings: Settings, provider: Provider | None,
+           progress: Progress, retrieve: bool, started: float) -> Answer:
+    """Run the loop and turn how it ended into the run's status, answer.json and the returned Answer."""
+    from dsstar_lake.agent.loop import solve
+    from dsstar_lake.llm import LLM
+    from dsstar_lake.sandbox import Sandbox
+
+    sandbox = Sandbox(settings.section("sandbox"), Path(lake.root), ignore=[lake.catalog_dir])
+    if sandbox.warning:
+        record.event("warning", text=sandbox.warning)
+        progress("warning", {"text": sandbox.warning})
+    cache = lake.catalog_dir / CACHE_NAME if str(settings["llm.cache"]).lower() != "off" else None
+    llm = LLM(settings, provider=provider, recorder=record.record_call, cache_path=cache, run_id=record.id)
+    agent = Agent(
+        llm=llm, sandbox=sandbox, record=record, retriever=lake.retriever() if retrieve else None,
+        max_rounds=max(1, int(settings["agent.max_rounds"])), max_debug=max(0, int(settings["agent.max_debug"])),
+        k_extra=max(0, int(settings["agent.k_extra"])), max_result_chars=int(settings["agent.max_result_chars"]),
+        summarize_over_chars=int(settings["agent.summarize_over_chars"]),
+        description_chars=int(settings["agent.description_chars"]), progress=progress,
+        spent_before=dict(state.spent), started=started,
+    )
+    record.event("start", phase=state.phase, round=state.round, backend=sandbox.backend,
+                 provider=llm.provider.name, models={r: llm.model_for(r) for r in
+                                                     ("planner", "coder", "verifier", "router", "debugger",
+                                                      "finalyzer")})
+    try:
+        with llm:
+            state = solve(agent, state)
+    except LakeModified as exc:
+        _stop(agent, record, state, "aborted", str(exc))
+        raise
+    except DslakeError as exc:
+        # A provider that failed for good (or a model not configured after all): resumable from the last round.
+        answer = _stop(agent, record, record.load_state() or state, "interrupted", str(exc))
+        progress("interrupted", {"error": str(exc), "run_id": record.id})
+        return answer
+    except KeyboardInterrupt:
+        _stop(agent, record, record.load_state() or state, "interrupted", "interrupted by the user")
+        raise
+    except BaseException as exc:  # a bug in dslake: record it, then let it surface
+        record.event("error", error=f"{type(exc).__name__}: {exc}")
+        record.set_status("failed", f"{type(exc).__name__}: {exc}")
+        raise
+    answer = build_answer(record, state, agent.spent())
+    record.write_answer(answer)
+    record.event("done", value=answer.value, verified=answer.verified, stop_reason=answer.stop_reason)
+    record.set_status("done", answer.error)
+    progress("done", {"answer": answer})
+    return answer
+
+
+def _stop(agent: Agent, record: RunRecord, state: AgentState, status: str, error: str) -> Answer:
+    """Record a run that ended early: the state keeps what was spent, answer.json says why."""
+    record.event(status, error=error, round=state.round)
+    state.spent = agent.spent()
+    if status == "interrupted":
+        record.save_state(state)
+    answer = build_answer(record, state, state.spent, error=error, resumable=status == "interrupted")
+    answer.stop_reason = status
+    record.write_answer(answer)
+    record.set_status(status, error)
+    return answer
+
+
+def build_answer(record: RunRecord, state: AgentState, spent: dict[str, float], error: str | None = None,
+                 resumable: bool = False) -> Answer:
+    """Build the Answer (and answer.json) from the final state."""
+    return Answer(
+        value=state.value,
+        run_id=record.id,
+        question=state.question,
+        files_used=context.files_used(state.entries, state.final_code or state.code),
+        context=[e.path for e in state.entries],
+        rounds=state.round + 1,
+        verified=state.verified,
+        re_retrievals=len(state.re_retrievals),
+        backtracks=state.backtracks,
+        input_tokens=int(spent.get("input_tokens", 0)),
+        output_tokens=int(spent.get("output_tokens", 0)),
+        llm_calls=int(spent.get("llm_calls", 0)),
+        cost_usd=round(float(spent.get("cost_usd", 0.0)), 6),
+        seconds=round(float(spent.get("seconds", 0.0)), 2),
+        stop_reason=state.stop_reason,
+        error=error or state.error,
+        resumable=resumable,
+        plan=list(state.plan),
+    )
+
+
+def changed_settings(before: Settings, after: Settings) -> dict[str, Any]:
+    """Return the dotted keys whose values differ (how CLI flags applied to settings become run overrides)."""
+    return {k: v for k, v in after.values.items() if before.values.get(k) != v}
+
+
+def raise_if_unfinished(answer: Answer) -> None:
+    """Raise the one-line error of a run that stopped on a provider failure (it can be resumed)."""
+    if answer.resumable:
+        raise ProviderError(f"run {answer.run_id} stopped: {answer.error}",
+                            hint=f"continue it with `dslake runs resume {answer.run_id}`")

@@ -1,0 +1,227 @@
+"""Run folders: `<catalog>/runs/<id>/` with run.json, trace.jsonl, plan.md, scripts and outputs, answer.json."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import threading
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from dsstar_lake.errors import RunNotFound
+
+if TYPE_CHECKING:
+    from dsstar_lake.agent.state import AgentState, Answer
+    from dsstar_lake.llm.record import CallRecord
+    from dsstar_lake.sandbox.result import ExecResult
+
+RUNS_DIR = "runs"
+STATUSES = ("running", "done", "interrupted", "aborted", "failed")
+
+
+def new_run_id() -> str:
+    """Return a run id that sorts by time: YYYYMMDD-HHMMSS-xxxx."""
+    return time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(2)
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _read_json(path: Path) -> dict[str, Any] | None:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+class RunRecord:
+    """One run's folder. Everything the run does is appended here as it happens."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.id = folder.name
+        self.trace_path = folder / "trace.jsonl"
+        self._lock = threading.Lock()
+
+    # -- opening ------------------------------------------------------------------------------------
+
+    @classmethod
+    def create(cls, catalog_dir: Path, meta: dict[str, Any]) -> RunRecord:
+        """Make a new run folder with its run.json."""
+        runs = Path(catalog_dir) / RUNS_DIR
+        runs.mkdir(parents=True, exist_ok=True)
+        while True:
+            folder = runs / new_run_id()
+            try:
+                folder.mkdir()
+                break
+            except FileExistsError:
+                continue
+        record = cls(folder)
+        record.work.mkdir()
+        record.write_meta({"id": record.id, "created_at": time.time(), "status": "running", **meta})
+        return record
+
+    @classmethod
+    def open(cls, catalog_dir: Path, run_id: str) -> RunRecord:
+        """Open an existing run; RunNotFound when there is none with that id (a unique prefix is enough)."""
+        runs = Path(catalog_dir) / RUNS_DIR
+        folder = runs / run_id
+        if "/" in run_id or run_id in ("", ".", "..") or not (folder / "run.json").is_file():
+            matches = [p for p in runs.glob(f"{run_id}*") if (p / "run.json").is_file()] if runs.is_dir() else []
+            if "/" in run_id or len(matches) != 1:
+                raise RunNotFound(f"no run {run_id!r} in {runs}", hint="list runs with `dslake runs list`")
+            folder = matches[0]
+        return cls(folder)
+
+    @property
+    def work(self) -> Path:
+        """Return the folder scripts run in (the lake appears there as data/)."""
+        return self.folder / "work"
+
+    # -- writing ------------------------------------------------------------------------------------
+
+    def meta(self) -> dict[str, Any]:
+        """Return run.json."""
+        return _read_json(self.folder / "run.json") or {"id": self.id}
+
+    def write_meta(self, meta: dict[str, Any]) -> None:
+        """Replace run.json."""
+        _write_atomic(self.folder / "run.json", json.dumps(meta, indent=2, ensure_ascii=False, default=str))
+
+    def set_status(self, status: str, error: str | None = None) -> None:
+        """Record how the run stands: running, done, interrupted (resumable), aborted or failed."""
+        meta = self.meta()
+        meta.update(status=status, error=error, updated_at=time.time())
+        self.write_meta(meta)
+
+    def event(self, kind: str, **data: Any) -> None:
+        """Append one event (an execution, a verdict, a route, a retrieval...) to trace.jsonl."""
+        self._append({"type": kind, "at": time.time(), **data})
+
+    def record_call(self, call: CallRecord) -> None:
+        """Append one model call (the LLM call site's recorder)."""
+        self._append(call.to_dict())
+
+    def _append(self, data: dict[str, Any]) -> None:
+        line = json.dumps(data, ensure_ascii=False, default=str)
+        with self._lock, open(self.trace_path, "a", encoding="utf-8") as fh:
+            fh.write(line + "\n")
+
+    def save_state(self, state: AgentState) -> None:
+        """Save the loop's state (what resume starts from) and the plan."""
+        _write_atomic(self.folder / "state.json", json.dumps(state.to_dict(), indent=1, ensure_ascii=False))
+        self.write_plan(state)
+
+    def load_state(self) -> AgentState | None:
+        """Return the last saved state, or None when the run never finished its first checkpoint."""
+        from dsstar_lake.agent.state import AgentState
+
+        data = _read_json(self.folder / "state.json")
+        return AgentState.from_dict(data) if data else None
+
+    def write_plan(self, state: AgentState) -> None:
+        """Write plan.md: the question, the current plan, and how the plan got there."""
+        lines = [f"# Plan for: {state.question}", ""]
+        lines += [f"{i}. {step}" for i, step in enumerate(state.plan, 1)] or ["(no steps yet)"]
+        lines += ["", f"Rounds run: {state.round + 1}; backtracks: {state.backtracks}; "
+                      f"verified: {'yes' if state.verified else 'no'}."]
+        for item in state.re_retrievals:
+            lines.append(f"- missing data after round {item['round']}: {item['missing']!r} -> "
+                         f"added {', '.join(item['added']) or 'nothing new'}")
+        _write_atomic(self.folder / "plan.md", "\n".join(lines) + "\n")
+
+    def write_script(self, name: str, code: str, result: ExecResult | None) -> None:
+        """Keep a script and what it printed (NAME.py, NAME.out) at the top of the run folder."""
+        (self.folder / f"{name}.py").write_text(code, encoding="utf-8")
+        if result is not None:
+            out = [result.stdout.rstrip("\n")]
+            if result.stderr.strip():
+                out += ["", "--- stderr ---", result.stderr.rstrip("\n")]
+            out += ["", f"--- {result.describe()} ---"]
+            (self.folder / f"{name}.out").write_text("\n".join(out) + "\n", encoding="utf-8")
+
+    def write_answer(self, answer: Answer) -> None:
+        """Write answer.json."""
+        _write_atomic(self.folder / "answer.json", json.dumps(answer.to_dict(), indent=2, ensure_ascii=False))
+
+    # -- reading ------------------------------------------------------------------------------------
+
+    def answer(self) -> dict[str, Any] | None:
+        """Return answer.json, or None before the run ended."""
+        return _read_json(self.folder / "answer.json")
+
+    def trace(self) -> list[dict[str, Any]]:
+        """Return every trace line (a line cut short by a crash is skipped)."""
+        if not self.trace_path.exists():
+            return []
+        out = []
+        for line in self.trace_path.read_text(encoding="utf-8").splitlines():
+            try:
+                out.append(json.loads(line))
+            except ValueError:
+                continue
+        return out
+
+
+def list_runs(catalog_dir: Path) -> list[dict[str, Any]]:
+    """Return a summary of every run, newest first."""
+    runs = Path(catalog_dir) / RUNS_DIR
+    if not runs.is_dir():
+        return []
+    out = []
+    for folder in sorted(runs.iterdir(), reverse=True):
+        meta = _read_json(folder / "run.json")
+        if meta is None:
+            continue
+        answer = _read_json(folder / "answer.json") or {}
+        out.append({
+            "id": folder.name, "created_at": meta.get("created_at"), "status": meta.get("status"),
+            "question": meta.get("question", ""), "answer": answer.get("value"), "verified": answer.get("verified"),
+            "rounds": answer.get("rounds"), "cost_usd": answer.get("cost_usd"), "seconds": answer.get("seconds"),
+            "error": meta.get("error"),
+        })
+    return out
+
+
+def show_run(record: RunRecord) -> dict[str, Any]:
+    """Return one run for display: meta, plan, rounds (scripts, results, verdicts, routes), answer, calls by role."""
+    trace = record.trace()
+    state = record.load_state()
+    rounds: dict[int, dict[str, Any]] = {}
+    calls: dict[str, dict[str, Any]] = {}
+    for item in trace:
+        kind = item.get("type")
+        if kind == "llm_call":
+            role = calls.setdefault(item["role"], {"calls": 0, "input_tokens": 0, "output_tokens": 0,
+                                                   "cost_usd": 0.0, "errors": 0})
+            role["calls"] += 1
+            role["input_tokens"] += item.get("input_tokens") or 0
+            role["output_tokens"] += item.get("output_tokens") or 0
+            role["cost_usd"] += item.get("cost_usd") or 0.0
+            role["errors"] += bool(item.get("error"))
+        elif kind in ("exec", "verdict", "route", "step") and isinstance(item.get("round"), int):
+            slot = rounds.setdefault(item["round"], {"round": item["round"], "scripts": []})
+            if kind == "exec":
+                slot["scripts"].append({k: item.get(k) for k in ("name", "ok", "outcome", "stdout_head")})
+            elif kind == "verdict":
+                slot["sufficient"] = item.get("sufficient")
+            elif kind == "route":
+                slot["route"] = item.get("route")
+            else:
+                slot["step"] = item.get("step")
+    return {
+        "meta": record.meta(),
+        "folder": str(record.folder),
+        "plan": state.plan if state else [],
+        "context": [e.path for e in state.entries] if state else [],
+        "re_retrievals": state.re_retrievals if state else [],
+        "rounds": [rounds[k] for k in sorted(rounds)],
+        "calls": calls,
+        "answer": record.answer(),
+    }
