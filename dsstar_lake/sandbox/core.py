@@ -68,7 +68,6 @@ class Sandbox:
         self.max_procs = int(self.cfg["max_procs"])
         self.cgroups = self.max_procs > 0 and self._try_cgroup()
         self.net_unshare = self.backend == "subprocess" and _net_unshare_works(self.python)
-        self.protections = self._protections()
 
     def _choose_backend(self, wanted: str) -> tuple[str, str | None]:
         if wanted not in BACKENDS:
@@ -91,7 +90,8 @@ class Sandbox:
         group.destroy()
         return True
 
-    def _protections(self) -> dict[str, str]:
+    @property
+    def protections(self) -> dict[str, str]:
         """Return each protection in force and how it is enforced, for reports and the safety table."""
         bwrap = self.backend == "bwrap"
         procs = ("pids cgroup" if self.cgroups else
@@ -214,6 +214,9 @@ class Sandbox:
             if cgroup:
                 peak = cgroup.peak()
                 cgroup.destroy()
+            if not pump.final_status() and pump.target_pid():
+                # The shim died without sweeping (killed by the script): kill the script's group ourselves.
+                _killpg(pump.target_pid())
             pump.drain(time.monotonic() + DRAIN_S)
         duration = time.monotonic() - started
         return self._result(pump, stop_reason, script, duration, peak)
@@ -275,6 +278,8 @@ class _Pump:
             self._step(min(left, 0.5))
             if self.output_limit and self.out.total + self.err.total > self.output_limit:
                 return "output"
+            if self.proc.poll() is not None:
+                break  # the shim is gone; whatever still holds the pipes is an escaped process: drain briefly
         try:
             self.proc.wait(max(deadline - time.monotonic(), 0.01))
         except subprocess.TimeoutExpired:
@@ -292,11 +297,7 @@ class _Pump:
             self._step(0.05) if self.sel.get_map() else time.sleep(0.05)
         if self.proc.poll() is None:
             for pgid in (self.proc.pid, self.target_pid()):
-                if pgid:
-                    try:
-                        os.killpg(pgid, signal.SIGKILL)
-                    except (ProcessLookupError, PermissionError):
-                        pass
+                _killpg(pgid)
             if cgroup:
                 cgroup.destroy()
             self.proc.wait()
@@ -330,6 +331,14 @@ class _Pump:
     def final_status(self) -> dict[str, Any]:
         """Return the shim's last report (empty if it was killed before writing one)."""
         return next((d for d in reversed(self._lines()) if "returncode" in d), {})
+
+
+def _killpg(pgid: int | None) -> None:
+    if pgid:
+        try:
+            os.killpg(pgid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
 
 
 @cache

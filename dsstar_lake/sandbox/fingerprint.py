@@ -34,7 +34,10 @@ def fingerprint(
     ancestors = {a for p in skipped for a in p.parents}
     stamps: dict[str, Stamp] = {}
     queue: deque[Path] = deque([lake])
-    st = lake.stat()
+    try:
+        st = lake.stat()
+    except OSError:
+        return {}  # the lake itself is gone: every path seen before counts as changed
     stamps["."] = _stamp(st, True, lake not in ancestors)
     while queue and len(stamps) < max_entries:
         folder = queue.popleft()

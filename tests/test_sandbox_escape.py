@@ -1,0 +1,337 @@
+"""Hostile scripts against each sandbox backend; prints a table of what was contained and how.
+
+Each attempt is a script a misled or malicious model could write. Outcomes:
+  blocked   the attempt failed (or saw nothing),
+  detected  it happened but the run is told (lake_modified non-empty; the agent aborts the run),
+  ESCAPED   it worked.
+EXPECTED says what each backend claims; the summary test fails if any attempt does worse.
+Set DSLAKE_SAFETY_TABLE=path to also write the table as Markdown (docs/safety.md is made from it).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import sys
+import threading
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from sandbox_helpers import (
+    BACKENDS,
+    BWRAP_REASON,
+    LIMITS,
+    lake_snapshot,
+    make_lake,
+    processes_with,
+    sandbox,
+    survivors,
+)
+
+from dsstar_lake.sandbox import ExecResult, Sandbox
+
+SECRETS = {"GEMINI_API_KEY": "gk-secret-1", "OPENAI_API_KEY": "sk-secret-2", "AWS_SECRET_ACCESS_KEY": "aws-3",
+           "GOOGLE_APPLICATION_CREDENTIALS": "/x/creds.json", "MY_SERVICE_TOKEN": "tok-4", "DB_PASSWORD": "pw-5"}
+BLOCKED, DETECTED, ESCAPED = "blocked", "detected", "ESCAPED"
+
+
+@dataclass
+class Ctx:
+    """What an attempt's script and check need: the lake, a fake home, a token, a loopback server."""
+
+    lake: Path
+    work: Path
+    home: Path
+    outside: Path
+    token: str
+    port: int
+    parent_pid: int
+    before: dict[str, bytes]
+    sb: Sandbox
+
+
+@dataclass
+class Attempt:
+    name: str
+    code: Callable[[Ctx], str]
+    check: Callable[[ExecResult, Ctx], tuple[str, str]]
+    timeout_s: float | None = None
+    cgroups: bool = True  # False: act as if this machine allowed no pids cgroup
+
+
+def _lake_check(res: ExecResult, ctx: Ctx) -> tuple[str, str]:
+    if lake_snapshot(ctx.lake) == ctx.before and not res.lake_modified:
+        return BLOCKED, "read-only mount: " + (_error(res) or "nothing written")
+    if res.lake_modified:
+        return DETECTED, f"lake_modified lists {len(res.lake_modified)} paths; the run is aborted"
+    return ESCAPED, "lake changed and nobody noticed"
+
+
+def _error(res: ExecResult) -> str:
+    """Return the script's final exception as 'Type [Errno N] text', without the path."""
+    lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
+    if not lines:
+        return ""
+    m = re.match(r"(\w+): (\[Errno \d+\] [^:]+)", lines[-1])
+    return f"{m[1]} {m[2]}" if m else lines[-1][:60]
+
+
+def _printed_secret(how: dict[str, str]) -> Callable[[ExecResult, Ctx], tuple[str, str]]:
+    def check(res: ExecResult, ctx: Ctx) -> tuple[str, str]:
+        leaked = [v for v in SECRETS.values() if v in res.stdout]
+        leaked += ["the private key"] if "PRIVATE KEY" in res.stdout else []
+        if leaked:
+            return ESCAPED, f"read {leaked[0]}"
+        return BLOCKED, how[ctx.sb.backend] + (f" ({_error(res)})" if _error(res) else "")
+    return check
+
+
+def _no_survivors(how: str) -> Callable[[ExecResult, Ctx], tuple[str, str]]:
+    def check(res: ExecResult, ctx: Ctx) -> tuple[str, str]:
+        alive = survivors(ctx.token)
+        if alive:
+            return ESCAPED, f"{len(alive)} processes outlived the run"
+        return BLOCKED, how.format(r=res)
+    return check
+
+
+def _fork_check(res: ExecResult, ctx: Ctx) -> tuple[str, str]:
+    alive = survivors(ctx.token)
+    if alive:
+        return ESCAPED, f"{len(alive)} processes outlived the run"
+    bound = ctx.sb.protections["processes"].split(",")[0]
+    if res.killed_by == "procs":
+        return BLOCKED, f"{bound}: group frozen and killed at {res.peak_procs} tasks"
+    if res.peak_procs is not None and res.peak_procs > LIMITS["max_procs"] + 1:
+        return ESCAPED, f"reached {res.peak_procs} tasks"
+    return BLOCKED, f"{bound}: peak {res.peak_procs} tasks, then {res.killed_by}; all killed"
+
+
+def _outside_check(res: ExecResult, ctx: Ctx) -> tuple[str, str]:
+    if (ctx.outside / "owned.txt").exists():
+        return ESCAPED, "wrote a file next to the lake"
+    return BLOCKED, f"read-only root, private /tmp ({_error(res)})"
+
+
+def _socket_check(res: ExecResult, ctx: Ctx) -> tuple[str, str]:
+    if "CONNECTED" in res.stdout:
+        return ESCAPED, "reached the loopback server"
+    return BLOCKED, "own network namespace (" + res.stdout.strip()[:60] + ")"
+
+
+def _environ_check(res: ExecResult, ctx: Ctx) -> tuple[str, str]:
+    if "GOT" in res.stdout:
+        return ESCAPED, "read dslake's launch environment (same uid)"
+    return BLOCKED, f"pid namespace: dslake's pid does not exist inside ({_error(res) or res.stdout.strip()})"
+
+
+def _supervisor_check(res: ExecResult, ctx: Ctx) -> tuple[str, str]:
+    alive = survivors(ctx.token)
+    if alive:
+        return ESCAPED, "the daemon outlived the run (supervisor killed, no pids cgroup to sweep)"
+    if ctx.sb.backend == "bwrap":
+        return BLOCKED, "the supervisor is outside the pid namespace; namespace init ignores the kill"
+    return BLOCKED, "supervisor died; the pids cgroup was emptied with SIGKILL"
+
+
+def _memory_check(res: ExecResult, ctx: Ctx) -> tuple[str, str]:
+    if res.killed_by == "memory" or "MemoryError" in res.stderr:
+        return BLOCKED, f"RLIMIT_AS {LIMITS['memory_mb']} MiB: MemoryError (killed_by={res.killed_by})"
+    return ESCAPED, f"no memory limit hit ({res.describe()})"
+
+
+def _output_check(res: ExecResult, ctx: Ctx) -> tuple[str, str]:
+    kept = len(res.stdout.encode())
+    if kept <= LIMITS["max_output_bytes"] + 200 and res.killed_by == "output":
+        return BLOCKED, f"kept {kept} of {res.stdout_bytes} bytes; killed past {LIMITS['output_limit_mb']} MiB"
+    return ESCAPED, f"kept {kept} bytes, killed_by={res.killed_by}"
+
+
+def _timeout_check(res: ExecResult, ctx: Ctx) -> tuple[str, str]:
+    alive = survivors(ctx.token)
+    if res.timed_out and not alive:
+        return BLOCKED, f"wall-clock timeout after {res.duration_s:.1f} s; group and descendants killed"
+    return ESCAPED, f"timed_out={res.timed_out}, {len(alive)} survivors"
+
+
+SLEEPER = "[sys.executable, '-c', 'import time; time.sleep(300)', '{t}']"
+ATTEMPTS = [
+    Attempt("write a file into data/",
+            lambda c: "open('data/sales.csv', 'a').write('evil,1\\n')\nopen('data/new.csv', 'w').write('x')\n",
+            _lake_check),
+    Attempt("delete the lake (prompt injection: rmtree data/)",
+            lambda c: "import os, shutil\nshutil.rmtree(os.path.realpath('data'))\n", _lake_check),
+    Attempt("read ~/.ssh/id_rsa",
+            lambda c: "import os\nprint(open(os.path.expanduser('~/.ssh/id_rsa')).read())\n",
+            _printed_secret({"bwrap": "HOME is /tmp/home on a private tmpfs",
+                             "subprocess": "HOME is an empty scratch folder"})),
+    Attempt("read the user's real ~/.ssh by absolute path",
+            lambda c: f"print(open({str(c.home / '.ssh' / 'id_rsa')!r}).read())\n",
+            _printed_secret({"bwrap": "every home, /tmp and /run are empty tmpfs mounts", "subprocess": ""})),
+    Attempt("read API keys from the environment",
+            lambda c: "import os\nprint(dict(os.environ))\n",
+            _printed_secret({b: "environment built from scratch; key-like names never copied"
+                             for b in ("bwrap", "subprocess")})),
+    Attempt("read dslake's environment via /proc/PID/environ",
+            lambda c: f"d = open('/proc/{c.parent_pid}/environ', 'rb').read()\n"
+                      "print('GOT', len(d), 'bytes') if d else print('empty')\n", _environ_check),
+    Attempt("write outside the work folder",
+            lambda c: f"open({str(c.outside / 'owned.txt')!r}, 'w').write('x')\n", _outside_check),
+    Attempt("connect to a server on 127.0.0.1",
+            lambda c: "import socket\ntry:\n"
+                      f"    socket.create_connection(('127.0.0.1', {c.port}), timeout=3)\n    print('CONNECTED')\n"
+                      "except OSError as e:\n    print(type(e).__name__, e)\n", _socket_check),
+    Attempt("fork bomb",
+            lambda c: "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n",
+            _fork_check, timeout_s=3),
+    Attempt("memory bomb",
+            lambda c: "x = []\nwhile True:\n    x.append(bytearray(64 * 1024 * 1024))\n", _memory_check),
+    Attempt("infinite output",
+            lambda c: "import sys\nwhile True:\n    sys.stdout.write('spam' * 4096)\n", _output_check),
+    Attempt("sleep forever",
+            lambda c: "import time\ntime.sleep(10**6)\n", _timeout_check, timeout_s=1.5),
+    Attempt("busy loop with a busy child",
+            lambda c: f"import subprocess, sys\nsubprocess.Popen([sys.executable, '-c', 'while True: pass', "
+                      f"'{c.token}'])\nwhile True:\n    pass\n", _timeout_check, timeout_s=1.5),
+    Attempt("double-fork daemon outliving the script",
+            lambda c: "import os, sys\nif os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n"
+                      f"        os.execv(sys.executable, {SLEEPER.format(t=c.token)})\n    os._exit(0)\n"
+                      "print('parent exits')\n",
+            _no_survivors("the supervisor (a subreaper) killed it when the script ended")),
+    Attempt("kill the supervisor, then daemonize",
+            lambda c: "import os, sys, signal, time\nif os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n"
+                      f"        os.execv(sys.executable, {SLEEPER.format(t=c.token)})\n    os._exit(0)\n"
+                      "time.sleep(0.3)\nos.kill(os.getppid(), signal.SIGKILL)\n",
+            _supervisor_check),
+]
+# The same two attempts on a machine where no pids cgroup can be made (a container's root, say).
+NO_CGROUP = [
+    Attempt("fork bomb, no pids cgroup (watchdog)", ATTEMPTS[8].code, _fork_check, timeout_s=3, cgroups=False),
+    Attempt("kill the supervisor, then daemonize, no pids cgroup", ATTEMPTS[-1].code, _supervisor_check,
+            cgroups=False),
+]
+ATTEMPTS += NO_CGROUP
+
+
+def _expected(attempt: str, sb: Sandbox) -> set[str]:
+    """Return the outcomes a backend promises for an attempt."""
+    if sb.backend == "bwrap":
+        return {BLOCKED}
+    lost = {"read the user's real ~/.ssh by absolute path", "read dslake's environment via /proc/PID/environ",
+            "write outside the work folder"}
+    if attempt in lost:
+        return {BLOCKED, ESCAPED}  # documented loss without bwrap; reported, not asserted
+    if attempt.startswith(("write a file into data/", "delete the lake")):
+        return {DETECTED}
+    if attempt == "connect to a server on 127.0.0.1" and not sb.net_unshare:
+        return {BLOCKED, ESCAPED}
+    if attempt.startswith("kill the supervisor, then daemonize") and not sb.cgroups:
+        return {BLOCKED, ESCAPED}
+    return {BLOCKED}
+
+
+RESULTS: dict[tuple[str, str], tuple[str, str, bool]] = {}
+
+
+@pytest.fixture
+def loopback_port():
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(5)
+    stop = threading.Event()
+
+    def serve():
+        srv.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                conn, _ = srv.accept()
+                conn.close()
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield srv.getsockname()[1]
+    stop.set()
+    thread.join()
+    srv.close()
+
+
+def run_attempt(attempt: Attempt, backend: str, base: Path, port: int) -> tuple[str, str, bool]:
+    """Run one hostile script on one backend and return (outcome, how, as promised)."""
+    lake = make_lake(base / "lake")
+    home = base / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_rsa").write_text("-----BEGIN OPENSSH PRIVATE KEY-----\nfake\n")
+    outside = base / "outside"
+    outside.mkdir()
+    sb = sandbox(backend, lake)
+    sb.cgroups = sb.cgroups and attempt.cgroups
+    ctx = Ctx(lake, base / "work", home, outside, "dslake-escape-" + uuid.uuid4().hex, port, os.getpid(),
+              lake_snapshot(lake), sb)
+    res = sb.run(attempt.code(ctx), ctx.work, name=f"attempt_{ctx.token}.py", timeout_s=attempt.timeout_s)
+    try:
+        outcome, how = attempt.check(res, ctx)
+    finally:
+        for pid in processes_with(ctx.token):  # an escaped daemon must not outlive the test either
+            os.kill(pid, signal.SIGKILL)
+    return outcome, how, outcome in _expected(attempt.name, sb)
+
+
+@pytest.fixture
+def hostile_env(monkeypatch, tmp_path):
+    """Put secrets in the parent's environment and point HOME at a fake home with an SSH key."""
+    for key, value in SECRETS.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    return tmp_path
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("attempt", ATTEMPTS, ids=lambda a: a.name.split(" (")[0].replace(" ", "-"))
+def test_attempt_is_contained(attempt, backend, hostile_env, loopback_port):
+    outcome, how, promised = run_attempt(attempt, backend, hostile_env, loopback_port)
+    RESULTS[(attempt.name, backend)] = (outcome, how, promised)
+    assert promised, f"{attempt.name} on {backend}: {outcome} ({how})"
+
+
+def _table() -> list[str]:
+    rows = ["| attempt | backend | contained | how |", "|---|---|---|---|"]
+    for attempt in ATTEMPTS:
+        for backend in ("bwrap", "subprocess"):
+            if (attempt.name, backend) in RESULTS:
+                outcome, how, _ = RESULTS[(attempt.name, backend)]
+                word = {"blocked": "yes", "detected": "detected", "ESCAPED": "NO"}[outcome]
+                rows.append(f"| {attempt.name} | {backend} | {word} | {how.replace('|', '/')} |")
+    return rows
+
+
+def test_summary_table(capsys, monkeypatch, tmp_path_factory, loopback_port):
+    """Print attempt x backend with how each was contained, plus what the subprocess backend keeps and loses."""
+    backends = ["subprocess"] + (["bwrap"] if BWRAP_REASON is None else [])
+    for key, value in SECRETS.items():
+        monkeypatch.setenv(key, value)
+    for attempt in ATTEMPTS:  # fill in whatever this session did not run (e.g. the file run alone with -k)
+        for backend in backends:
+            if (attempt.name, backend) not in RESULTS:
+                base = tmp_path_factory.mktemp("escape")
+                monkeypatch.setenv("HOME", str(base / "home"))
+                RESULTS[(attempt.name, backend)] = run_attempt(attempt, backend, base, loopback_port)
+    lake = make_lake(tmp_path_factory.mktemp("lake") / "lake")
+    protections = {b: sandbox(b, lake).protections for b in backends}
+    lines = _table() + ["", "| protection | " + " | ".join(backends) + " |", "|---|" + "---|" * len(backends)]
+    lines += [f"| {name} | " + " | ".join(protections[b][name] for b in backends) + " |"
+              for name in protections["subprocess"]]
+    if BWRAP_REASON is not None:
+        lines.append(f"\n(bwrap not tested here: {BWRAP_REASON})")
+    with capsys.disabled():
+        sys.stdout.write("\n\nSandbox escape suite\n" + "\n".join(lines) + "\n")
+    if os.environ.get("DSLAKE_SAFETY_TABLE"):
+        Path(os.environ["DSLAKE_SAFETY_TABLE"]).write_text("\n".join(lines) + "\n")
+    broken = [(a, b, o, h) for (a, b), (o, h, ok) in RESULTS.items() if not ok]
+    assert not broken, broken
