@@ -44,7 +44,13 @@ VERIFY_TEXTS = [
     "astronomy/swarm/density/SW_OPER_DNSAPOD_2015_03_01.csv satellite density daily",
     " ".join(f"word{i} column_name_{i % 17} value" for i in range(300)),
 ]
-_MODEL_FILES = ("tokenizer.json", "config.json", "sentence_bert_config.json", "modules.json", "1_Pooling/config.json")
+_MODEL_FILES = (
+    "tokenizer.json",
+    "config.json",
+    "sentence_bert_config.json",
+    "modules.json",
+    "1_Pooling/config.json",
+)
 
 
 def model_dir() -> Path:
@@ -250,7 +256,9 @@ def _export_and_verify(folder: Path, target_dir: Path, threads: int) -> None:
         except OSError:
             raise
         except Exception as exc:  # any exporter failure: record it, use sentence-transformers instead
-            _write_json(target_dir / "failed.json", {"reason": f"ONNX export failed: {type(exc).__name__}: {exc}"})
+            _write_json(
+                target_dir / "failed.json", {"reason": f"ONNX export failed: {type(exc).__name__}: {exc}"}
+            )
             raise OnnxUnavailable(f"ONNX export failed: {type(exc).__name__}: {exc}") from exc
         worst = float((reference * candidate).sum(axis=1).min())
         if not worst >= MIN_COSINE:
@@ -289,8 +297,9 @@ def _export(model: Any, path: Path) -> None:
             return out.last_hidden_state
 
     # Trace with padding in the batch so that the attention-mask path is part of the graph.
-    sample = model[0].tokenizer(["a short text", "a somewhat longer text to pad the first one"],
-                                padding=True, return_tensors="pt")
+    sample = model[0].tokenizer(
+        ["a short text", "a somewhat longer text to pad the first one"], padding=True, return_tensors="pt"
+    )
     axes = {0: "batch", 1: "tokens"}
     names = ["input_ids", "attention_mask", "token_type_ids"]
     with warnings.catch_warnings(), torch.no_grad():
@@ -408,5 +417,7 @@ def get_embedder(settings_section: Mapping[str, Any]) -> Embedder:
     )
     with _EMBEDDERS_LOCK:
         if key not in _EMBEDDERS:
-            _EMBEDDERS[key] = Embedder(backend=key[0], batch_size=key[1], threads=key[2], cache_dir=key[3] or None)
+            _EMBEDDERS[key] = Embedder(
+                backend=key[0], batch_size=key[1], threads=key[2], cache_dir=key[3] or None
+            )
         return _EMBEDDERS[key]

@@ -1,0 +1,174 @@
+"""index.embed: lazy loading, the ONNX export checked against sentence-transformers, shapes and caching."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from dsstar_lake.errors import ConfigError
+from index import embed
+from index.embed import Embedder, get_embedder
+
+ROOT = Path(__file__).resolve().parent.parent
+HEAVY = ("torch", "sentence_transformers", "onnxruntime", "chromadb", "transformers")
+TEXTS = [
+    "Which county had the most unhealthy ozone days?",
+    "wildfire acres burned by state and year",
+    "",
+    "radiocarbon ages of archaeological sites " * 80,  # past 256 tokens: truncated the same way
+    "SW_OPER_DNSAPOD_2015_03_01.csv satellite density",
+    "Zürich température moyenne °C",
+    "a",
+]
+
+
+def _run_python(code: str, cache: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache)}
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+@pytest.fixture(scope="module")
+def xdg_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Return an XDG cache home whose dslake/models holds a freshly exported and verified ONNX model."""
+    return tmp_path_factory.mktemp("xdg")
+
+
+@pytest.fixture(scope="module")
+def onnx_embedder(xdg_cache: Path) -> Embedder:
+    """Export the ONNX model into an empty cache (loads sentence-transformers once) and return its embedder."""
+    embedder = Embedder(backend="onnx", batch_size=3, cache_dir=xdg_cache / "dslake" / "models").load()
+    assert embedder.active_backend == "onnx", embedder.fallback_reason
+    return embedder
+
+
+def test_import_and_construction_load_nothing_heavy(tmp_path: Path) -> None:
+    result = _run_python(
+        f"""
+        import sys
+        import index.embed as e
+        emb = e.get_embedder({{"backend": "auto", "batch_size": 8, "threads": 1}})
+        print(emb.dim, emb.model_id)
+        print(sorted(m for m in {HEAVY!r} if m in sys.modules))
+        """,
+        tmp_path,
+    )
+    assert result.returncode == 0, result.stderr
+    first, loaded = result.stdout.splitlines()
+    dim, model_id = first.split()
+    assert dim == "384" and model_id.startswith("all-MiniLM-L6-v2:")
+    assert loaded == "[]"
+    assert not (tmp_path / "dslake").exists()  # nothing exported before the first encode
+
+
+def test_onnx_matches_sentence_transformers(onnx_embedder: Embedder) -> None:
+    reference = Embedder(backend="sentence-transformers", batch_size=2)
+    expected = reference.encode(TEXTS)
+    got = onnx_embedder.encode(TEXTS)  # batch_size 3: several length-sorted batches put back in order
+    cosines = (expected * got).sum(axis=1)
+    assert cosines.min() >= 0.9999, cosines
+    assert reference.active_backend == "sentence-transformers"
+    assert reference.model_id == onnx_embedder.model_id  # same vector space, no re-embedding on switch
+
+
+def test_export_is_cached_and_recorded(onnx_embedder: Embedder) -> None:
+    folders = list(onnx_embedder.cache_dir.iterdir())
+    assert len(folders) == 1
+    names = {p.name for p in folders[0].iterdir()}
+    assert {"model.onnx", "verified.json"} <= names
+    assert not any(".tmp-" in n for n in names) and "failed.json" not in names
+    record = json.loads((folders[0] / "verified.json").read_text())
+    assert record["min_cosine"] >= embed.MIN_COSINE
+    # A second embedder reuses the file instead of exporting again.
+    before = (folders[0] / "model.onnx").stat().st_mtime_ns
+    again = Embedder(backend="auto", cache_dir=onnx_embedder.cache_dir).load()
+    assert again.active_backend == "onnx"
+    assert (folders[0] / "model.onnx").stat().st_mtime_ns == before
+
+
+def test_cold_query_in_fresh_process_never_imports_torch(onnx_embedder: Embedder, xdg_cache: Path) -> None:
+    result = _run_python(
+        """
+        import sys
+        from index.embed import get_embedder
+        emb = get_embedder({"backend": "auto", "batch_size": 64, "threads": 1})
+        v = emb.encode(["one query"])
+        print(v.shape, v.dtype, emb.active_backend)
+        print(sorted(m for m in ("torch", "sentence_transformers", "transformers") if m in sys.modules))
+        """,
+        xdg_cache,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == ["(1, 384) float32 onnx", "[]"]
+    assert "Loading weights" not in result.stderr
+
+
+def test_vectors_are_unit_float32(onnx_embedder: Embedder) -> None:
+    vectors = onnx_embedder.encode(TEXTS)
+    assert vectors.shape == (len(TEXTS), 384) and vectors.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    # Related texts are closer than unrelated ones.
+    q, near, far = onnx_embedder.encode(["ozone pollution by county", TEXTS[0], TEXTS[4]])
+    assert q @ near > q @ far
+    assert onnx_embedder.encode([]).shape == (0, 384)
+
+
+def test_encode_rejects_a_bare_string(onnx_embedder: Embedder) -> None:
+    with pytest.raises(TypeError):
+        onnx_embedder.encode("one query")  # type: ignore[arg-type]
+
+
+def test_recorded_failure_falls_back_to_sentence_transformers(tmp_path: Path) -> None:
+    folder = tmp_path / f"{embed.model_hash(embed.model_dir())}-v{embed.EXPORT_VERSION}"
+    folder.mkdir()
+    (folder / "failed.json").write_text(json.dumps({"reason": "exporter exploded"}))
+    embedder = Embedder(backend="auto", cache_dir=tmp_path)
+    with pytest.warns(RuntimeWarning, match="exporter exploded"):
+        vectors = embedder.encode(["one query"])
+    assert embedder.active_backend == "sentence-transformers"
+    assert "exporter exploded" in (embedder.fallback_reason or "")
+    assert vectors.shape == (1, 384)
+
+
+def test_unwritable_cache_falls_back(tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("x")
+    embedder = Embedder(backend="onnx", cache_dir=blocker / "models")
+    with pytest.warns(RuntimeWarning, match="cannot export"):
+        embedder.load()
+    assert embedder.active_backend == "sentence-transformers"
+
+
+def test_model_hash_follows_the_model_files(tmp_path: Path) -> None:
+    for name in ("model.safetensors", *embed._MODEL_FILES):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(f"content of {name}")
+    first = embed.model_hash(tmp_path)
+    assert embed.model_hash(tmp_path) == first
+    (tmp_path / "1_Pooling" / "config.json").write_text('{"pooling_mode_cls_token": true}')
+    assert embed.model_hash(tmp_path) != first
+
+
+def test_get_embedder_is_cached_per_settings() -> None:
+    a = get_embedder({"backend": "auto", "batch_size": 64, "threads": 1})
+    assert get_embedder({"backend": "auto", "batch_size": 64, "threads": 1, "cache_dir": ""}) is a
+    assert get_embedder({"backend": "sentence-transformers", "batch_size": 64, "threads": 1}) is not a
+
+
+@pytest.mark.parametrize("section", [{"backend": "tensorflow"}, {"backend": "auto", "batch_size": 0}])
+def test_bad_settings_are_config_errors(section: dict[str, object]) -> None:
+    with pytest.raises(ConfigError):
+        get_embedder(section)
