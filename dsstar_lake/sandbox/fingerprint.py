@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 from collections import deque
 from collections.abc import Iterable
 from pathlib import Path
@@ -30,31 +31,35 @@ def fingerprint(
     still walked, but without their mtime, since creating the work folder legitimately touches it.
     """
     lake = lake.resolve()
-    skipped = {Path(p).resolve() for p in skip}
-    ancestors = {a for p in skipped for a in p.parents}
+    root = str(lake)
+    skipped = {str(Path(p).resolve()) for p in skip}
+    ancestors = {str(a) for p in skipped for a in Path(p).parents}
     stamps: dict[str, Stamp] = {}
-    queue: deque[Path] = deque([lake])
     try:
         st = lake.stat()
     except OSError:
         return {}  # the lake itself is gone: every path seen before counts as changed
-    stamps["."] = _stamp(st, True, lake not in ancestors)
+    stamps["."] = _stamp(st, True, root not in ancestors)
+    queue: deque[str] = deque([root])
+    cut = len(root) + 1
+    # Plain strings rather than Path objects: this runs twice per script over thousands of entries.
     while queue and len(stamps) < max_entries:
         folder = queue.popleft()
         try:
-            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+            with os.scandir(folder) as it:
+                entries = sorted(it, key=lambda e: e.name)
         except OSError:
             continue
         for entry in entries:
-            path = Path(entry.path)
+            path = entry.path
             if path in skipped:
                 continue
             try:
                 st = entry.stat(follow_symlinks=False)
-                is_dir = entry.is_dir(follow_symlinks=False)
             except OSError:
                 continue
-            stamps[str(path.relative_to(lake))] = _stamp(st, is_dir, path not in ancestors)
+            is_dir = stat.S_ISDIR(st.st_mode)
+            stamps[path[cut:]] = _stamp(st, is_dir, path not in ancestors)
             if is_dir:
                 queue.append(path)
             if len(stamps) >= max_entries:
@@ -66,7 +71,7 @@ def fingerprint(
             st = path.stat()
         except (OSError, ValueError):
             continue
-        stamps[rel] = _stamp(st, path.is_dir(), path not in ancestors)
+        stamps[rel] = _stamp(st, stat.S_ISDIR(st.st_mode), str(path) not in ancestors)
     return stamps
 
 
