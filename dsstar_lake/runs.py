@@ -71,11 +71,15 @@ class RunRecord:
     def open(cls, catalog_dir: Path, run_id: str) -> RunRecord:
         """Open an existing run; RunNotFound when there is none with that id (a unique prefix is enough)."""
         runs = Path(catalog_dir) / RUNS_DIR
+        hint = "list runs with `dslake runs list`"
+        if not run_id or "/" in run_id or run_id.startswith("."):
+            raise RunNotFound(f"no run {run_id!r} in {runs}", hint=hint)
         folder = runs / run_id
-        if "/" in run_id or run_id in ("", ".", "..") or not (folder / "run.json").is_file():
+        if not (folder / "run.json").is_file():
             matches = [p for p in runs.glob(f"{run_id}*") if (p / "run.json").is_file()] if runs.is_dir() else []
-            if "/" in run_id or len(matches) != 1:
-                raise RunNotFound(f"no run {run_id!r} in {runs}", hint="list runs with `dslake runs list`")
+            if len(matches) != 1:
+                what = f"{len(matches)} runs start with" if matches else "no run"
+                raise RunNotFound(f"{what} {run_id!r} in {runs}", hint=hint)
             folder = matches[0]
         return cls(folder)
 
@@ -109,9 +113,14 @@ class RunRecord:
         self._append(call.to_dict())
 
     def _append(self, data: dict[str, Any]) -> None:
-        line = json.dumps(data, ensure_ascii=False, default=str)
-        with self._lock, open(self.trace_path, "a", encoding="utf-8") as fh:
-            fh.write(line + "\n")
+        line = (json.dumps(data, ensure_ascii=False, default=str) + "\n").encode("utf-8")
+        with self._lock, open(self.trace_path, "a+b") as fh:
+            size = fh.seek(0, os.SEEK_END)
+            if size:
+                fh.seek(size - 1)
+                if fh.read(1) != b"\n":
+                    line = b"\n" + line  # a line torn by a crash stays alone (and is skipped when read)
+            fh.write(line)
 
     def save_state(self, state: AgentState) -> None:
         """Save the loop's state (what resume starts from) and the plan."""

@@ -39,10 +39,12 @@ def error_report(result: ExecResult) -> str:
     return f"The script {result.describe()} without a Python traceback."
 
 
-def run_once(agent: Agent, code: str, name: str, round_no: int) -> ExecResult:
+def run_once(agent: Agent, state: AgentState, code: str, name: str, round_no: int) -> ExecResult:
     """Run one script, record it and its output, and abort the run if it changed the lake."""
     agent.progress("exec", {"round": round_no, "name": name})
-    result = agent.sandbox.run(code, agent.record.work, name=f"{name}.py")
+    # The context files are checked for changes even where the bounded walk of the lake does not reach them.
+    watch = [e.path for e in state.entries if e.kind == "file"]
+    result = agent.sandbox.run(code, agent.record.work, name=f"{name}.py", watch=watch)
     agent.record.write_script(name, code, result)
     agent.record.event(
         "exec", round=round_no, name=name, ok=result.ok, returncode=result.returncode, outcome=result.describe(),
@@ -63,7 +65,7 @@ def run_once(agent: Agent, code: str, name: str, round_no: int) -> ExecResult:
 def run_with_debugging(agent: Agent, state: AgentState, code: str, name: str, round_no: int,
                        max_debug: int | None = None) -> tuple[str, ExecResult]:
     """Run a script; while it fails, let the debugger fix it (up to agent.max_debug times)."""
-    result = run_once(agent, code, name, round_no)
+    result = run_once(agent, state, code, name, round_no)
     attempts = agent.max_debug if max_debug is None else max_debug
     for attempt in range(1, attempts + 1):
         if result.ok:
@@ -72,5 +74,5 @@ def run_with_debugging(agent: Agent, state: AgentState, code: str, name: str, ro
         if len(bug) > agent.summarize_over_chars:
             bug = debugger.summarize(agent, bug, f"{name}.py", round_no)
         code = debugger.fix(agent, state, code, bug, round_no)
-        result = run_once(agent, code, f"{name}_fix{attempt}", round_no)
+        result = run_once(agent, state, code, f"{name}_fix{attempt}", round_no)
     return code, result
