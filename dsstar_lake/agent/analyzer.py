@@ -1,0 +1,60 @@
+"""Analyzer (G.1): describe one file the paper's way; the model writes a script, the sandbox runs it, the debugger fixes it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from dsstar_lake.agent.execute import cap, error_report
+from dsstar_lake.agent.parse import extract_code
+from dsstar_lake.agent.prompts import render
+
+if TYPE_CHECKING:
+    from dsstar_lake.llm.call import LLM
+    from dsstar_lake.sandbox.core import Sandbox
+
+
+@dataclass
+class Analysis:
+    """The outcome of analysing one file: the description (None when no script ever ran) and how it went."""
+
+    path: str
+    description: str | None
+    script: str
+    attempts: int
+    errors: list[str] = field(default_factory=list)
+
+
+def _code(llm: LLM, role: str, prompt: str) -> str:
+    text = llm.complete(role, prompt).text
+    return extract_code(text) or (text or "").strip() + "\n"
+
+
+def analyze_file(
+    path: str,
+    llm: LLM,
+    sandbox: Sandbox,
+    workdir: Path,
+    max_debug: int = 3,
+    max_chars: int = 8000,
+    summarize_over_chars: int = 1500,
+) -> Analysis:
+    """Describe lake file `path` (lake-relative) from what a model-written script prints about it."""
+    shown = f"data/{path}"
+    code = _code(llm, "analyzer", render("analyzer", path=path))
+    errors: list[str] = []
+    for attempt in range(max_debug + 1):
+        result = sandbox.run(code, workdir, name="describe.py", watch=[path])
+        if result.ok and result.stdout.strip():
+            return Analysis(path, cap(result.stdout.strip(), max_chars), code, attempt + 1, errors)
+        bug = error_report(result) if not result.ok else "The script printed nothing; it must print the description."
+        errors.append(bug[-500:])
+        if attempt == max_debug or result.lake_modified:
+            break
+        if len(bug) > summarize_over_chars:
+            bug = llm.complete("debugger", render("debugger_summarize", bug=bug, filename="describe.py")).text
+        prompt = render("debugger_fix", filenames=shown, data=f"## {shown}\n(the file to describe)",
+                        code=code.rstrip("\n"), bug=bug)
+        code = _code(llm, "debugger", prompt)
+    return Analysis(path, None, code, len(errors), errors)

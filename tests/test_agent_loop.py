@@ -1,0 +1,348 @@
+"""The DS-STAR loop end to end: scripted model through the real call site, real sandbox, real catalog."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+from agent_helpers import (
+    FAST,
+    PRINT_SALES,
+    SUM_WIDGETS,
+    TOP_REGION_ONLY,
+    UNITS_BY_REGION,
+    WORST_COUNTY,
+    fenced,
+    prompts,
+    run_dir,
+    scripted,
+    trace,
+)
+from conftest import write_table_lake
+
+from dsstar_lake.lake import Lake
+
+
+@pytest.fixture(scope="module")
+def indexed(tmp_path_factory):
+    """The small table lake, indexed once for this module (runs accumulate in its catalog)."""
+    root = write_table_lake(tmp_path_factory.mktemp("agent") / "lake")
+    lake = Lake.open(root)
+    lake.index()
+    lake.close()
+    return root
+
+
+@pytest.fixture
+def lake(indexed):
+    handle = Lake.open(indexed)
+    yield handle
+    handle.close()
+
+
+def ask(lake, question, provider, **kw):
+    overrides = {**FAST, **kw.pop("overrides", {})}
+    return lake.ask(question, provider=provider, overrides=overrides, **kw)
+
+
+def test_one_round_verified_at_once(lake):
+    provider = scripted(
+        ("planner", "Sum the units of the widget rows in data/sales.csv."),
+        ("coder", fenced(SUM_WIDGETS)),
+        ("verifier", "Yes"),
+        ("finalyzer", fenced(SUM_WIDGETS)),
+    )
+    answer = ask(lake, "How many widget units were sold in total?", provider)
+    assert answer.value == "14"
+    assert answer.verified and answer.rounds == 1 and answer.stop_reason == "verified" and answer.error is None
+    assert answer.files_used == ["sales.csv"]
+    assert "sales.csv" in answer.context
+    folder = run_dir(lake, answer.run_id)
+    assert (folder / "round_00.out").read_text().startswith("14")
+    assert "csv.DictReader" in (folder / "solution.py").read_text()
+    assert json.loads((folder / "answer.json").read_text())["value"] == "14"
+    assert json.loads((folder / "run.json").read_text())["status"] == "done"
+    roles = [c["role"] for c in trace(lake, answer.run_id, "llm_call")]
+    assert roles == ["planner", "coder", "verifier", "finalyzer"]
+    assert answer.llm_calls == 4 and answer.input_tokens > 0 and answer.cost_usd > 0
+    retrieval = trace(lake, answer.run_id, "retrieval")[0]
+    assert "sales.csv" in retrieval["entries"]
+    # The coder saw the lake as data/ with lake-relative paths.
+    assert "## data/sales.csv" in prompts(provider, "coder")[0]
+    assert provider.unused() == []
+
+
+def test_two_step_plan_rewrites_the_whole_script(lake):
+    provider = scripted(
+        ("planner", "Load data/sales.csv and print its rows."),
+        ("coder", fenced(PRINT_SALES)),
+        ("verifier", "No, the totals per region are not computed yet."),
+        ("router", "Add Step"),
+        ("planner", "**Next step:** Sum the units per region and print the region with the most units."),
+        ("coder", fenced(UNITS_BY_REGION)),
+        ("verifier", "Yes."),
+        ("finalyzer", fenced(TOP_REGION_ONLY)),
+    )
+    answer = ask(lake, "Which region sold the most units?", provider)
+    assert answer.value == "north"
+    assert answer.rounds == 2 and answer.verified and answer.backtracks == 0
+    assert answer.plan == ["Load data/sales.csv and print its rows.",
+                           "Sum the units per region and print the region with the most units."]
+    plan_md = (run_dir(lake, answer.run_id) / "plan.md").read_text()
+    assert "1. Load data/sales.csv" in plan_md and "2. Sum the units per region" in plan_md
+    assert "top region: north" in (run_dir(lake, answer.run_id) / "round_01.out").read_text()
+    # Round 1's coder got round 0's script as its base code, and the planner got round 0's output.
+    assert "for r in rows:" in prompts(provider, "coder")[1]
+    assert "'region': 'north'" in prompts(provider, "planner")[1]
+
+
+def test_backtrack_truncates_the_plan_and_resamples(lake):
+    wrong = "Sum the price column of the widget rows."
+    provider = scripted(
+        ("planner", "Load data/sales.csv and print its rows."),
+        ("coder", fenced(PRINT_SALES)),
+        ("verifier", "No"),
+        ("router", "Add Step"),
+        ("planner", wrong),
+        ("coder", fenced("import csv\nprint(sum(float(r['price']) for r in csv.DictReader(open('data/sales.csv'))"
+                         " if r['product'] == 'widget'))")),
+        ("verifier", "No"),
+        ("router", "The second step is wrong: step two."),
+        ("planner", "Sum the units column of the widget rows."),
+        ("coder", fenced(SUM_WIDGETS)),
+        ("verifier", "Yes"),
+        ("finalyzer", fenced(SUM_WIDGETS)),
+    )
+    answer = ask(lake, "How many widget units were sold in total?", provider)
+    assert answer.value == "14" and answer.backtracks == 1 and answer.rounds == 3
+    back = trace(lake, answer.run_id, "backtrack")
+    assert len(back) == 1
+    assert back[0]["wrong_step"] == 2
+    assert back[0]["plan_before"] == ["Load data/sales.csv and print its rows.", wrong]
+    assert back[0]["plan_after"] == ["Load data/sales.csv and print its rows."]
+    assert answer.plan == ["Load data/sales.csv and print its rows.", "Sum the units column of the widget rows."]
+    assert wrong not in (run_dir(lake, answer.run_id) / "plan.md").read_text()
+    # The planner resampled from the truncated plan (it never saw the wrong step as part of the plan).
+    assert wrong not in prompts(provider, "planner")[2].split("# Current plans")[1].split("# Obtained")[0]
+
+
+def test_missing_data_brings_in_a_file_absent_from_the_first_retrieval(lake):
+    question = "How many widget units were sold?"
+    first = lake.search(question, k=1)
+    assert [h.path for h in first] == ["sales.csv"]  # so the ozone file starts outside the context
+    provider = scripted(
+        ("planner", "Load data/sales.csv."),
+        ("coder", fenced(SUM_WIDGETS)),
+        ("verifier", "No"),
+        ("router", "Missing data: ozone air quality, unhealthy days per county"),
+        ("planner", "Find the county with the most unhealthy days in data/ozone_by_county.csv."),
+        ("coder", fenced(WORST_COUNTY)),
+        ("verifier", "Yes"),
+        ("finalyzer", fenced(WORST_COUNTY)),
+    )
+    answer = ask(lake, question, provider, k=1)
+    assert answer.value == "Kings 12"
+    assert answer.re_retrievals == 1
+    assert "ozone_by_county.csv" in answer.context and "ozone_by_county.csv" in answer.files_used
+    item = trace(lake, answer.run_id, "re_retrieval")[0]
+    assert "ozone_by_county.csv" in item["added"] and "sales.csv" not in item["added"]
+    assert "ozone air quality" in item["query"] and question in item["query"]
+    coder_prompts = prompts(provider, "coder")
+    assert "data/ozone_by_county.csv" not in coder_prompts[0]
+    assert "## data/ozone_by_county.csv" in coder_prompts[1]
+    assert "missing data after round 0" in (run_dir(lake, answer.run_id) / "plan.md").read_text()
+
+
+def test_failing_script_is_fixed_by_the_debugger(lake):
+    buggy = SUM_WIDGETS.replace("r['units']", "r['unit']")
+    provider = scripted(
+        ("planner", "Sum the widget units in data/sales.csv."),
+        ("coder", fenced(buggy)),
+        ("debugger", "KeyError: 'unit' at line 3 of round_00.py"),
+        ("debugger", fenced(SUM_WIDGETS)),
+        ("verifier", "Yes"),
+        ("finalyzer", fenced(SUM_WIDGETS)),
+    )
+    answer = ask(lake, "How many widget units were sold in total?", provider,
+                 overrides={"agent.summarize_over_chars": 10})
+    assert answer.value == "14" and answer.rounds == 1
+    folder = run_dir(lake, answer.run_id)
+    assert "KeyError" in (folder / "round_00.out").read_text()
+    assert (folder / "round_00_fix1.out").read_text().startswith("14")
+    runs = trace(lake, answer.run_id, "exec")
+    assert [(e["name"], e["ok"]) for e in runs[:2]] == [("round_00", False), ("round_00_fix1", True)]
+    assert "KeyError" in runs[0]["traceback"]
+    summarise, fix = prompts(provider, "debugger")
+    assert summarise.startswith("# Error report") and "KeyError: 'unit'" in summarise
+    assert "KeyError: 'unit' at line 3 of round_00.py" in fix and "r['unit']" in fix
+    # The verifier judged the fixed script and its output.
+    assert "r['units']" in prompts(provider, "verifier")[0] and "14" in prompts(provider, "verifier")[0]
+
+
+def test_round_limit_finalizes_anyway(lake):
+    provider = scripted(
+        ("planner", "Load data/sales.csv and print its rows."),
+        ("coder", fenced(PRINT_SALES)),
+        ("planner", "Sum the units per region."),
+        ("coder", fenced(UNITS_BY_REGION)),
+        ("finalyzer", fenced(TOP_REGION_ONLY)),
+        fallback={"verifier": "No", "router": "Add Step"},
+    )
+    answer = ask(lake, "Which region sold the most units?", provider, max_rounds=2)
+    assert answer.value == "north"
+    assert answer.rounds == 2 and not answer.verified and answer.stop_reason == "max_rounds"
+    assert len(prompts(provider, "verifier")) == 2 and len(prompts(provider, "router")) == 1
+    assert (run_dir(lake, answer.run_id) / "solution.py").exists()
+
+
+def test_unparseable_answers_are_retried_then_treated_conservatively(lake):
+    provider = scripted(
+        ("planner", "Sum the widget units in data/sales.csv."),
+        ("coder", "I would read the file with the csv module and add up the units."),
+        ("coder", SUM_WIDGETS),  # unfenced code is fine
+        ("verifier", "Hard to say."),
+        ("verifier", "It depends."),  # still unreadable: counts as insufficient
+        ("router", "banana"),
+        ("router", "apple"),  # still unreadable: Add Step
+        ("planner", "Print the total."),
+        ("coder", fenced(SUM_WIDGETS)),
+        ("verifier", "**Yes** - the total is printed."),
+        ("finalyzer", fenced(SUM_WIDGETS)),
+    )
+    answer = ask(lake, "How many widget units were sold in total?", provider)
+    assert answer.value == "14" and answer.rounds == 2 and answer.verified
+    events = trace(lake, answer.run_id, "unparseable")
+    assert [(e["role"], e["action"]) for e in events] == [
+        ("coder", "retry"), ("verifier", "retry"), ("verifier", "fallback"), ("router", "retry"), ("router", "fallback")]
+    assert events[2]["fallback"] is False and events[4]["fallback"] == "Route(kind='add', step=None, missing=None)"
+    assert trace(lake, answer.run_id, "route")[0]["route"]["kind"] == "add"
+    retry = prompts(provider, "coder")[1]
+    assert retry.endswith("Answer with a single markdown Python code block (```python ... ```) only.\n")
+
+
+def test_finalyzer_follows_the_guidelines(lake):
+    ratio = "import csv\nrows = list(csv.DictReader(open('data/sales.csv')))\nprint(sum(int(r['units']) for r in rows) / 3)"
+    provider = scripted(
+        ("planner", "Compute the mean units per row of data/sales.csv."),
+        ("coder", fenced(ratio)),
+        ("verifier", "Yes"),
+        ("finalyzer", fenced(ratio.replace("print(sum(", "print(round(sum(").replace(" / 3)", " / 3, 2))"))),
+    )
+    answer = ask(lake, "What is the mean number of units per sale?", provider, guidelines="round to 2 decimals")
+    assert answer.value == "7.0"
+    assert (run_dir(lake, answer.run_id) / "round_00.out").read_text().startswith("7.0")
+    final_prompt = prompts(provider, "finalyzer")[0]
+    assert "# Guidelines\nround to 2 decimals" in final_prompt
+    assert "# Execution result of reference code\n7.0" in final_prompt
+
+
+def test_default_guidelines_and_a_failing_final_script(lake):
+    provider = scripted(
+        ("planner", "Sum the widget units in data/sales.csv."),
+        ("coder", fenced(SUM_WIDGETS)),
+        ("verifier", "Yes"),
+        ("finalyzer", fenced("raise SystemExit('no')")),
+        fallback={"debugger": fenced("import sys\nsys.exit(3)")},
+    )
+    answer = ask(lake, "How many widget units were sold in total?", provider, overrides={"agent.max_debug": 1})
+    assert "Print only the answer" in prompts(provider, "finalyzer")[0]
+    assert answer.value == "14"  # the last round's output stands in for the answer
+    assert "final script did not print an answer" in answer.error
+    assert (run_dir(lake, answer.run_id) / "solution_fix1.py").exists()
+
+
+def test_provider_failure_mid_run_then_resume_completes(lake):
+    failing = scripted(
+        ("planner", "Load data/sales.csv and print its rows."),
+        ("coder", fenced(PRINT_SALES)),
+        ("verifier", "No"),
+        ("router", "Add Step"),
+        ("planner", "Sum the units per region."),
+        ("coder", fenced(UNITS_BY_REGION)),
+        ("verifier", "!fatal"),
+    )
+    first = ask(lake, "Which region sold the most units?", failing)
+    assert first.resumable and "connection reset by peer" in first.error and first.value == ""
+    folder = run_dir(lake, first.run_id)
+    assert json.loads((folder / "run.json").read_text())["status"] == "interrupted"
+    calls = trace(lake, first.run_id, "llm_call")
+    assert calls[-1]["role"] == "verifier" and "connection reset" in calls[-1]["error"]
+    assert (folder / "round_01.py").exists() and json.loads((folder / "state.json").read_text())["round"] == 1
+    listed = {r["id"]: r["status"] for r in lake.runs()}
+    assert listed[first.run_id] == "interrupted"
+
+    healthy = scripted(("verifier", "Yes"), ("finalyzer", fenced(TOP_REGION_ONLY)))
+    done = lake.resume(first.run_id, provider=healthy, overrides=FAST)
+    assert done.run_id == first.run_id and done.value == "north" and done.verified and done.rounds == 2
+    assert done.llm_calls == 6 + 2  # answered calls of both sessions (the failed one is in the trace)
+    names = [e["name"] for e in trace(lake, first.run_id, "exec")]
+    assert names == ["round_00", "round_01", "solution"]  # no completed round was run again
+    assert json.loads((folder / "run.json").read_text())["status"] == "done"
+    assert [e["type"] for e in trace(lake, first.run_id) if e["type"] in ("interrupted", "resume", "done")] == [
+        "interrupted", "resume", "done"]
+    again = lake.resume(first.run_id)  # a finished run just returns its answer
+    assert again.value == "north"
+
+
+def test_budget_stops_refining_and_finalizes(lake):
+    provider = scripted(
+        ("planner", "Sum the widget units in data/sales.csv."),
+        ("coder", fenced(SUM_WIDGETS)),
+        ("verifier", "No"),
+        ("finalyzer", fenced(SUM_WIDGETS)),
+        fallback={"router": "Add Step"},
+    )
+    answer = ask(lake, "How many widget units were sold in total?", provider, overrides={"llm.max_llm_calls": 3})
+    assert answer.value == "14" and answer.stop_reason == "budget" and "budget" in answer.error
+    assert prompts(provider, "router") == []  # the fourth call was refused; only the finalyzer went over
+    assert [c["role"] for c in trace(lake, answer.run_id, "llm_call")] == ["planner", "coder", "verifier", "finalyzer"]
+
+
+def test_given_files_replace_retrieval(lake):
+    provider = scripted(
+        ("planner", "Find the worst county."),
+        ("coder", fenced(WORST_COUNTY)),
+        ("verifier", "Yes"),
+        ("finalyzer", fenced(WORST_COUNTY)),
+    )
+    answer = ask(lake, "Which county had the most unhealthy days?", provider, files=["ozone_by_county.csv"])
+    assert answer.context == ["ozone_by_county.csv"] and answer.value == "Kings 12"
+    assert trace(lake, answer.run_id, "retrieval") == []
+    assert trace(lake, answer.run_id, "context_given")[0]["entries"] == ["ozone_by_county.csv"]
+    assert "county,year,unhealthy_days" in prompts(provider, "coder")[0] or "unhealthy_days" in prompts(
+        provider, "coder")[0]
+
+
+@pytest.mark.parametrize("backend", ["subprocess", "auto"])
+def test_a_script_writing_into_the_lake(tmp_path, backend):
+    from sandbox_helpers import BWRAP_REASON
+
+    from dsstar_lake.agent.errors import LakeModified
+
+    if backend == "auto" and BWRAP_REASON is not None:
+        pytest.skip(BWRAP_REASON)
+    root = write_table_lake(tmp_path / "lake")
+    original = (root / "sales.csv").read_bytes()
+    vandal = "open('data/sales.csv', 'a').write('east,widget,1000,1\\n')\nprint('done')"
+    provider = scripted(
+        ("planner", "Add a row to data/sales.csv."),
+        ("coder", fenced(vandal)),
+        ("verifier", "Yes"),
+        ("finalyzer", fenced(vandal)),
+        fallback={"debugger": fenced(vandal)},
+    )
+    lake = Lake.open(root)
+    overrides = {**FAST, "sandbox.backend": backend, "agent.max_debug": 1}
+    if backend == "subprocess":
+        with pytest.raises(LakeModified, match="changed the lake"):
+            lake.ask("Add a row", files=["sales.csv"], provider=provider, overrides=overrides)
+        (run,) = lake.runs()
+        assert run["status"] == "aborted" and "sales.csv" in run["error"]
+        shutil.copy(root / "sales.csv", tmp_path / "vandalised.csv")
+        assert (tmp_path / "vandalised.csv").read_bytes() != original  # detected, not prevented
+    else:
+        answer = lake.ask("Add a row", files=["sales.csv"], provider=provider, overrides=overrides)
+        assert (root / "sales.csv").read_bytes() == original
+        failed = trace(lake, answer.run_id, "exec")[0]
+        assert not failed["ok"] and "Read-only file system" in failed["traceback"]
