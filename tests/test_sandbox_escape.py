@@ -5,7 +5,7 @@ Each attempt is a script a misled or malicious model could write. Outcomes:
   detected  it happened but the run is told (lake_modified non-empty; the agent aborts the run),
   ESCAPED   it worked.
 EXPECTED says what each backend claims; the summary test fails if any attempt does worse.
-Set DSLAKE_SAFETY_TABLE=path to also write the table as Markdown (docs/safety.md is made from it).
+Set SANDBOX_TABLE_OUT=path to also write the table as Markdown (docs/safety.md is made from it).
 """
 
 from __future__ import annotations
@@ -331,7 +331,7 @@ def test_summary_table(capsys, monkeypatch, tmp_path_factory, loopback_port):
         lines.append(f"\n(bwrap not tested here: {BWRAP_REASON})")
     with capsys.disabled():
         sys.stdout.write("\n\nSandbox escape suite\n" + "\n".join(lines) + "\n")
-    if os.environ.get("DSLAKE_SAFETY_TABLE"):
-        Path(os.environ["DSLAKE_SAFETY_TABLE"]).write_text("\n".join(lines) + "\n")
+    if os.environ.get("SANDBOX_TABLE_OUT"):
+        Path(os.environ["SANDBOX_TABLE_OUT"]).write_text("\n".join(lines) + "\n")
     broken = [(a, b, o, h) for (a, b), (o, h, ok) in RESULTS.items() if not ok]
     assert not broken, broken
