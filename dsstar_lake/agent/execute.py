@@ -36,7 +36,7 @@ def error_report(result: ExecResult) -> str:
         return result.traceback
     if result.stderr.strip():
         return result.stderr.strip()[-4000:]
-    return f"The script {result.describe()} without a Python traceback."
+    return f"The script stopped with no Python traceback: {result.describe()}."
 
 
 def run_once(agent: Agent, state: AgentState, code: str, name: str, round_no: int) -> ExecResult:

@@ -52,6 +52,8 @@ def ask_progress(console: Console, enabled: bool = True) -> Iterator[Any]:
         elif event == "retrieve":
             added = ", ".join(data["added"]) or "nothing new"
             say(f"  missing data: {escape(_short(data['missing'], 60))} → added {escape(added)}")
+        if live and event == "run":
+            status.update("finding the files for the question" if not data.get("resumed") else "resuming")
         if live and event in ("role", "exec", "finalize"):
             what = data.get("role") or ("running " + data["name"] if event == "exec" else "finalyzer")
             status.update(f"round {now['round'] + 1} · {what} · step {now['n']}: {escape(_short(now['step'], 60))}")
