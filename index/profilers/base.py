@@ -11,6 +11,11 @@ PROFILER_VERSION = 2  # bump to re-profile every file when profilers change what
 class ProfileError(Exception):
     """A file that cannot be read at all, or corrupt data of a known format: recorded as a failed file."""
 
+    def __init__(self, message: str, kind: str = "corrupt") -> None:
+        super().__init__(message)
+        self.message = message
+        self.kind = kind  # corrupt | unreadable | changed: how the indexer may classify the failure
+
 
 # Read hints are Python expressions with this placeholder where the file's path goes (as a string literal).
 PATH_PLACEHOLDER = "{path}"

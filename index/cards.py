@@ -1,0 +1,319 @@
+"""Description (what a coder needs to load a file) and card (short text for retrieval) from a profile.
+
+Both are pure functions of the profile and the path: the catalog caches them by content hash and re-embeds a
+card only when its text changes, so nothing here may depend on time, randomness or dict order we don't control.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from index.profilers.base import PATH_PLACEHOLDER, Column, Profile, Table
+
+HINT_PREFIX = "data/"  # where the coder's scripts see the lake (the paper's "data/<file>")
+CARD_MAX = 1500
+DESC_MAX = 7000
+DETAIL_COLUMNS = 30  # columns described one per line in a table; the rest are listed by name
+MAX_TABLES_DETAILED = 6
+_SPLIT = re.compile(r"[\s_\-.,()\[\]{}+=&@#'\"!;:*?/\\%$^~`|<>]+")
+_PLACE_WORDS = (r"(state|county|country|city|town|region|province|site|station|location|place|beach|community|"
+                r"municipality|district|area|zone|basin|lake|river|continent|territory|metropolitan area|msa)s?")
+_PLACE_COL = re.compile(rf"^{_PLACE_WORDS}\b|\b{_PLACE_WORDS}( name| description)?$", re.I)
+
+
+def path_words(relpath: str) -> list[str]:
+    """Split a path into lowercase words: folders, name and extension; snake, kebab, camelCase and digit runs."""
+    words: list[str] = []
+    seen: set[str] = set()
+
+    def add(w: str) -> None:
+        w = w.lower()
+        if w and w not in seen and w != "*":
+            seen.add(w)
+            words.append(w)
+
+    for chunk in _SPLIT.split(relpath):
+        if not chunk:
+            continue
+        parts = _camel_digits(chunk)
+        for p in parts:
+            add(p)
+        if len(parts) > 1 and len(chunk) <= 30:
+            add(chunk)
+    return words
+
+
+def _camel_digits(chunk: str) -> list[str]:
+    """Split 'omni2Kp_Index' style chunks at lower->Upper, letter<->digit and ACRONYMWord boundaries."""
+    out, cur = [], ""
+    for i, ch in enumerate(chunk):
+        if cur:
+            prev = cur[-1]
+            nxt = chunk[i + 1] if i + 1 < len(chunk) else ""
+            boundary = (
+                (prev.isdigit() != ch.isdigit())
+                or (prev.islower() and ch.isupper())
+                or (prev.isupper() and ch.isupper() and nxt.islower() and chunk[i + 1 :] != "s")
+            )
+            if boundary:
+                out.append(cur)
+                cur = ""
+        cur += ch
+    if cur:
+        out.append(cur)
+    return out
+
+
+def _fill(hint: str | None, relpath: str) -> str | None:
+    return hint.replace(PATH_PLACEHOLDER, repr(HINT_PREFIX + relpath)) if hint else None
+
+
+def _v(value: Any, width: int = 40) -> str:
+    if isinstance(value, float):
+        text = str(int(value)) if value.is_integer() and abs(value) < 1e15 else f"{value:.6g}"
+    elif isinstance(value, str):
+        text = repr(value)
+    else:
+        text = json.dumps(value, ensure_ascii=False, default=str) if isinstance(value, (list, dict)) else str(value)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _column_line(c: Column) -> str:
+    parts = [f"{c.name!r}: {c.dtype}"]
+    if c.unit:
+        parts[0] += f" [{c.unit}]"
+    if c.nulls:
+        parts.append(f"{c.nulls:,} missing")
+    if c.unique is not None:
+        parts.append(f"{c.unique:,} distinct")
+    if c.min is not None and c.max is not None and c.min != c.max:
+        rng = f"range {_v(c.min)} .. {_v(c.max)}"
+        if c.mean is not None:
+            rng += f", mean {_v(c.mean)}"
+        parts.append(rng)
+    if c.top_values:
+        parts.append("top " + ", ".join(f"{_v(v, 30)} ({n})" for v, n in c.top_values[:4]))
+    elif c.examples:
+        parts.append("e.g. " + ", ".join(_v(e, 30) for e in c.examples[:3]))
+    return "; ".join(parts)
+
+
+def _table_block(t: Table, relpath: str, index: int, n_tables: int, detailed: bool) -> list[str]:
+    out: list[str] = []
+    where = []
+    if t.name:
+        where.append(t.name if n_tables > 1 or "!" in t.name else f"'{t.name}'")
+    if t.location:
+        where.append(t.location)
+    head = f"Table {index + 1}" + (f" ({', '.join(where)})" if where else "") if n_tables > 1 else "Table"
+    rows = "?" if t.n_rows is None else f"{t.n_rows:,}" + ("" if t.n_rows_exact else " (approximate)")
+    out.append(f"{head}: {rows} rows x {t.n_cols} columns"
+               + (f", header on line/row {t.header_row + 1}" if t.header_row else "")
+               + (", no header row" if t.header_row is None else ""))
+    hint = _fill(t.read_hint, relpath)
+    if hint:
+        out.append(f"  load: df = {hint}")
+    if not detailed:
+        names = ", ".join(repr(c.name) for c in t.columns[:40])
+        out.append(f"  columns: {names}" + (" …" if t.n_cols > 40 else ""))
+        return out
+    out.append("  columns:")
+    for c in t.columns[:DETAIL_COLUMNS]:
+        out.append("    - " + _column_line(c))
+    rest = t.columns[DETAIL_COLUMNS:]
+    if rest:
+        out.append(f"    - and {t.n_cols - DETAIL_COLUMNS} more: " + ", ".join(repr(c.name) for c in rest)[:1200]
+                   + (" …" if t.n_cols > len(t.columns) else ""))
+    elif t.n_cols > len(t.columns):
+        out.append(f"    - and {t.n_cols - len(t.columns)} more columns not described")
+    if t.sample_rows:
+        out.append("  first rows:")
+        for r in t.sample_rows[:3]:
+            line = " | ".join(_v(v, 24) for v in r[:12]) + (" | …" if len(r) > 12 else "")
+            out.append("    " + line[:300])
+    return out
+
+
+def _tree_lines(node: Any, name: str, depth: int, out: list[str]) -> None:
+    if len(out) >= 40 or not isinstance(node, dict):
+        return
+    pad = "  " * depth
+    kind = node.get("type")
+    if kind == "object":
+        out.append(f"{pad}{name}: object with {node.get('n_keys', len(node.get('keys', {})))} keys")
+        for k, child in list(node.get("keys", {}).items())[:25]:
+            _tree_lines(child, k, depth + 1, out)
+    elif kind == "array":
+        types = "/".join(node.get("item_types", [])) or "?"
+        out.append(f"{pad}{name}: array of {node.get('length', '?')} {types}")
+        if "item" in node and node["item"].get("type") == "object":
+            for k, child in list(node["item"].get("keys", {}).items())[:25]:
+                _tree_lines(child, k, depth + 1, out)
+    else:
+        out.append(f"{pad}{name}: {kind}" + (f" e.g. {_v(node.get('example'))}" if "example" in node else ""))
+
+
+def _structure_lines(p: Profile) -> list[str]:
+    s = p.structure
+    if not isinstance(s, dict):
+        return []
+    out: list[str] = []
+    if p.format in ("json", "jsonl") and "type" in s:
+        out.append("Structure:")
+        _tree_lines(s, "root", 1, out)
+    elif "arrays" in s:
+        out.append("Arrays:")
+        for a in s["arrays"][:40]:
+            line = f"  - {a['name']}: shape {tuple(a['shape'])}, dtype {a['dtype']}"
+            if "min" in a:
+                line += f", range {_v(a['min'])} .. {_v(a['max'])}, mean {_v(a.get('mean'))}"
+            if a.get("head"):
+                line += ", first " + _v(a["head"], 60)
+            if a.get("note"):
+                line += f" ({a['note']})"
+            out.append(line)
+    elif "variables" in s:
+        out.append("Variables:")
+        for v in s["variables"][:40]:
+            line = f"  - {v['name']}: {v['type']}, {v['records']:,} records" + (f" x {v['dims']}" if v["dims"] else "")
+            for key in ("description", "catdesc", "units"):
+                if v.get(key):
+                    line += f"; {key} {_v(v[key], 70)}"
+            if "min" in v:
+                line += f"; range {_v(v['min'])} .. {_v(v['max'])}"
+            if v.get("first"):
+                line += f"; from {v['first']} to {v['last']}"
+            out.append(line)
+    elif "sheets" in s:
+        for sh in s["sheets"]:
+            extra = f" [{sh['state']}]" if sh.get("state") else ""
+            notes = "; ".join(sh.get("notes", [])[:4])
+            out.append(f"Sheet {sh['name']!r}{extra}: {sh['tables']} table(s), used range {sh['dimension']}"
+                       + (f"; text cells: {notes}"[:400] if notes else ""))
+    elif "fields" in s:
+        out.append(f"XML root <{s.get('root')}>; leaf fields:")
+        for k, v in list(s["fields"].items())[:25]:
+            out.append(f"  - {k}: {_v(v, 90)}")
+    elif "items" in s:
+        out.append("Items: " + "; ".join(str(x) for x in s["items"][:40])[:800])
+    else:
+        for k, v in list(s.items())[:12]:
+            out.append(f"{k}: {_v(v, 120)}")
+    return out
+
+
+def describe(profile: Profile, relpath: str) -> str:
+    """Return the description a coder needs to load the file correctly (format, hint, shape, columns, caveats)."""
+    p = profile
+    out = [f"File: {HINT_PREFIX}{relpath} ({p.size:,} bytes)"]
+    fmt = p.format + (f", encoding {p.encoding}" if p.encoding and p.encoding != "utf-8" else "")
+    out.append(f"Format: {fmt}")
+    if p.title:
+        out.append(f"Title: {p.title}")
+    if p.headings and p.format not in ("xlsx",):
+        out.append("Headings: " + " | ".join(p.headings[:15])[:500])
+    if p.read_hint and (len(p.tables) != 1 or p.tables[0].read_hint != p.read_hint):
+        out.append(f"Load: {_fill(p.read_hint, relpath)}")
+    out += _structure_lines(p)
+    if p.notes:
+        out.append("Notes:")
+        out += [f"  - {n[:400]}" for n in p.notes[:20]]
+    detailed = MAX_TABLES_DETAILED if len(p.tables) <= MAX_TABLES_DETAILED else 3
+    for i, t in enumerate(p.tables[:12]):
+        out += _table_block(t, relpath, i, len(p.tables), detailed=i < detailed)
+    if len(p.tables) > 12:
+        out.append(f"... and {len(p.tables) - 12} more tables")
+    if p.text_sample and (not p.tables or p.format in ("text", "markdown", "html")):
+        out.append("Text sample:")
+        out.append(_indent(p.text_sample[:900]))
+    text = "\n".join(out)
+    return text if len(text) <= DESC_MAX else text[: DESC_MAX - 20].rsplit("\n", 1)[0] + "\n[... truncated]"
+
+
+def _indent(text: str) -> str:
+    return "\n".join("  " + ln for ln in text.splitlines()[:30])
+
+
+def _key_values(p: Profile) -> tuple[list[str], list[str], list[str], list[str]]:
+    values, dates, places, units = [], [], [], []
+    for t in p.tables[:8]:
+        for c in t.columns:
+            if c.unit and c.unit not in units:
+                units.append(c.unit)
+            if c.dtype.startswith(("text (dates)", "datetime")) and c.min is not None and c.max is not None:
+                dates.append(f"{c.name} {str(c.min)[:10]} to {str(c.max)[:10]}")
+            elif c.top_values and c.dtype.startswith("text") and not c.dtype.startswith("text ("):
+                vals = ", ".join(str(v) for v, _ in c.top_values[:5])
+                (places if _PLACE_COL.search(c.name) else values).append(f"{c.name}: {vals}")
+            elif _PLACE_COL.search(c.name) and c.examples and c.dtype == "text":
+                places.append(f"{c.name}: " + ", ".join(str(v) for v in c.examples[:5]))
+            elif re.search(r"(year|date|time)", c.name, re.I) and c.dtype == "int" and c.min is not None:
+                if isinstance(c.min, int) and 1000 <= c.min <= 2200 and isinstance(c.max, int) and c.max <= 2200:
+                    dates.append(f"{c.name} {c.min} to {c.max}")
+    return values, dates, places, units
+
+
+def card(profile: Profile, relpath: str) -> str:
+    """Return a short retrieval text: path words, title, headings, columns, sheets, units, key values, dates."""
+    p = profile
+    sections = [" ".join(path_words(relpath)), f"{relpath.rsplit('/', 1)[-1]} ({p.format})"]
+    if p.title:
+        sections.append(f"title: {p.title}")
+    if isinstance(p.structure, dict) and p.structure.get("sheet_names"):
+        sections.append("sheets: " + "; ".join(p.structure["sheet_names"][:20]))
+    elif p.headings:
+        sections.append("headings: " + "; ".join(p.headings[:12]))
+    cols: list[str] = []
+    for t in p.tables[:8]:
+        for c in t.columns:
+            if c.name not in cols and not c.name.startswith("Unnamed: ") and not c.name.isdigit():
+                cols.append(c.name)
+    if cols:
+        sections.append("columns: " + "; ".join(cols[:80]))
+    values, dates, places, units = _key_values(p)
+    if units:
+        sections.append("units: " + ", ".join(units[:15]))
+    if dates:
+        sections.append("dates: " + "; ".join(dates[:4]))
+    if places:
+        sections.append("places: " + "; ".join(places[:4]))
+    if values:
+        sections.append("values: " + "; ".join(values[:6]))
+    sections += _structure_terms(p)
+    if p.keywords:
+        sections.append("keywords: " + ", ".join(p.keywords[:20]))
+    if not p.tables and p.text_sample and p.format in ("text", "markdown", "html", "xml", "code"):
+        sections.append(" ".join(p.text_sample.split())[:400])
+    out = ""
+    for s in sections:
+        s = s[:600]
+        if len(out) + len(s) + 1 > CARD_MAX:
+            room = CARD_MAX - len(out) - 1
+            if room > 40:
+                out += "\n" + s[: room - 1] + "…"
+            break
+        out = f"{out}\n{s}" if out else s
+    return out
+
+
+def _structure_terms(p: Profile) -> list[str]:
+    s = p.structure
+    if not isinstance(s, dict):
+        return []
+    if "arrays" in s:
+        return ["arrays: " + "; ".join(f"{a['name']} {tuple(a['shape'])}" for a in s["arrays"][:20])]
+    if "variables" in s:
+        return ["variables: " + "; ".join(
+            f"{v['name']}" + (f" ({_v(v.get('description') or v.get('catdesc'), 60)})"
+                              if v.get("description") or v.get("catdesc") else "") for v in s["variables"][:20])]
+    if "fields" in s:
+        return ["fields: " + "; ".join(f"{k.split('/')[-1]}={_v(v, 60)}" for k, v in list(s["fields"].items())[:15])]
+    if p.format in ("json", "jsonl") and isinstance(s.get("keys_list"), list):
+        return ["keys: " + ", ".join(map(str, s["keys_list"][:30]))]
+    if "items" in s:
+        return ["items: " + "; ".join(map(str, s["items"][:30]))]
+    if "satellites" in s:
+        return ["satellites: " + ", ".join(map(str, s["satellites"]))]
+    return []

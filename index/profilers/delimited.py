@@ -1,0 +1,410 @@
+"""Delimited text (csv, tsv, semicolon, pipe, whitespace): sniff the layout, then sample with pandas."""
+
+from __future__ import annotations
+
+import csv
+import io
+import statistics
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from index.profilers.base import PATH_PLACEHOLDER, Limits, Profile, Table
+from index.profilers.stats import _MONEY_PCT, _THOUSANDS, column_stats, is_number_text, sample_rows
+from index.profilers.textio import count_lines, decode_head, detect_encoding, read_at
+
+DELIMITERS = [",", "\t", ";", "|"]
+WHITESPACE = r"\s+"
+FORMAT_OF = {",": "csv", "\t": "tsv", ";": "csv", "|": "psv", WHITESPACE: "whitespace-separated"}
+DELIM_NAME = {",": "comma", "\t": "tab", ";": "semicolon", "|": "pipe", WHITESPACE: "whitespace"}
+EXT_DELIM = {".tsv": "\t", ".tab": "\t", ".psv": "|", ".ssv": ";"}
+SUMMARY_LABELS = {"total", "totals", "sum", "mean", "average", "avg", "max", "min", "maximum", "minimum", "median",
+                  "std", "count", "grand total", "overall", "all"}
+SNIFF_LINES = 120  # lines looked at to find delimiter, preamble, header and footer
+STRIDE_CHUNKS = 4  # extra chunks sampled across a file larger than the head
+
+
+@dataclass
+class Layout:
+    """How a delimited file is laid out: what pandas needs to read it."""
+
+    sep: str = ","
+    n_fields: int = 1
+    header_line: int | None = 0  # physical line of the header; None = no header
+    first_line: int = 0  # physical line where the header (or the first data row) is
+    comment: bool = False
+    skipinitialspace: bool = False
+    footer_lines: int = 0
+    data_lines: int | None = None  # non-blank data lines between header and footer (whole file seen)
+    preamble: list[str] = field(default_factory=list)
+    footer: list[str] = field(default_factory=list)
+    group_rows: list[list[str]] = field(default_factory=list)  # labels above some header cells
+    repeats: list[int] = field(default_factory=list)  # 1-based lines where the header line repeats
+    sections: list[str] = field(default_factory=list)  # title lines of stacked tables
+    notes: list[str] = field(default_factory=list)
+
+
+def _split(line: str, sep: str) -> list[str]:
+    if sep == WHITESPACE:
+        return line.split()
+    try:
+        return next(csv.reader([line], delimiter=sep), [])
+    except csv.Error:
+        return line.split(sep)
+
+
+def _split_many(lines: list[str], sep: str) -> list[list[str]]:
+    if sep == WHITESPACE:
+        return [ln.split() for ln in lines]
+    try:
+        rows = list(csv.reader(lines, delimiter=sep))
+        if len(rows) == len(lines):
+            return rows
+    except csv.Error:
+        pass
+    return [_split(ln, sep) for ln in lines]
+
+
+def _is_comment(line: str) -> bool:
+    return line.lstrip().startswith("#")
+
+
+def sniff_delimiter(lines: list[str], ext: str) -> tuple[str, int, float]:
+    """Return (delimiter, fields per row, share of rows with that many fields) for sample lines."""
+    body = [ln for ln in lines if ln.strip() and not _is_comment(ln)][:SNIFF_LINES]
+    if not body:
+        return ",", 1, 0.0
+    tail = body[min(len(body) // 5, 10):] or body
+    best = (",", 1, 0.0)
+    candidates = list(DELIMITERS)
+    preferred = EXT_DELIM.get(ext)
+    if preferred:
+        candidates.remove(preferred)
+        candidates.insert(0, preferred)
+    for sep in candidates:
+        if not any(sep in ln for ln in tail[:50]):
+            continue
+        counts = [len(r) for r in _split_many(tail, sep)]
+        mode = statistics.mode(counts)
+        if mode < 2:
+            continue
+        share = sum(1 for c in counts if c == mode) / len(counts)
+        if share > best[2] + 0.05 or (best[1] == 1 and share >= 0.5):
+            best = (sep, mode, share)
+    if best[1] == 1 or best[2] < 0.6:
+        counts = [len(ln.split()) for ln in tail]
+        mode = statistics.mode(counts)
+        share = sum(1 for c in counts if c == mode) / len(counts)
+        if mode >= 2 and share >= 0.8 and share > best[2]:
+            best = (WHITESPACE, mode, share)
+    return best
+
+
+def _cell_kind(cell: str) -> str:
+    c = cell.strip()
+    if not c:
+        return "empty"
+    if is_number_text(c) or _THOUSANDS.match(c) or (_MONEY_PCT.match(c) and any(ch.isdigit() for ch in c)):
+        return "number"
+    return "text"
+
+
+def _yearlike(cell: str) -> bool:
+    c = cell.strip()
+    return c.isdigit() and len(c) == 4 and 1500 <= int(c) <= 2200
+
+
+def has_header(first: list[str], data: list[list[str]]) -> bool:
+    """Decide whether the first full row names the columns (csv.Sniffer's idea, made tolerant)."""
+    if not data:
+        return all(_cell_kind(c) == "text" for c in first if c.strip())
+    width = len(first)
+    numeric_cols, votes_data = 0, 0
+    for j in range(width):
+        cells = [r[j] for r in data if j < len(r) and r[j].strip()]
+        if not cells:
+            continue
+        kinds = [_cell_kind(c) for c in cells]
+        if kinds.count("number") >= 0.7 * len(kinds):
+            numeric_cols += 1
+            h = first[j] if j < len(first) else ""
+            if _cell_kind(h) == "number" and not (_yearlike(h) and not all(_yearlike(c) for c in cells)):
+                votes_data += 1
+    if numeric_cols:
+        return votes_data * 2 < numeric_cols
+    cells = [c.strip() for c in first]
+    if not all(cells) or len(set(cells)) < len(cells):
+        return False
+    for j, h in enumerate(cells):
+        if any(j < len(r) and r[j].strip() == h for r in data[:50]):
+            return False
+    return True
+
+
+def find_layout(lines: list[str], ext: str, whole: bool) -> Layout:
+    """Find delimiter, preamble, header, comments and footer from the first lines of a file."""
+    sep, n_fields, _share = sniff_delimiter(lines, ext)
+    lay = Layout(sep=sep, n_fields=n_fields)
+    limit = min(len(lines), SNIFF_LINES)
+    split = _split_many(lines[:limit], sep)
+    rows = [r if ln.strip() and not _is_comment(ln) else None for ln, r in zip(lines[:limit], split, strict=True)]
+    fills = [sum(1 for f in r if f.strip()) if r is not None else -1 for r in rows]
+    full = [f for r, f in zip(rows, fills, strict=True) if r is not None and len(r) == n_fields]
+    typical = statistics.median(full) if full else n_fields
+    need = max(1, min(n_fields, round(0.6 * typical))) if n_fields > 1 else 1
+    if n_fields > 1:
+        need = max(need, 2)
+    first = next((i for i, r in enumerate(rows) if r is not None and fills[i] >= need), None)
+    if first is None:
+        first = next((i for i, r in enumerate(rows) if r is not None), 0)
+    lay.first_line = first
+    lay.preamble = [" / ".join(c.strip() for c in _split(ln, sep) if c.strip()) for ln in lines[:first]][:8]
+    data = [r for r in rows[first + 1 : first + 30] if r is not None]
+    lay.header_line = first if has_header(rows[first] or [], data) else None
+    after = lines[first + 1 : limit]
+    if any(_is_comment(ln) for ln in after):
+        if any("#" in ln for ln in lines[first:limit] if not _is_comment(ln)):
+            lay.notes.append("some lines further down start with '#' (comments); '#' also occurs in data, "
+                             "so comment='#' would cut fields: drop those rows after loading")
+        else:
+            lay.comment = True
+    if sep != WHITESPACE and data:
+        later = [f for r in data for f in r[1:] if f]
+        if later and sum(1 for f in later if f.startswith(" ")) >= 0.3 * len(later):
+            lay.skipinitialspace = True
+    data_start = first + (1 if lay.header_line is not None else 0)
+    if whole and n_fields > 1 and typical >= 2:
+        _find_footer(lay, lines, data_start)
+    if lay.header_line is not None:
+        _find_sections(lay, lines, first)
+    lay.group_rows = [r for r in rows[:first] if r is not None and len(r) == n_fields
+                      and 1 < sum(1 for c in r if c.strip()) < n_fields]
+    return lay
+
+
+def _is_summary(cells: list[str]) -> bool:
+    return bool(cells) and cells[0].lower().rstrip(":") in SUMMARY_LABELS
+
+
+def _find_footer(lay: Layout, lines: list[str], data_start: int) -> None:
+    """Find trailing notes (one long cell) and summary rows (Total, Mean, Max ...) after the data."""
+    sep = lay.sep
+    end = len(lines)
+    while end > data_start and not lines[end - 1].strip():
+        end -= 1
+    k = end
+    while k > data_start + 1:
+        r = _split(lines[k - 1], sep)
+        cells = [c.strip() for c in r if c.strip()]
+        note = len(cells) == 1 and (len(cells[0]) > 25 or r[0].strip() != cells[0])
+        if not cells or note or _is_summary(cells):
+            k -= 1
+            continue
+        break
+    if k < end and any(ln.strip(sep + " ") for ln in lines[k:end]):
+        shown = [" ".join(c.strip() for c in _split(ln, sep) if c.strip()) for ln in lines[k:end]]
+        lay.footer = [f for f in shown if f][:4]
+        lay.footer_lines = end - k
+        lay.data_lines = sum(1 for ln in lines[data_start:k] if ln.strip() and not _is_comment(ln))
+
+
+def _find_sections(lay: Layout, lines: list[str], first: int) -> None:
+    """Find a header line repeated further down: stacked tables, each usually under a one-cell title line."""
+    header = lines[first].strip()
+    stop = first + 1 + (lay.data_lines or len(lines))
+    repeats = [i for i in range(first + 1, min(len(lines), stop)) if lines[i].strip() == header]
+    if not repeats:
+        return
+    titles = []
+    for i in [first, *repeats]:
+        j = i - 1
+        while j >= 0 and not lines[j].strip(lay.sep + " \"\r"):
+            j -= 1
+        cells = [c.strip() for c in _split(lines[j], lay.sep) if c.strip()] if j >= 0 else []
+        if len(cells) == 1 and j != first:
+            titles.append(cells[0][:80])
+    lay.sections = titles
+    lay.repeats = [i + 1 for i in repeats]
+
+
+def read_kwargs(lay: Layout, encoding: str) -> dict[str, Any]:
+    """Return the pandas.read_csv keyword arguments that load the table correctly."""
+    kw: dict[str, Any] = {}
+    if lay.sep != ",":
+        kw["sep"] = lay.sep
+    if lay.first_line:
+        kw["skiprows"] = lay.first_line
+    if lay.header_line is None:
+        kw["header"] = None
+    if encoding not in ("utf-8",):
+        kw["encoding"] = encoding
+    if lay.comment:
+        kw["comment"] = "#"
+    if lay.skipinitialspace:
+        kw["skipinitialspace"] = True
+    if lay.data_lines is not None:
+        kw["nrows"] = lay.data_lines
+    return kw
+
+
+def hint_of(kw: dict[str, Any], func: str = "pd.read_csv") -> str:
+    """Render a pandas call with the path placeholder and keyword arguments in a stable order."""
+    order = ["sep", "skiprows", "header", "encoding", "comment", "skipinitialspace", "thousands", "na_values",
+             "nrows", "compression"]
+    parts = [PATH_PLACEHOLDER] + [f"{k}={kw[k]!r}" for k in order if k in kw]
+    return f"{func}({', '.join(parts)})"
+
+
+def _parse(text: str, kw: dict[str, Any]) -> tuple[Any, list[str]]:
+    import pandas as pd
+
+    kw = {k: v for k, v in kw.items() if k not in ("encoding", "compression")}
+    try:
+        return pd.read_csv(io.StringIO(text), **kw), []
+    except (pd.errors.ParserError, ValueError, IndexError):
+        df = pd.read_csv(io.StringIO(text), on_bad_lines="skip", engine="python", **kw)
+        return df, ["some lines have a different number of fields than the header: pass on_bad_lines='skip' "
+                    "(or engine='python') to load the rest"]
+
+
+def _distinct_text(s: Any) -> list[str]:
+    """Return up to 3,000 distinct stripped strings of a text column (checks run on these, not every cell)."""
+    if s.dtype.kind != "O":
+        return []
+    return [str(v).strip() for v in s.dropna().unique()[:3000]]
+
+
+def _na_tokens(df: Any) -> list[str]:
+    tokens: set[str] = set()
+    for name in df.columns[:200]:
+        vals = _distinct_text(df[name])
+        if not vals or sum(1 for v in vals[:20] if is_number_text(v) or _THOUSANDS.match(v)) < 0.5 * len(vals[:20]):
+            continue
+        bad = [v for v in vals if not (is_number_text(v) or _THOUSANDS.match(v))]
+        # markers like 'M', 'NA', '-', 'n/a', '*' in an otherwise numeric column: never text with digits
+        if bad and len(bad) <= 3 and len(vals) - len(bad) >= max(2, 0.8 * len(vals) - 3):
+            if all(0 < len(t) <= 12 and not any(ch.isdigit() for ch in t) for t in bad):
+                tokens |= set(bad)
+    return sorted(tokens)[:8]
+
+
+def _stride_sample(path: Path, size: int, start: int, kw: dict[str, Any], names: list[str], enc: str,
+                   chunk: int) -> list[Any]:
+    frames = []
+    step = (size - start) // (STRIDE_CHUNKS + 1)
+    ckw = {k: v for k, v in kw.items() if k not in ("skiprows", "nrows", "header")}
+    for i in range(1, STRIDE_CHUNKS + 1):
+        raw = read_at(path, start + i * step, chunk)
+        text = raw.decode(enc, errors="replace")
+        lines = text.split("\n")[1:-1]  # drop the cut first and last lines
+        if not lines:
+            continue
+        try:
+            df, _ = _parse("\n".join(lines), {**ckw, "header": None, "names": names})
+        except Exception:  # a chunk that starts inside a quoted field can be unparseable; skip it
+            continue
+        frames.append(df)
+    return frames
+
+
+def profile_delimited(path: Path | None, head: bytes, size: int, limits: Limits, ext: str,
+                      encoding: str | None = None, extra_notes: list[str] | None = None) -> Profile:
+    """Profile a delimited text file from its head (plus strided chunks and a line count when large)."""
+    import pandas as pd
+
+    whole = len(head) >= size
+    notes: list[str] = list(extra_notes or [])
+    if encoding is None:
+        encoding, enc_notes = detect_encoding(path, head, size, limits.max_bytes_full_read)
+        notes += enc_notes
+    text = decode_head(head, encoding, whole)
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    lines = [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
+    lay = find_layout(lines, ext, whole)
+    notes += lay.notes
+    kw = read_kwargs(lay, encoding)
+    df, parse_notes = _parse(text, kw)
+    notes += parse_notes
+    extra: dict[str, Any] = {}
+    thousands_cols = [c for c in df.columns[:200] if any(_THOUSANDS.match(v) for v in _distinct_text(df[c]))]
+    if thousands_cols:
+        extra["thousands"] = ","
+    na = [t for t in _na_tokens(df) if t not in {str(c).strip() for c in df.columns}]
+    if na:
+        extra["na_values"] = na
+    if extra:
+        kw.update(extra)
+        df, parse_notes = _parse(text, kw)
+    if extra.get("thousands"):
+        notes.append("numbers are written with ',' thousands separators (e.g. \"1,299\"): pass thousands=','")
+    if na:
+        notes.append(f"numeric columns use {na} for missing values: pass na_values={na!r}")
+    table = Table(n_cols=len(df.columns), header_row=lay.header_line, skip_rows=lay.first_line)
+    if lay.preamble:
+        shown = " | ".join(p[:120] for p in lay.preamble)
+        notes.append(f"{lay.first_line} line(s) before the {'header' if lay.header_line is not None else 'data'} "
+                     f"(skip them with skiprows={lay.first_line}): {shown}")
+    if lay.footer:
+        notes.append(f"the last {lay.footer_lines} line(s) are notes or summary rows, not data (nrows="
+                     f"{lay.data_lines} stops before them): " + " | ".join(f[:160] for f in lay.footer))
+    if lay.repeats:
+        notes.append(f"several stacked tables: the header line repeats at line(s) {', '.join(map(str, lay.repeats[:10]))}"
+                     + (f" under section titles {', '.join(repr(t) for t in lay.sections[:10])}" if lay.sections else "")
+                     + f"; after loading, drop the repeated header rows (where column {str(df.columns[0])!r} equals "
+                       f"{str(df.columns[0])!r}) and the title rows (only the first cell filled)")
+    for r in lay.group_rows[:2]:
+        labels = [f"{c.strip()!r} above {str(df.columns[j])!r}" for j, c in enumerate(r)
+                  if c.strip() and j < len(df.columns)]
+        notes.append("a label row above the header groups columns: " + ", ".join(labels[:12]))
+    if lay.header_line is None:
+        notes.append("no header row: columns are numbered 0..n-1 (header=None)")
+    if lay.skipinitialspace:
+        notes.append("fields start with spaces after the delimiter: pass skipinitialspace=True")
+    if any(str(c).startswith("Unnamed: ") for c in df.columns):
+        notes.append("some header cells are empty (pandas names them 'Unnamed: N')")
+    if any(str(c) != str(c).strip() for c in df.columns):
+        notes.append("some column names have leading or trailing spaces: use them exactly, or strip df.columns")
+    stats_df = df
+    sampled = False
+    if whole:
+        table.n_rows, table.n_rows_exact = len(df), True
+    else:
+        sampled = True
+        data_start = lay.first_line + (1 if lay.header_line is not None else 0)
+        head_lines = sum(1 for ln in lines[data_start:] if ln.strip())
+        start = len(head)
+        if path is not None:
+            frames = _stride_sample(path, size, start, kw, list(df.columns), encoding, limits.head_bytes // 4)
+            if frames:
+                stats_df = pd.concat([df, *frames], ignore_index=True)
+        if path is not None and size <= limits.max_bytes_full_read:
+            total = count_lines(path, size)
+            table.n_rows = max(0, total - data_start)
+            table.n_rows_exact = head_lines == len(df) and all(ln.strip() for ln in lines[data_start:])
+            notes.append(f"stats come from the first {len(df):,} rows" + (" and 4 chunks spread over the file"
+                         if stats_df is not df else "") + f"; the row count is from counting {total:,} lines")
+        else:
+            per_line = max(1.0, len(text.encode(encoding, errors="replace")) / max(1, len(lines)))
+            table.n_rows = int(size / per_line) - data_start if path is not None else None
+            table.n_rows_exact = False
+            notes.append(f"large file: stats come from the first {len(df):,} rows"
+                         + (" and chunks spread over the file" if stats_df is not df else "")
+                         + "; the row count is estimated from the average line length")
+    table.columns = column_stats(stats_df, limits)
+    table.sample_rows = sample_rows(df, limits)
+    table.read_hint = hint_of(kw)
+    if len(df.columns) > limits.max_columns:
+        notes.append(f"{len(df.columns)} columns; the first {limits.max_columns} are described")
+    title = None
+    if lay.preamble:
+        title = next((p for p in lay.preamble if p), None)
+    fmt = FORMAT_OF[lay.sep]
+    if lay.sep != "," or len(df.columns) > 1:
+        notes.insert(0, f"{DELIM_NAME[lay.sep]}-delimited text, {len(df.columns)} columns")
+    return Profile(format=fmt, size=size, encoding=encoding, title=title, tables=[table], notes=notes,
+                   read_hint=table.read_hint, sampled=sampled,
+                   headings=[p for p in lay.preamble[1:] if p][:5] + lay.sections[:10])

@@ -1,0 +1,154 @@
+"""Whitespace-aligned tables in scientific text (.dat .lst .txt ...), and two record formats: TLE and SP3."""
+
+from __future__ import annotations
+
+import io
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from index.profilers.base import Limits, Table
+from index.profilers.delimited import WHITESPACE, hint_of
+from index.profilers.stats import column_stats, sample_rows
+
+_NUMERIC_TOKEN = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eEdD][-+]?\d+)?$|^\d{1,4}[-/:]\d{1,2}([-/:]\d{1,4})*$")
+_FILL = re.compile(r"^-?9{2,}(\.9+)?$|^-?9+\.9+$")
+_TLE1 = re.compile(r"^1 [0-9A-Z]{5}[A-Z ] ")
+_TLE2 = re.compile(r"^2 [0-9A-Z]{5} ")
+MIN_RUN = 3
+
+
+@dataclass
+class Run:
+    """Consecutive lines with the same number of whitespace-separated fields, mostly numeric."""
+
+    start: int  # physical line index of the first data line
+    end: int  # one past the last
+    n_fields: int
+    header: int | None = None  # physical line of a header line just above, if any
+
+
+def _numeric_share(tokens: list[str]) -> float:
+    return sum(1 for t in tokens if _NUMERIC_TOKEN.match(t)) / max(1, len(tokens))
+
+
+def find_runs(lines: list[str]) -> list[Run]:
+    """Return runs of aligned, mostly numeric lines (longest first), each with a header line if one fits."""
+    runs: list[Run] = []
+    i, n = 0, len(lines)
+    while i < n:
+        toks = lines[i].split()
+        k = len(toks)
+        if k < 2 or lines[i].lstrip().startswith(("#", "%", "/*", "!")):
+            i += 1
+            continue
+        j = i + 1
+        while j < n and len(lines[j].split()) == k and not lines[j].lstrip().startswith("#"):
+            j += 1
+        if j - i >= MIN_RUN:
+            sample = [t for ln in lines[i : min(j, i + 50)] for t in ln.split()]
+            if _numeric_share(sample) >= 0.5:
+                run = Run(i, j, k)
+                first = lines[i].split()
+                if _numeric_share(first) < 0.5 and _numeric_share(lines[i + 1].split()) >= 0.5:
+                    run.header, run.start = i, i + 1  # the run's own first line names the columns
+                elif i > 0 and len(lines[i - 1].split()) == k and _numeric_share(lines[i - 1].split()) < 0.5:
+                    run.header = i - 1
+                runs.append(run)
+        i = max(j, i + 1)
+    runs.sort(key=lambda r: (-(r.end - r.start), r.start))
+    return runs
+
+
+def run_table(lines: list[str], run: Run, limits: Limits, to_eof: bool) -> tuple[Table, Any]:
+    """Load a run with pandas and describe it; the read hint is read_csv(sep=r'\\s+')."""
+    import pandas as pd
+
+    first = run.header if run.header is not None else run.start
+    text = "\n".join(lines[first : run.end])
+    kw: dict[str, Any] = {"sep": WHITESPACE}
+    if first:
+        kw["skiprows"] = first
+    if run.header is None:
+        kw["header"] = None
+    if not to_eof:
+        kw["nrows"] = run.end - run.start
+    df = pd.read_csv(io.StringIO(text), sep=WHITESPACE, header=0 if run.header is not None else None)
+    table = Table(n_rows=len(df), n_cols=len(df.columns), header_row=run.header, skip_rows=first,
+                  location=f"lines {run.start + 1}-{run.end}")
+    table.columns = column_stats(df, limits)
+    table.sample_rows = sample_rows(df, limits)
+    table.read_hint = hint_of(kw)
+    return table, df
+
+
+def fill_values(table: Table) -> list[str]:
+    """Return notes on columns whose maximum looks like a 9s fill value (999.9, 99999) standing for missing."""
+    found: dict[str, list[str]] = {}
+    for col in table.columns:
+        if isinstance(col.max, (int, float)) and _FILL.match(str(col.max)):
+            found.setdefault(str(col.max), []).append(col.name)
+    return [f"{v} in column(s) {', '.join(names[:12])}{' …' if len(names) > 12 else ''} looks like a fill value "
+            f"for missing data: replace it with NaN before computing" for v, names in sorted(found.items())]
+
+
+def is_tle(lines: list[str]) -> bool:
+    """Return True when the text is two-line element sets (lines starting '1 NNNNNU' then '2 NNNNN')."""
+    body = [ln for ln in lines[:40] if ln.strip()]
+    ones = sum(1 for ln in body if _TLE1.match(ln))
+    twos = sum(1 for ln in body if _TLE2.match(ln))
+    return ones >= 1 and twos >= 1 and ones + twos >= 0.6 * len(body)
+
+
+def tle_facts(lines: list[str]) -> tuple[dict[str, Any], list[str]]:
+    """Describe a TLE file: satellites, element-set count, epoch range and the fixed column layout."""
+    sats: dict[str, int] = {}
+    epochs: list[str] = []
+    for ln in lines:
+        if _TLE1.match(ln):
+            sat = ln[2:7].strip()
+            sats[sat] = sats.get(sat, 0) + 1
+            epochs.append(ln[18:32].strip())
+    structure = {"satellites": dict(sorted(sats.items())[:20]), "element_sets": sum(sats.values()),
+                 "first_epoch": epochs[0] if epochs else None, "last_epoch": epochs[-1] if epochs else None}
+    notes = [
+        "two-line element sets (TLE): each record is line 1 + line 2 (69 fixed columns), optionally after a "
+        "name line (line 0)",
+        "line 1: cols 3-7 catalog number, 10-17 international designator, 19-32 epoch (YYDDD.DDDDDDDD: 2-digit "
+        "year and fractional day of year), 34-43 mean motion 1st derivative, 54-61 B* drag term",
+        "line 2: cols 9-16 inclination (deg), 18-25 RAAN (deg), 27-33 eccentricity (implied leading '0.'), "
+        "35-42 argument of perigee (deg), 44-51 mean anomaly (deg), 53-63 mean motion (rev/day), 64-68 rev number",
+        "parse by fixed columns, e.g. [l[18:32] for l in open(path) if l.startswith('1 ')], "
+        "or with sgp4.api.Satrec.twoline2rv(line1, line2)",
+    ]
+    return structure, notes
+
+
+def is_sp3(lines: list[str]) -> bool:
+    """Return True for the SP3 orbit format ('#a'..'#d' first line, '##' second)."""
+    return len(lines) > 2 and bool(re.match(r"^#[a-dA-D]", lines[0])) and lines[1].startswith("##")
+
+
+def sp3_facts(lines: list[str]) -> tuple[dict[str, Any], list[str]]:
+    """Describe an SP3 file: version, start epoch, epoch count, satellites, record layout."""
+    first = lines[0]
+    sats = []
+    for ln in lines[2:40]:
+        if ln.startswith("+ ") and not ln.startswith("++"):
+            sats += [ln[i : i + 3] for i in range(9, 60, 3) if ln[i : i + 3].strip() not in ("", "0", "00")]
+    epochs = [ln[3:31].strip() for ln in lines if ln.startswith("* ")]
+    header_end = next((i for i, ln in enumerate(lines) if ln.startswith("* ")), None)
+    structure = {"version": first[1:2], "start_epoch": first[3:31].strip(), "epochs_declared": first[32:39].strip(),
+                 "coordinate_system": first[46:51].strip(), "satellites": sats[:20],
+                 "first_epoch_in_sample": epochs[0] if epochs else None, "header_lines": header_end}
+    notes = [
+        "SP3 precise orbit file: header lines start with '#', '+', '++', '%c', '%f', '%i', '/*'; then for each "
+        "epoch a line '*  YYYY MM DD hh mm ss.ssssssss' followed by one 'P' line per satellite and, in velocity "
+        "files ('#dV' / '#cV'), one 'V' line",
+        "P line: cols 1 'P', 2-4 satellite id, 5-18 x (km), 19-32 y (km), 33-46 z (km), 47-60 clock "
+        "(microseconds, 999999.999999 = unknown); V line: same columns, velocity in dm/s and clock rate",
+        "parse line by line: epochs from '*' lines, positions from lines starting with 'P' (float(l[4:18]) ...)",
+    ]
+    if header_end is not None:
+        notes.append(f"the header has {header_end} lines; data records start at line {header_end + 1}")
+    return structure, notes

@@ -1,0 +1,81 @@
+"""Parquet from its metadata (schema, rows, row groups, column statistics) plus a small first-batch sample."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from index.profilers.base import Limits, Profile, ProfileError, Table
+from index.profilers.stats import column_stats, jsonable, sample_rows
+
+MAX_ROW_GROUPS_STATS = 200  # row groups whose statistics are merged into min/max/nulls
+SAMPLE_ROWS = 2000
+
+
+def _merge_stats(md: Any, j: int) -> tuple[Any, Any, int | None]:
+    lo = hi = None
+    nulls: int | None = 0
+    for g in range(min(md.num_row_groups, MAX_ROW_GROUPS_STATS)):
+        st = md.row_group(g).column(j).statistics
+        if st is None:
+            return None, None, None
+        if st.has_null_count and nulls is not None:
+            nulls += st.null_count
+        else:
+            nulls = None
+        if st.has_min_max:
+            try:
+                lo = st.min if lo is None or st.min < lo else lo
+                hi = st.max if hi is None or st.max > hi else hi
+            except TypeError:
+                pass
+    if md.num_row_groups > MAX_ROW_GROUPS_STATS:
+        return lo, hi, None
+    return lo, hi, nulls
+
+
+def profile_parquet(path: Path, size: int, limits: Limits) -> Profile:
+    """Profile a parquet file without reading it whole."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        pf = pq.ParquetFile(path)
+        md = pf.metadata
+        schema = pf.schema_arrow
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        raise ProfileError(f"unreadable parquet file: {exc}"[:300]) from exc
+    names = schema.names
+    prof = Profile(format="parquet", size=size, read_hint="pd.read_parquet({path})")
+    table = Table(n_rows=md.num_rows, n_cols=len(names), read_hint=prof.read_hint)
+    cols = names[: limits.max_columns]
+    try:
+        batch = next(pf.iter_batches(batch_size=SAMPLE_ROWS, columns=cols), None)
+        df = batch.to_pandas() if batch is not None else schema.empty_table().select(cols).to_pandas()
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        raise ProfileError(f"parquet data cannot be decoded: {exc}"[:300]) from exc
+    table.columns = column_stats(df, limits)
+    leaf = {md.schema.column(j).path: j for j in range(md.num_columns)}
+    for col in table.columns:
+        col.dtype = f"{col.dtype} ({schema.field(col.name).type})" if col.name in names else col.dtype
+        j = leaf.get(col.name)
+        if j is None:
+            continue
+        lo, hi, nulls = _merge_stats(md, j)
+        if lo is not None:
+            col.min, col.max = jsonable(lo), jsonable(hi)
+        if nulls is not None:
+            col.nulls, col.non_null = nulls, md.num_rows - nulls
+    table.sample_rows = sample_rows(df, limits)
+    prof.tables.append(table)
+    prof.structure = {"row_groups": md.num_row_groups, "created_by": md.created_by,
+                      "schema": {n: str(schema.field(n).type) for n in names[:200]}}
+    prof.notes.append(f"{md.num_rows:,} rows in {md.num_row_groups} row group(s); min/max/nulls from the file's "
+                      f"metadata, examples and top values from the first {len(df):,} rows")
+    if schema.metadata and b"pandas" in schema.metadata:
+        prof.notes.append("written by pandas (index and dtypes restore with pd.read_parquet)")
+    if md.num_rows > len(df):
+        prof.sampled = True
+    if len(names) > limits.max_columns:
+        prof.notes.append(f"{len(names)} columns; the first {limits.max_columns} are described")
+    return prof

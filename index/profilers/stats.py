@@ -1,0 +1,236 @@
+"""Per-column facts from a sampled pandas DataFrame: kind, nulls, examples, ranges, top values, units."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import re
+import warnings
+from typing import Any
+
+from index.profilers.base import Column, Limits
+
+MAX_TEXT = 60  # characters kept of one example value
+TOP_MAX_UNIQUE = 50  # a text column with at most this many distinct values gets top values
+_UNIT_IN_NAME = re.compile(r"[\(\[]\s*([^()\[\]]{1,24}?)\s*[\)\]]\s*$")
+_UNIT_SUFFIX = re.compile(
+    r"(?:^|[_\s])(nT|km|m|cm|mm|um|nm|K|degC|degF|deg|kg|g|mg|ppm|ppb|hPa|Pa|mph|kph|kt|knots|s|ms|Hz|kHz|MHz|"
+    r"GHz|keV|MeV|eV|cm3|m3|m2|km2|kW|MW|GW|kWh|MWh|V|mV|W|pct|percent|usd|USD|eur|EUR|mm_hr|in|inches|ft|"
+    r"acres|ha|days|hours|hrs|mins|yrs|years)$"
+)
+_NUMBER = re.compile(r"^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$")
+_THOUSANDS = re.compile(r"^\s*[-+]?\d{1,3}(,\d{3})+(\.\d+)?\s*$")
+_MONEY_PCT = re.compile(r"^\s*[-+]?[$€£]?\s*[-+]?[\d,]*\.?\d+\s*(%|[kKmMbB]n?)?\s*$")
+_DATE_HINT = re.compile(
+    r"^\s*(\d{4}[-/.]\d{1,2}([-/.]\d{1,2})?([ T]\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?)?(Z|[+-]\d{2}:?\d{2})?|"
+    r"\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4}( \d{1,2}:\d{2}(:\d{2})?( ?[AaPp][Mm])?)?|"
+    r"[A-Za-z]{3,9}\.? \d{1,2},? \d{4}|\d{1,2} [A-Za-z]{3,9}\.? \d{4})\s*$"
+)
+
+
+def jsonable(value: Any) -> Any:
+    """Return a JSON-ready, short, deterministic form of one cell value."""
+    if value is None:
+        return None
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
+        try:
+            value = value.item()
+        except (ValueError, AttributeError):
+            value = str(value)
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, float):
+        if math.isnan(value):
+            return None
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        return value
+    if isinstance(value, int):
+        return value
+    if isinstance(value, (dt.datetime, dt.date, dt.time)):
+        return _iso(value)
+    if type(value).__name__ in ("Timestamp", "NaTType"):
+        return None if str(value) == "NaT" else _iso(value.to_pydatetime())
+    if isinstance(value, bytes):
+        value = value[:MAX_TEXT].decode("utf-8", "replace")
+    text = str(value)
+    return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 1] + "…"
+
+
+def _iso(value: Any) -> str:
+    if isinstance(value, dt.datetime) and value.time() == dt.time(0) and value.tzinfo is None:
+        return value.date().isoformat()
+    return value.isoformat()
+
+
+def unit_of(name: str) -> str | None:
+    """Return the unit written in a column name, e.g. 'Altitude (km)' -> 'km', 'Scalar_B_nT' -> 'nT'."""
+    name = str(name).strip()
+    match = _UNIT_IN_NAME.search(name)
+    if match and not match.group(1).strip().isdigit():
+        unit = match.group(1).strip()
+        # '(km)', '(kg/m^3)', '(W m-2)' are units; '(see note)', '(as of July 1)' are not
+        if " " not in unit or all(len(w) <= 4 and not w.isalpha() or len(w) <= 2 for w in unit.split()):
+            return unit
+    match = _UNIT_SUFFIX.search(name)
+    return match.group(1) if match and len(name) > len(match.group(1)) + 1 else None
+
+
+def is_number_text(text: str) -> bool:
+    """Return True for text pandas would read as a number."""
+    return bool(_NUMBER.match(text))
+
+
+def text_kind(values: list[str]) -> str | None:
+    """Name what a text column really holds: 'date', 'number with thousands separators', 'money or percent'."""
+    vals = [v for v in values if v and v.strip()]
+    if not vals:
+        return None
+    n = len(vals)
+    if sum(1 for v in vals if _DATE_HINT.match(v)) >= 0.9 * n:
+        return "date"
+    if sum(1 for v in vals if _THOUSANDS.match(v) or _NUMBER.match(v)) >= 0.9 * n and any(
+        _THOUSANDS.match(v) for v in vals
+    ):
+        return "thousands"
+    if sum(1 for v in vals if _MONEY_PCT.match(v)) >= 0.9 * n and any(("%" in v or "$" in v) for v in vals):
+        return "money/percent"
+    return None
+
+
+def _first_distinct(values: list[Any], k: int) -> list[Any]:
+    seen: list[Any] = []
+    keys: set[str] = set()
+    for v in values:
+        key = repr(v)
+        if key not in keys:
+            keys.add(key)
+            seen.append(v)
+            if len(seen) >= k:
+                break
+    return seen
+
+
+def _round(x: float) -> float:
+    return float(f"{x:.6g}")
+
+
+def column_stats(df: Any, limits: Limits) -> list[Column]:
+    """Describe the first limits.max_columns columns of a DataFrame (a sample or the whole table)."""
+    cols: list[Column] = []
+    for j, (name, s) in enumerate(df.items()):
+        if j >= limits.max_columns:
+            break
+        cols.append(_one_column(s, str(name), limits))
+    return cols
+
+
+def sample_rows(df: Any, limits: Limits) -> list[list[Any]]:
+    """Return the first rows of a DataFrame as JSON-ready lists (first max_columns columns)."""
+    head = df.iloc[: limits.sample_rows, : limits.max_columns]
+    return [[jsonable(v) for v in row] for row in head.to_numpy(dtype=object).tolist()]
+
+
+def _one_column(s: Any, name: str, limits: Limits) -> Column:
+    import numpy as np
+
+    n = len(s)
+    kind = s.dtype.kind
+    col = Column(name=name, dtype="empty", unit=unit_of(name))
+    if kind in "iub":
+        arr = s.to_numpy()
+        col.nulls, col.non_null = 0, n
+        if n:
+            col.dtype = "bool" if kind == "b" else "int"
+            col.unique = int(len(np.unique(arr)))
+            col.examples = [jsonable(v) for v in _first_distinct(arr[:200].tolist(), limits.max_examples)]
+            if kind != "b":
+                col.min, col.max = jsonable(arr.min()), jsonable(arr.max())
+                col.mean = _round(float(arr.mean()))
+        return col
+    if kind == "f":
+        arr = s.to_numpy(dtype="float64")
+        mask = ~np.isnan(arr)
+        vals = arr[mask]
+        col.non_null, col.nulls = int(mask.sum()), int(n - mask.sum())
+        if vals.size:
+            col.dtype = "float"
+            if col.nulls and np.all(np.mod(vals, 1) == 0) and np.abs(vals).max() < 2**53:
+                col.dtype = "float (whole numbers; float because of missing values)"
+            col.unique = int(len(np.unique(vals)))
+            col.examples = [jsonable(v) for v in _first_distinct(vals[:200].tolist(), limits.max_examples)]
+            finite = vals[np.isfinite(vals)]
+            if finite.size:
+                col.min, col.max = jsonable(finite.min()), jsonable(finite.max())
+                col.mean = _round(float(finite.mean()))
+        return col
+    non_null = s.dropna()
+    col.non_null, col.nulls = len(non_null), n - len(non_null)
+    if non_null.empty:
+        return col
+    try:
+        col.unique = int(non_null.nunique())
+    except TypeError:  # unhashable cells (lists from json)
+        non_null = non_null.astype(str)
+        col.unique = int(non_null.nunique())
+    col.examples = [jsonable(v) for v in _first_distinct(non_null.iloc[:200].tolist(), limits.max_examples)]
+    if kind == "M":
+        col.dtype = "datetime"
+        col.min, col.max = jsonable(non_null.min()), jsonable(non_null.max())
+        return col
+    if kind == "m":
+        col.dtype = "timedelta"
+        return col
+    col.dtype = _object_dtype(non_null)
+    if col.dtype.startswith("text"):
+        _text_facts(col, non_null)
+    return col
+
+
+def _text_facts(col: Column, non_null: Any) -> None:
+    import pandas as pd
+
+    strings = non_null.astype(str)
+    sk = text_kind(strings.iloc[:500].tolist())
+    if sk == "date":
+        parsed = parse_dates(strings)
+        if parsed.notna().sum() >= 0.9 * len(strings):
+            col.dtype = "text (dates)"
+            col.min, col.max = jsonable(parsed.min()), jsonable(parsed.max())
+    elif sk == "thousands":
+        col.dtype = "text (numbers with ',' thousands separators)"
+        nums = pd.to_numeric(strings.str.replace(",", "", regex=False), errors="coerce").dropna()
+        if not nums.empty:
+            col.min, col.max = jsonable(nums.min()), jsonable(nums.max())
+    elif sk == "money/percent":
+        col.dtype = "text (money or percent)"
+    if col.unique is not None and col.unique <= TOP_MAX_UNIQUE and col.unique < len(non_null):
+        counts = strings.value_counts()
+        pairs = sorted(counts.items(), key=lambda kv: (-kv[1], str(kv[0])))[:5]
+        col.top_values = [[jsonable(k), int(v)] for k, v in pairs]
+
+
+def parse_dates(strings: Any) -> Any:
+    """Parse date strings fast with the format guessed from the first value; else a small mixed-format sample."""
+    import pandas as pd
+    from pandas.tseries.api import guess_datetime_format
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fmt = guess_datetime_format(str(strings.iloc[0]))
+        if fmt:
+            parsed = pd.to_datetime(strings, format=fmt, errors="coerce")
+            if parsed.notna().sum() >= 0.9 * len(strings):
+                return parsed
+        return pd.to_datetime(strings.iloc[:300], errors="coerce", format="mixed")
+
+
+def _object_dtype(values: Any) -> str:
+    types = {type(v).__name__ for v in values.iloc[:500].tolist()}
+    if types <= {"str"}:
+        return "text"
+    if types <= {"int", "float"}:
+        return "float"
+    if types <= {"datetime", "Timestamp", "date"}:
+        return "datetime"
+    return "mixed (" + ", ".join(sorted(types)) + ")"

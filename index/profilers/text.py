@@ -1,0 +1,204 @@
+"""Plain text, code, markdown and scientific text: title, headings, tables inside, a printable sample."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from index.profilers.base import Limits, Profile, Table
+from index.profilers.fixedwidth import fill_values, find_runs, is_sp3, is_tle, run_table, sp3_facts, tle_facts
+from index.profilers.stats import column_stats, sample_rows
+from index.profilers.textio import count_lines, decode_head, detect_encoding, printable
+
+SAMPLE_CHARS = 1500
+CODE_EXT = {".py": "Python", ".r": "R", ".sql": "SQL", ".sh": "shell", ".js": "JavaScript", ".ipynb": "Jupyter",
+            ".m": "MATLAB", ".jl": "Julia", ".java": "Java", ".c": "C", ".cpp": "C++", ".go": "Go", ".rs": "Rust"}
+_MD_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
+_MD_SEP = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
+
+
+def _lines_of(path: Path, head: bytes, size: int, limits: Limits) -> tuple[str, list[str], str, list[str]]:
+    encoding, notes = detect_encoding(path, head, size, limits.max_bytes_full_read)
+    text = decode_head(head, encoding, len(head) >= size)
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    lines = [ln.rstrip("\r") for ln in text.split("\n")]
+    if lines and lines[-1] == "" and text.endswith("\n"):
+        lines.pop()
+    return text, lines, encoding, notes
+
+
+def _heading_like(lines: list[str], i: int) -> bool:
+    s = lines[i].strip()
+    if not (3 <= len(s) <= 70) or sum(ch.isalpha() for ch in s) < 3 or s.endswith((",", ";")):
+        return False
+    if s[0] in "#%/*+-" or s.count(" ") > 9:
+        return False
+    before_blank = i == 0 or not lines[i - 1].strip()
+    after_blank = i + 1 >= len(lines) or not lines[i + 1].strip()
+    return (before_blank and (after_blank or s.isupper() or s.endswith(":"))) or s.isupper()
+
+
+def text_title_headings(lines: list[str]) -> tuple[str | None, list[str]]:
+    """Return a title (first meaningful line) and heading-like lines of plain text."""
+    title = None
+    for ln in lines[:20]:
+        s = ln.strip().lstrip("#:").strip()
+        if s and sum(ch.isalpha() for ch in s) >= 3:
+            title = s[:120]
+            break
+    heads = []
+    for i in range(min(len(lines), 2000)):
+        if _heading_like(lines, i):
+            h = lines[i].strip()
+            if h[:120] != title and h not in heads:
+                heads.append(h[:120])
+        if len(heads) >= 15:
+            break
+    return title, heads
+
+
+def profile_text(path: Path, head: bytes, size: int, limits: Limits, ext: str) -> Profile:
+    """Profile text: TLE/SP3 records, an aligned numeric table, code, or prose."""
+    text, lines, encoding, notes = _lines_of(path, head, size, limits)
+    whole = len(head) >= size
+    n_lines = len(lines) if whole else (count_lines(path, size) if size <= limits.max_bytes_full_read else None)
+    prof = Profile(format="text", size=size, encoding=encoding, notes=notes,
+                   text_sample=printable(text, SAMPLE_CHARS))
+    if n_lines is not None:
+        prof.notes.append(f"{n_lines:,} lines")
+    if is_tle(lines):
+        prof.format = "tle"
+        prof.structure, extra = tle_facts(lines)
+        prof.notes += extra
+        prof.title = "two-line element sets for satellite(s) " + ", ".join(prof.structure["satellites"])
+        prof.read_hint = "open({path}).read().splitlines()"
+        return prof
+    if is_sp3(lines):
+        prof.format = "sp3"
+        prof.structure, extra = sp3_facts(lines)
+        prof.notes += extra
+        prof.title = "SP3 orbit positions" + (" and velocities" if lines[0][2:3] == "V" else "")
+        prof.read_hint = "open({path}).read().splitlines()"
+        return prof
+    if ext in CODE_EXT:
+        prof.format = "code"
+        prof.notes.insert(0, f"{CODE_EXT[ext]} source code, not data")
+        prof.title = next((ln.strip("#/\"' ") for ln in lines[:10] if ln.strip("#/\"' ")), None)
+        prof.read_hint = "open({path}).read()"
+        return prof
+    prof.title, prof.headings = text_title_headings(lines)
+    runs = find_runs(lines)
+    nonblank = sum(1 for ln in lines if ln.strip())
+    for run in runs[:3]:
+        to_eof = run.end == len(lines) and all(not ln.strip() for ln in lines[run.end :])
+        try:
+            table, _df = run_table(lines, run, limits, to_eof)
+        except Exception:  # an odd run pandas cannot read is skipped; the text profile still stands
+            continue
+        if to_eof and not whole:
+            table.n_rows = (n_lines - run.start) if n_lines is not None else None
+            table.n_rows_exact = n_lines is not None
+        prof.tables.append(table)
+        prof.notes += fill_values(table)
+    if prof.tables and (prof.tables[0].n_rows or 0) >= 0.5 * max(1, nonblank if whole else len(lines)):
+        prof.format = "fixed-width"
+        main = prof.tables[0]
+        prof.read_hint = main.read_hint
+        prof.notes.insert(0, f"whitespace-aligned table of {main.n_cols} columns starting at line "
+                             f"{main.skip_rows + 1}" + (f" after {main.skip_rows} header/comment lines"
+                                                        if main.skip_rows else "")
+                          + ("; no header line: columns are numbered (header=None)" if main.header_row is None
+                             else ""))
+        if len(main.columns) and all(c.dtype in ("int", "float") for c in main.columns[:3]):
+            prof.text_sample = printable("\n".join(lines[: main.skip_rows + 5]), SAMPLE_CHARS)
+    else:
+        if prof.tables:
+            prof.notes.append(f"{len(prof.tables)} small aligned table(s) inside the text")
+        if 0 < nonblank <= 200 and whole and all(len(ln.strip()) <= 60 for ln in lines if ln.strip()):
+            prof.notes.append(f"a list of {nonblank} short lines (one item per line)")
+            prof.structure = {"items": [ln.strip() for ln in lines if ln.strip()][:50]}
+        prof.read_hint = f"open({{path}}, encoding={encoding!r}).read()"
+    return prof
+
+
+def md_tables(lines: list[str], limits: Limits) -> list[Table]:
+    """Return the pipe tables of a markdown text, each with a read hint that loads it."""
+    import pandas as pd
+
+    tables = []
+    i = 0
+    while i + 1 < len(lines):
+        if "|" in lines[i] and _MD_SEP.match(lines[i + 1]) and "-" in lines[i + 1]:
+            h = i
+            j = i + 2
+            while j < len(lines) and "|" in lines[j] and lines[j].strip():
+                j += 1
+            rows = [_md_cells(ln) for ln in lines[h + 2 : j]]
+            names = _md_cells(lines[h])
+            width = len(names)
+            rows = [(r + [""] * width)[:width] for r in rows]
+            df = pd.DataFrame(rows, columns=names)
+            df = _numeric(df)
+            edge = lines[h].strip()
+            lead, trail = edge.startswith("|"), edge.endswith("|")
+            cols = f".iloc[:, {1 if lead else 0}:{-1 if trail else ''}]" if lead or trail else ""
+            hint = (f"pd.read_csv({{path}}, sep=r'\\s*\\|\\s*', engine='python', skiprows=[*range({h}), {h + 1}], "
+                    f"nrows={len(rows)}){cols}")
+            t = Table(name=None, n_rows=len(rows), n_cols=width, header_row=h, skip_rows=h,
+                      location=f"lines {h + 1}-{j}", read_hint=hint)
+            t.columns = column_stats(df, limits)
+            t.sample_rows = sample_rows(df, limits)
+            tables.append(t)
+            i = j
+        else:
+            i += 1
+    return tables
+
+
+def _md_cells(line: str) -> list[str]:
+    s = line.strip()
+    if s.startswith("|"):
+        s = s[1:]
+    if s.endswith("|"):
+        s = s[:-1]
+    return [c.strip() for c in s.split("|")]
+
+
+def _numeric(df: Any) -> Any:
+    import pandas as pd
+
+    out = df.copy()
+    for c in out.columns:
+        conv = pd.to_numeric(out[c], errors="coerce")
+        if conv.notna().sum() == (out[c].astype(str).str.strip() != "").sum():
+            out[c] = conv
+    return out
+
+
+def profile_markdown(path: Path, head: bytes, size: int, limits: Limits) -> Profile:
+    """Profile markdown: title, headings, pipe tables with read hints, a text sample."""
+    text, lines, encoding, notes = _lines_of(path, head, size, limits)
+    prof = Profile(format="markdown", size=size, encoding=encoding, notes=notes,
+                   text_sample=printable(text, SAMPLE_CHARS), read_hint="open({path}).read()")
+    in_code = False
+    for ln in lines:
+        if ln.lstrip().startswith("```"):
+            in_code = not in_code
+            continue
+        m = None if in_code else _MD_HEADING.match(ln)
+        if m:
+            if prof.title is None and len(m.group(1)) == 1:
+                prof.title = m.group(2)[:120]
+            elif len(prof.headings) < 30:
+                prof.headings.append(m.group(2)[:120])
+    if prof.title is None:
+        prof.title, _ = text_title_headings(lines)
+    prof.tables = md_tables(lines, limits)[:20]
+    if prof.tables:
+        prof.notes.append(f"{len(prof.tables)} pipe table(s) in the text")
+    if len(head) < size:
+        prof.sampled = True
+        prof.notes.append(f"only the first {len(head):,} bytes were read")
+    return prof
