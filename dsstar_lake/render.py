@@ -107,13 +107,15 @@ def print_show(console: Console, result: dict[str, Any]) -> None:
 
 
 def print_hits(console: Console, hits: list[Any], timing: Any = None) -> None:
-    """Print search results as a table."""
-    table = Table("#", "entry", "format", "score", "dense", "text", "card")
+    """Print search results as a table: the entry (with its card's first line beneath) and its score parts."""
+    table = Table("#", "entry", "format", "score", "dense", "text")
+    table.columns[1].overflow = "fold"
     for i, hit in enumerate(hits, start=1):
-        name = hit.path + (f"  [dim]({hit.member_count} files)[/dim]" if hit.kind == "family" else "")
+        name = escape(hit.path) + (f"  ({hit.member_count} files)" if hit.kind == "family" else "")
+        name += f"\n[dim]{escape(hit.card_line[:100])}[/dim]"
         table.add_row(str(i), name, hit.format or "", f"{hit.score:.4f}",
                       "" if hit.dense is None else f"{hit.dense:.3f}",
-                      "" if hit.fulltext is None else f"{hit.fulltext:.2f}", escape(hit.card_line[:80]))
+                      "" if hit.fulltext is None else f"{hit.fulltext:.2f}")
     console.print(table)
     if timing is not None:
         console.print(f"[dim]search {timing.total_ms:.1f} ms (embed {timing.embed_ms:.1f}, dense "

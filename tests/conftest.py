@@ -1,0 +1,62 @@
+"""Shared fixtures: isolated user config, small generated lakes, and an indexed copy of data_samples."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+SAMPLES = REPO / "data_samples"
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
+@pytest.fixture(autouse=True)
+def _isolated_user_config(tmp_path_factory, monkeypatch):
+    """Keep the developer's ~/.config/dslake and DSLAKE_* variables out of every test."""
+    config_home = tmp_path_factory.mktemp("config-home")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(config_home))
+    monkeypatch.setattr("dsstar_lake.settings.USER_CONFIG_PATH", config_home / "dslake" / "config.toml")
+    monkeypatch.setattr("dsstar_lake.lake.USER_CONFIG_PATH", config_home / "dslake" / "config.toml")
+    for name in list(os.environ):
+        if name.startswith("DSLAKE_"):
+            monkeypatch.delenv(name)
+
+
+def write_table_lake(root: Path, n_daily: int = 5) -> Path:
+    """Make a small lake: a few one-off tables, a note, and a family of daily files."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "sales.csv").write_text(
+        "region,product,units,price\nnorth,widget,10,2.5\nsouth,widget,4,2.5\nnorth,gadget,7,9.0\n")
+    (root / "ozone_by_county.csv").write_text("county,year,unhealthy_days\nKings,2024,12\nQueens,2024,8\n")
+    (root / "notes.md").write_text("# Field notes\n\nStation maintenance log for the river sensors.\n")
+    daily = root / "sensors" / "daily"
+    daily.mkdir(parents=True, exist_ok=True)
+    for day in range(1, n_daily + 1):
+        (daily / f"readings_2024-01-{day:02d}.csv").write_text(
+            "timestamp,sensor_id,temperature_c\n" + "".join(
+                f"2024-01-{day:02d}T{h:02d}:00,s{h % 3},{10 + h * 0.5 + day}\n" for h in range(6)))
+    return root
+
+
+@pytest.fixture
+def table_lake(tmp_path) -> Path:
+    """A fresh small lake in tmp_path."""
+    return write_table_lake(tmp_path / "lake")
+
+
+@pytest.fixture(scope="session")
+def samples_lake(tmp_path_factory) -> Path:
+    """A copy of data_samples/, indexed once per session (tests must not write into the repo)."""
+    from dsstar_lake.lake import Lake
+
+    root = tmp_path_factory.mktemp("samples") / "lake"
+    shutil.copytree(SAMPLES, root, ignore=shutil.ignore_patterns(".dslake"))
+    lake = Lake.open(root)
+    lake.index()
+    lake.close()
+    return root
