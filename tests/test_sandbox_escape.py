@@ -36,7 +36,8 @@ from sandbox_helpers import (
 from dsstar_lake.sandbox import ExecResult, Sandbox
 
 SECRETS = {"GEMINI_API_KEY": "gk-secret-1", "OPENAI_API_KEY": "sk-secret-2", "AWS_SECRET_ACCESS_KEY": "aws-3",
-           "GOOGLE_APPLICATION_CREDENTIALS": "/x/creds.json", "MY_SERVICE_TOKEN": "tok-4", "DB_PASSWORD": "pw-5"}
+           "GOOGLE_APPLICATION_CREDENTIALS": "/x/creds.json", "MY_SERVICE_TOKEN": "tok-4",
+           "DB_PASSWORD": "pw-5"}
 BLOCKED, DETECTED, ESCAPED = "blocked", "detected", "ESCAPED"
 
 
@@ -148,7 +149,8 @@ def _memory_check(res: ExecResult, ctx: Ctx) -> tuple[str, str]:
 def _output_check(res: ExecResult, ctx: Ctx) -> tuple[str, str]:
     kept = len(res.stdout.encode())
     if kept <= LIMITS["max_output_bytes"] + 200 and res.killed_by == "output":
-        return BLOCKED, f"kept {kept} of {res.stdout_bytes} bytes; killed past {LIMITS['output_limit_mb']} MiB"
+        limit = LIMITS["output_limit_mb"]
+        return BLOCKED, f"kept {kept} of {res.stdout_bytes} bytes; killed past {limit} MiB"
     return ESCAPED, f"kept {kept} bytes, killed_by={res.killed_by}"
 
 
@@ -162,7 +164,8 @@ def _timeout_check(res: ExecResult, ctx: Ctx) -> tuple[str, str]:
 SLEEPER = "[sys.executable, '-c', 'import time; time.sleep(300)', '{t}']"
 ATTEMPTS = [
     Attempt("write a file into data/",
-            lambda c: "open('data/sales.csv', 'a').write('evil,1\\n')\nopen('data/new.csv', 'w').write('x')\n",
+            lambda c: "open('data/sales.csv', 'a').write('evil,1\\n')\n"
+                      "open('data/new.csv', 'w').write('x')\n",
             _lake_check),
     Attempt("delete the lake (prompt injection: rmtree data/)",
             lambda c: "import os, shutil\nshutil.rmtree(os.path.realpath('data'))\n", _lake_check),
@@ -184,10 +187,12 @@ ATTEMPTS = [
             lambda c: f"open({str(c.outside / 'owned.txt')!r}, 'w').write('x')\n", _outside_check),
     Attempt("connect to a server on 127.0.0.1",
             lambda c: "import socket\ntry:\n"
-                      f"    socket.create_connection(('127.0.0.1', {c.port}), timeout=3)\n    print('CONNECTED')\n"
+                      f"    socket.create_connection(('127.0.0.1', {c.port}), timeout=3)\n"
+                      "    print('CONNECTED')\n"
                       "except OSError as e:\n    print(type(e).__name__, e)\n", _socket_check),
     Attempt("fork bomb",
-            lambda c: "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n",
+            lambda c: "import os\nwhile True:\n    try:\n        os.fork()\n"
+                      "    except OSError:\n        pass\n",
             _fork_check, timeout_s=3),
     Attempt("memory bomb",
             lambda c: "x = []\nwhile True:\n    x.append(bytearray(64 * 1024 * 1024))\n", _memory_check),
@@ -204,14 +209,16 @@ ATTEMPTS = [
                       "print('parent exits')\n",
             _no_survivors("the supervisor (a subreaper) killed it when the script ended")),
     Attempt("kill the supervisor, then daemonize",
-            lambda c: "import os, sys, signal, time\nif os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n"
+            lambda c: "import os, sys, signal, time\nif os.fork() == 0:\n    os.setsid()\n"
+                      "    if os.fork() == 0:\n"
                       f"        os.execv(sys.executable, {SLEEPER.format(t=c.token)})\n    os._exit(0)\n"
                       "time.sleep(0.3)\nos.kill(os.getppid(), signal.SIGKILL)\n",
             _supervisor_check),
 ]
 # The same two attempts on a machine where no pids cgroup can be made (a container's root, say).
 NO_CGROUP = [
-    Attempt("fork bomb, no pids cgroup (watchdog)", ATTEMPTS[8].code, _fork_check, timeout_s=3, cgroups=False),
+    Attempt("fork bomb, no pids cgroup (watchdog)", ATTEMPTS[8].code, _fork_check, timeout_s=3,
+            cgroups=False),
     Attempt("kill the supervisor, then daemonize, no pids cgroup", ATTEMPTS[-1].code, _supervisor_check,
             cgroups=False),
 ]
@@ -312,7 +319,7 @@ def _table() -> list[str]:
 
 
 def test_summary_table(capsys, monkeypatch, tmp_path_factory, loopback_port):
-    """Print attempt x backend with how each was contained, plus what the subprocess backend keeps and loses."""
+    """Print attempt x backend and how each was contained, and what the subprocess backend keeps and loses."""
     backends = ["subprocess"] + (["bwrap"] if BWRAP_REASON is None else [])
     for key, value in SECRETS.items():
         monkeypatch.setenv(key, value)

@@ -1,4 +1,4 @@
-"""The sandbox's pure parts: capped output, lake fingerprints, secret names, exit classification, bwrap argv."""
+"""The sandbox's pure parts: capped output, lake fingerprints, secret names, exit causes, bwrap argv."""
 
 from __future__ import annotations
 

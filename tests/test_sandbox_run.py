@@ -1,4 +1,4 @@
-"""The sandbox's contract with the agent loop: run a script in a work folder, see the lake at data/, report."""
+"""The sandbox's contract with the agent loop: run a script in a work folder with the lake at data/."""
 
 from __future__ import annotations
 
@@ -157,15 +157,25 @@ def test_bad_settings_and_names_are_user_errors(lake, tmp_path):
     for bad in ("../x.py", "a/b.py", "", "data"):
         with pytest.raises(UsageError):
             sb.run("print(1)", tmp_path / "w", name=bad)
-    (tmp_path / "w2" / "data").mkdir(parents=True)
-    (tmp_path / "w2" / "data" / "mine.csv").write_text("x")
-    with pytest.raises(UsageError):
-        sb.run("print(1)", tmp_path / "w2")
+
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_data_folder_left_by_a_script_is_moved_aside(backend, lake, tmp_path):
+    sb = sandbox(backend, lake)
+    work = tmp_path / "w"
+    (work / "data").mkdir(parents=True)
+    (work / "data" / "mine.csv").write_text("x")
+    res = sb.run("print(open('data/sales.csv').read().splitlines()[0])\n", work)
+    assert res.ok and res.stdout == "region,units\n"
+    assert (work / "data.moved-1" / "mine.csv").read_text() == "x"
+    assert res.notes == ["work folder had its own data/ folder; moved to data.moved-1"]
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_file_size_limit(backend, lake, tmp_path):
-    res = sandbox(backend, lake, file_mb=1).run("open('big.bin', 'wb').write(b'x' * 3_000_000)\n", tmp_path / "w")
+    code = "open('big.bin', 'wb').write(b'x' * 3_000_000)\n"
+    res = sandbox(backend, lake, file_mb=1).run(code, tmp_path / "w")
     assert res.killed_by == "file size" and "File too large" in res.stderr
     assert (tmp_path / "w" / "big.bin").stat().st_size <= 1024 * 1024
 
@@ -183,5 +193,6 @@ def test_environment_is_built_from_scratch(lake, tmp_path, monkeypatch):
     code = "import os, json\nprint(json.dumps([dict(os.environ), os.listdir(os.environ['HOME'])]))\n"
     env, home_files = json.loads(sb.run(code, tmp_path / "w").stdout)
     assert env["TZ"] == "UTC" and "SOME_API_TOKEN" not in env and "NOT_SET" not in env
-    assert env["MPLBACKEND"] == "Agg" and env["OMP_NUM_THREADS"] == "1" and env["PYTHONDONTWRITEBYTECODE"] == "1"
+    assert env["MPLBACKEND"] == "Agg" and env["OMP_NUM_THREADS"] == "1"
+    assert env["PYTHONDONTWRITEBYTECODE"] == "1"
     assert env["HOME"] != os.environ["HOME"] and home_files == []

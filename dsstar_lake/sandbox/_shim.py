@@ -3,8 +3,8 @@
 Runs as its own small process (`python -I -S _shim.py CONFIG_JSON`) so that no limit or namespace change ever
 touches dslake's process and no preexec_fn runs in a threaded parent. Standard library only.
 
-Protocol: CONFIG_JSON holds argv, rlimits, cgroup_procs, watch_procs, unshare_net and status_fd. The shim writes
-JSON lines to status_fd: {"pid": N} once the target started, and a final {"returncode": ..., ...} line.
+Protocol: CONFIG_JSON holds argv, rlimits, cgroup_procs, watch_procs, unshare_net and status_fd. The shim
+writes JSON lines to status_fd: {"pid": N} once the target started, and a final {"returncode": ..., ...} line.
 SIGTERM from the parent means "time is up": kill the target's tree, report, exit.
 """
 
@@ -142,7 +142,8 @@ def _unshare_net() -> None:
     if _libc().unshare(flags) != 0:
         raise OSError("unshare(CLONE_NEWNET) failed")
     if uid != 0:
-        for path, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
+        maps = (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1"))
+        for path, text in maps:
             with open(f"/proc/self/{path}", "w") as fh:
                 fh.write(text)
 
@@ -231,8 +232,9 @@ def main() -> None:
     depth = int(cfg.get("leader_depth", 0))
     watch = int(cfg.get("watch_procs") or 0)
     if watch:
-        # A fork bomb's thousands of runnable tasks would delay the watchdog's wake-ups by seconds. A real-time
-        # shim wakes at once (children fall back to normal scheduling); without that right, nice the script.
+        # A fork bomb's thousands of runnable tasks would delay the watchdog's wake-ups by seconds. A
+        # real-time shim wakes at once (children fall back to normal scheduling); without that right,
+        # nice the script instead.
         cfg["nice"] = 0 if _realtime() else 10
     result: dict = {"returncode": None, "signal": None, "killed_by": None, "terminated": False}
     status = None

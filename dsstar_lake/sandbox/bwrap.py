@@ -52,7 +52,7 @@ def bwrap_argv(
     lake: Path,
     tmp_mb: int,
 ) -> list[str]:
-    """Return the bwrap prefix that runs a command with cwd = workdir and the lake read-only at workdir/data."""
+    """Return the bwrap prefix that runs a command in workdir, with the lake read-only at workdir/data."""
     workdir, lake = workdir.resolve(), lake.resolve()
     hidden = hidden_roots()
     masked = hidden + [Path("/tmp")]

@@ -1,4 +1,4 @@
-"""Sandbox: run one untrusted script with the lake read-only at data/, under limits, and report what it did."""
+"""Sandbox: run one untrusted script with the lake read-only at data/, under limits; report what it did."""
 
 from __future__ import annotations
 
@@ -108,7 +108,8 @@ class Sandbox:
             "network": "none (network namespace)" if bwrap or self.net_unshare else "NOT isolated",
             "home and credentials": "hidden (tmpfs over homes, /run, /tmp)" if bwrap else "NOT hidden",
             "filesystem": "read-only except the work folder and a private /tmp" if bwrap else "NOT protected",
-            "daemons": "killed when the script ends (subreaper sweep" + (", pid namespace)" if bwrap else ")"),
+            "daemons": "killed when the script ends (subreaper sweep"
+                       + (", pid namespace)" if bwrap else ")"),
         }
 
     def run(
@@ -126,7 +127,7 @@ class Sandbox:
         workdir.mkdir(parents=True, exist_ok=True)
         script = workdir / name
         script.write_text(code, encoding="utf-8")
-        self._prepare_data(workdir)
+        notes = self._prepare_data(workdir)
         timeout = float(timeout_s if timeout_s is not None else self.cfg["timeout_s"])
         check_lake = self.backend == "subprocess"
         skip = [*self.ignore, workdir]
@@ -136,23 +137,28 @@ class Sandbox:
             result = self._execute(script, workdir, scratch, timeout)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
+        result.notes += notes
         if check_lake:
             after = fingerprint(self.lake, int(self.cfg["fingerprint_files"]), skip, watch)
             result.lake_modified = changed(before, after)
         return result
 
-    def _prepare_data(self, workdir: Path) -> None:
+    def _prepare_data(self, workdir: Path) -> list[str]:
         """Make workdir/data the lake: a symlink without bwrap, an empty mount point with it."""
         data = workdir / "data"
+        notes = []
         if data.is_symlink():
             if self.backend == "subprocess" and Path(os.readlink(data)) == self.lake:
-                return
+                return notes
             data.unlink()
+        elif data.is_dir() and any(data.iterdir()):
+            # An earlier script replaced the link with a folder of its own: keep its files, out of the way.
+            aside = next(p for i in range(1, 10**6) if not (p := workdir / f"data.moved-{i}").exists())
+            data.rename(aside)
+            notes.append(f"work folder had its own data/ folder; moved to {aside.name}")
         elif data.is_dir():
-            if any(data.iterdir()):
-                raise UsageError(f"{data} is a folder with files; the sandbox needs that name for the lake")
             if self.backend == "bwrap":
-                return
+                return notes
             data.rmdir()
         elif data.exists():
             data.unlink()
@@ -160,6 +166,7 @@ class Sandbox:
             data.mkdir()
         else:
             data.symlink_to(self.lake, target_is_directory=True)
+        return notes
 
     def _execute(self, script: Path, workdir: Path, scratch: Path, timeout: float) -> ExecResult:
         cfg = self.cfg
@@ -194,7 +201,8 @@ class Sandbox:
         try:
             proc = subprocess.Popen(
                 [sys.executable, "-I", "-S", SHIM, json.dumps(shim_cfg)],
-                cwd=workdir, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                cwd=workdir, env=env, stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                 pass_fds=(write_fd,), start_new_session=True,
             )
         except BaseException:

@@ -9,7 +9,8 @@ from pathlib import Path
 
 # Names that look like credentials; refused even when a user asks to pass them through.
 SECRET_PATTERNS = (
-    "*KEY*", "*TOKEN*", "*SECRET*", "*PASSWORD*", "*PASSWD*", "*CREDENTIAL*", "*AUTH*", "*COOKIE*", "*SESSION*",
+    "*KEY*", "*TOKEN*", "*SECRET*", "*PASSWORD*", "*PASSWD*", "*CREDENTIAL*", "*AUTH*", "*COOKIE*",
+    "*SESSION*",
     "GOOGLE_*", "GEMINI_*", "OPENAI_*", "ANTHROPIC_*", "AWS_*", "AZURE_*", "GCP_*", "GCLOUD_*", "HF_*",
     "HUGGING*", "GITHUB_*", "GH_*", "GITLAB_*", "DSLAKE_*", "SSH_*", "GPG_*", "KUBECONFIG", "DOCKER_*",
     "*_PROXY", "NETRC", "PGPASS*",

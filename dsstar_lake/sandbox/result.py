@@ -79,7 +79,8 @@ class ExecResult:
     @property
     def ok(self) -> bool:
         """Return True when the script exited 0, was not killed, and left the lake untouched."""
-        return self.returncode == 0 and not self.timed_out and self.killed_by is None and not self.lake_modified
+        clean_exit = self.returncode == 0 and not self.timed_out and self.killed_by is None
+        return clean_exit and not self.lake_modified
 
     @property
     def traceback(self) -> str | None:
