@@ -57,7 +57,8 @@ class ExecResult:
     """What one sandboxed script did.
 
     killed_by: None, "timeout" (wall clock), "memory" (address-space limit hit), "cpu" (CPU-time limit),
-    "procs" (too many processes), "output" (printed more than the output limit), or "signal N".
+    "procs" (too many processes, watchdog), "output" (printed more than the output limit), "file size"
+    (RLIMIT_FSIZE), or "signal N". "memory" and "file size" are read from the end of stderr.
     lake_modified: lake paths whose size/mtime changed, appeared or vanished (checked without bwrap).
     """
 
