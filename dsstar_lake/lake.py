@@ -251,7 +251,7 @@ class Lake:
         from index.rebuild import rebuild_catalog
 
         self.close()
-        rebuild_catalog(self.catalog_dir, self.db_path, self.vector_store if self.chroma_url() else None)
+        rebuild_catalog(self.catalog_dir, self.db_path, self.vector_store)
 
     @manifest_errors
     def status(self, check_vectors: bool = False) -> LakeStatus:

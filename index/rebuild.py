@@ -45,7 +45,7 @@ def salvage_profiles(old_db: Path) -> list[tuple[Any, ...]]:
     return rows
 
 
-def rebuild_catalog(catalog_dir: Path, db_path: Path, store_factory: Callable[[], Any] | None) -> int:
+def rebuild_catalog(catalog_dir: Path, db_path: Path, store_factory: Callable[[], Any]) -> int:
     """Set the manifest aside, start a fresh one seeded with salvaged profiles, and clear the vectors.
 
     Returns how many cached profiles were kept. The caller then runs a normal index, which hashes every
@@ -67,9 +67,13 @@ def rebuild_catalog(catalog_dir: Path, db_path: Path, store_factory: Callable[[]
             conn.executemany(f"INSERT OR IGNORE INTO profiles ({PROFILE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)", kept)
     finally:
         conn.close()
-    chroma = catalog_dir / "chroma"
-    if store_factory is not None:
+    try:
         store_factory().reset()
-    elif chroma.exists():
-        shutil.rmtree(chroma)
+    except Exception:  # a damaged embedded store: remove it; the next index re-embeds from the manifest
+        chroma = catalog_dir / "chroma"
+        if chroma.exists():
+            shutil.rmtree(chroma)
+            from index.vectors import forget_cached_client
+
+            forget_cached_client(chroma)
     return len(kept)

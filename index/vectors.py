@@ -96,6 +96,8 @@ class VectorStore:
         else:
             assert path is not None
             where = f"vector store {path}"
+            if not Path(path).exists():
+                forget_cached_client(Path(path))
             try:
                 Path(path).mkdir(parents=True, exist_ok=True)
                 client = chromadb.PersistentClient(path=str(path), settings=settings)
@@ -278,6 +280,24 @@ class VectorStore:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def forget_cached_client(path: Path) -> None:
+    """Drop chromadb's in-process client for a folder that was deleted, so a new one starts clean.
+
+    chromadb keeps one System per persist directory for the life of the process; after the folder is
+    removed (lost, or cleared by a rebuild) that cached System would keep writing to the deleted database.
+    """
+    from chromadb.api.shared_system_client import SharedSystemClient
+
+    key = str(path)
+    system = SharedSystemClient._identifier_to_system.pop(key, None)
+    SharedSystemClient._identifier_to_refcount.pop(key, None)
+    if system is not None:
+        try:
+            system.stop()
+        except Exception:  # the folder is gone; stopping is best effort
+            pass
 
 
 def _rows(vectors: Any) -> list[list[float]]:
