@@ -163,6 +163,8 @@ def _structure_lines(p: Profile) -> list[str]:
     if p.format in ("json", "jsonl") and "type" in s:
         out.append("Structure:")
         _tree_lines(s, "root", 1, out)
+        if p.tables and len(out) > 12:
+            out = out[:12] + ["  …"]
     elif "arrays" in s:
         out.append("Arrays:")
         for a in s["arrays"][:40]:
@@ -271,7 +273,10 @@ def card(profile: Profile, relpath: str) -> str:
             if c.name not in cols and not c.name.startswith("Unnamed: ") and not c.name.isdigit():
                 cols.append(c.name)
     if cols:
-        sections.append("columns: " + "; ".join(cols[:80]))
+        sections.append("columns: " + "; ".join(c[:60] for c in cols[:80]))
+    for t in p.tables[:2]:
+        sections.append(f"table{' ' + t.name if t.name else ''}: {t.n_rows if t.n_rows is not None else '?'} rows "
+                        f"x {t.n_cols} columns" + (", no header" if t.header_row is None else ""))
     values, dates, places, units = _key_values(p)
     if units:
         sections.append("units: " + ", ".join(units[:15]))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +21,7 @@ DELIM_NAME = {",": "comma", "\t": "tab", ";": "semicolon", "|": "pipe", WHITESPA
 EXT_DELIM = {".tsv": "\t", ".tab": "\t", ".psv": "|", ".ssv": ";"}
 SUMMARY_LABELS = {"total", "totals", "sum", "mean", "average", "avg", "max", "min", "maximum", "minimum", "median",
                   "std", "count", "grand total", "overall", "all"}
+_DECIMAL_COMMA = re.compile(r"^-?\d{1,3}(\.\d{3})*,\d+$")
 SNIFF_LINES = 120  # lines looked at to find delimiter, preamble, header and footer
 STRIDE_CHUNKS = 4  # extra chunks sampled across a file larger than the head
 
@@ -33,6 +35,7 @@ class Layout:
     header_line: int | None = 0  # physical line of the header; None = no header
     first_line: int = 0  # physical line where the header (or the first data row) is
     comment: bool = False
+    decimal_comma: bool = False
     skipinitialspace: bool = False
     footer_lines: int = 0
     data_lines: int | None = None  # non-blank data lines between header and footer (whole file seen)
@@ -89,7 +92,9 @@ def sniff_delimiter(lines: list[str], ext: str) -> tuple[str, int, float]:
         if mode < 2:
             continue
         share = sum(1 for c in counts if c == mode) / len(counts)
-        if share > best[2] + 0.05 or (best[1] == 1 and share >= 0.5):
+        # clearly more consistent wins; equally consistent with more fields wins ("a;10,5" is ';' with a
+        # decimal comma, not ',')
+        if share > best[2] + 0.05 or (best[1] == 1 and share >= 0.5) or (share >= best[2] - 0.05 and mode > best[1]):
             best = (sep, mode, share)
     if best[1] == 1 or best[2] < 0.6:
         counts = [len(ln.split()) for ln in tail]
@@ -168,6 +173,10 @@ def find_layout(lines: list[str], ext: str, whole: bool) -> Layout:
                              "so comment='#' would cut fields: drop those rows after loading")
         else:
             lay.comment = True
+    if sep in (";", "\t", "|") and data:
+        cells = [c.strip() for r in data for c in r if c.strip()]
+        commas = sum(1 for c in cells if _DECIMAL_COMMA.match(c))
+        lay.decimal_comma = commas >= 3 and commas >= 0.2 * len(cells)
     if sep != WHITESPACE and data:
         later = [f for r in data for f in r[1:] if f]
         if later and sum(1 for f in later if f.startswith(" ")) >= 0.3 * len(later):
@@ -242,6 +251,8 @@ def read_kwargs(lay: Layout, encoding: str) -> dict[str, Any]:
         kw["comment"] = "#"
     if lay.skipinitialspace:
         kw["skipinitialspace"] = True
+    if lay.decimal_comma:
+        kw["decimal"] = ","
     if lay.data_lines is not None:
         kw["nrows"] = lay.data_lines
     return kw
@@ -249,8 +260,8 @@ def read_kwargs(lay: Layout, encoding: str) -> dict[str, Any]:
 
 def hint_of(kw: dict[str, Any], func: str = "pd.read_csv") -> str:
     """Render a pandas call with the path placeholder and keyword arguments in a stable order."""
-    order = ["sep", "skiprows", "header", "encoding", "comment", "skipinitialspace", "thousands", "na_values",
-             "nrows", "compression"]
+    order = ["sep", "skiprows", "header", "names", "encoding", "comment", "skipinitialspace", "decimal", "thousands",
+             "na_values", "nrows", "compression"]
     parts = [PATH_PLACEHOLDER] + [f"{k}={kw[k]!r}" for k in order if k in kw]
     return f"{func}({', '.join(parts)})"
 
@@ -331,7 +342,7 @@ def profile_delimited(path: Path | None, head: bytes, size: int, limits: Limits,
     notes += parse_notes
     extra: dict[str, Any] = {}
     thousands_cols = [c for c in df.columns[:200] if any(_THOUSANDS.match(v) for v in _distinct_text(df[c]))]
-    if thousands_cols:
+    if thousands_cols and not lay.decimal_comma:
         extra["thousands"] = ","
     na = [t for t in _na_tokens(df) if t not in {str(c).strip() for c in df.columns}]
     if na:
@@ -364,6 +375,8 @@ def profile_delimited(path: Path | None, head: bytes, size: int, limits: Limits,
         notes.append("no header row: columns are numbered 0..n-1 (header=None)")
     if lay.skipinitialspace:
         notes.append("fields start with spaces after the delimiter: pass skipinitialspace=True")
+    if lay.decimal_comma:
+        notes.append("numbers use a decimal comma (e.g. 3,14): pass decimal=','")
     if any(str(c).startswith("Unnamed: ") for c in df.columns):
         notes.append("some header cells are empty (pandas names them 'Unnamed: N')")
     if any(str(c) != str(c).strip() for c in df.columns):

@@ -330,6 +330,7 @@ def sheet_tables(ws: Any, limits: Limits) -> tuple[list[Table], dict[str, Any], 
         notes += [f"sheet '{ws.title}' {table.location}: {n}" for n in tnotes]
         if b.title:
             info.setdefault("titles", {})[table.location] = b.title[:3]
+            notes.append(f"sheet '{ws.title}' {table.location} is titled " + " / ".join(repr(t) for t in b.title[:3]))
         tables.append(table)
     info["tables"] = len(tables)
     if several:

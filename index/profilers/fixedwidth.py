@@ -26,6 +26,7 @@ class Run:
     end: int  # one past the last
     n_fields: int
     header: int | None = None  # physical line of a header line just above, if any
+    names: list[str] | None = None  # column names found in a comment line above (e.g. '# columns: a b c')
 
 
 def _numeric_share(tokens: list[str]) -> float:
@@ -54,10 +55,26 @@ def find_runs(lines: list[str]) -> list[Run]:
                     run.header, run.start = i, i + 1  # the run's own first line names the columns
                 elif i > 0 and len(lines[i - 1].split()) == k and _numeric_share(lines[i - 1].split()) < 0.5:
                     run.header = i - 1
+                if run.header is None:
+                    run.names = _comment_names(lines[max(0, i - 10) : i], k)
                 runs.append(run)
         i = max(j, i + 1)
     runs.sort(key=lambda r: (-(r.end - r.start), r.start))
     return runs
+
+
+def _comment_names(above: list[str], k: int) -> list[str] | None:
+    """Return k column names from a comment line such as '# columns: year doy hour bx', if one fits exactly."""
+    for line in reversed(above):
+        s = line.strip()
+        if not s.startswith(("#", "%", "!", ";")):
+            continue
+        toks = s.lstrip("#%!; ").replace(",", " ").split()
+        if toks and toks[0].endswith(":"):
+            toks = toks[1:]
+        if len(toks) == k and _numeric_share(toks) == 0 and len(set(toks)) == k:
+            return toks
+    return None
 
 
 def run_table(lines: list[str], run: Run, limits: Limits, to_eof: bool) -> tuple[Table, Any]:
@@ -71,9 +88,12 @@ def run_table(lines: list[str], run: Run, limits: Limits, to_eof: bool) -> tuple
         kw["skiprows"] = first
     if run.header is None:
         kw["header"] = None
+        if run.names:
+            kw["names"] = run.names
     if not to_eof:
         kw["nrows"] = run.end - run.start
-    df = pd.read_csv(io.StringIO(text), sep=WHITESPACE, header=0 if run.header is not None else None)
+    df = pd.read_csv(io.StringIO(text), sep=WHITESPACE, header=0 if run.header is not None else None,
+                     names=run.names if run.header is None else None)
     table = Table(n_rows=len(df), n_cols=len(df.columns), header_row=run.header, skip_rows=first,
                   location=f"lines {run.start + 1}-{run.end}")
     table.columns = column_stats(df, limits)
@@ -110,7 +130,9 @@ def tle_facts(lines: list[str]) -> tuple[dict[str, Any], list[str]]:
             sats[sat] = sats.get(sat, 0) + 1
             epochs.append(ln[18:32].strip())
     structure = {"satellites": dict(sorted(sats.items())[:20]), "element_sets": sum(sats.values()),
-                 "first_epoch": epochs[0] if epochs else None, "last_epoch": epochs[-1] if epochs else None}
+                 "first_epoch": epochs[0] if epochs else None, "last_epoch": epochs[-1] if epochs else None,
+                 "first_date": _tle_date(epochs[0]) if epochs else None,
+                 "last_date": _tle_date(epochs[-1]) if epochs else None}
     notes = [
         "two-line element sets (TLE): each record is line 1 + line 2 (69 fixed columns), optionally after a "
         "name line (line 0)",
@@ -122,6 +144,18 @@ def tle_facts(lines: list[str]) -> tuple[dict[str, Any], list[str]]:
         "or with sgp4.api.Satrec.twoline2rv(line1, line2)",
     ]
     return structure, notes
+
+
+def _tle_date(epoch: str) -> str | None:
+    """Turn a TLE epoch 'YYDDD.DDDD' into an ISO date (years 57-99 are 19xx)."""
+    import datetime as dt
+
+    try:
+        yy, doy = int(epoch[:2]), float(epoch[2:])
+        year = 2000 + yy if yy < 57 else 1900 + yy
+        return (dt.date(year, 1, 1) + dt.timedelta(days=int(doy) - 1)).isoformat()
+    except (ValueError, OverflowError):
+        return None
 
 
 def is_sp3(lines: list[str]) -> bool:

@@ -130,7 +130,7 @@ def _table_of(raw: dict[str, Any], index: int, limits: Limits) -> Table | None:
         conv = pd.to_numeric(df[c].astype("string").str.replace(",", "", regex=False), errors="coerce")
         if conv.notna().sum() and conv.notna().sum() == df[c].notna().sum():
             df[c] = conv
-    t = Table(name=raw["caption"] or f"table {index}", n_rows=len(body), n_cols=width,
+    t = Table(name=raw["caption"] or None, n_rows=len(body), n_cols=width,
               header_row=0 if header else None, read_hint=f"pd.read_html({{path}})[{index}]")
     t.columns = column_stats(df, limits)
     t.sample_rows = sample_rows(df, limits)
@@ -218,7 +218,8 @@ def profile_xml(path: Path, head: bytes, size: int, limits: Limits) -> Profile:
     repeated = {k: v for k, v in counts.items() if v > 1}
     prof.structure = {"root": root, "fields": leaves,
                       "repeated": dict(sorted(repeated.items(), key=lambda kv: -kv[1])[:20])}
-    desc = next((v for k, v in leaves.items() if re.search(r"(title|description|name)$", k, re.I)), None)
+    desc = next((v for word in ("title", "description", "name") for k, v in leaves.items()
+                 if re.search(word + "$", k, re.I)), None)
     prof.title = desc or root
     prof.read_hint = "xml.etree.ElementTree.parse({path}).getroot()"
     if repeated:

@@ -14,7 +14,7 @@ MAX_TEXT = 60  # characters kept of one example value
 TOP_MAX_UNIQUE = 50  # a text column with at most this many distinct values gets top values
 _UNIT_IN_NAME = re.compile(r"[\(\[]\s*([^()\[\]]{1,24}?)\s*[\)\]]\s*$")
 _UNIT_SUFFIX = re.compile(
-    r"(?:^|[_\s])(nT|km|m|cm|mm|um|nm|K|degC|degF|deg|kg|g|mg|ppm|ppb|hPa|Pa|mph|kph|kt|knots|s|ms|Hz|kHz|MHz|"
+    r"(?:^|[_\s])(nT|km|m|cm|mm|um|nm|K|degC|degF|deg|kg|g|mg|ppm|ppb|hPa|Pa|mph|kph|kt|knots|s|Hz|kHz|MHz|"
     r"GHz|keV|MeV|eV|cm3|m3|m2|km2|kW|MW|GW|kWh|MWh|V|mV|W|pct|percent|usd|USD|eur|EUR|mm_hr|in|inches|ft|"
     r"acres|ha|days|hours|hrs|mins|yrs|years)$"
 )

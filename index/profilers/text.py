@@ -73,6 +73,8 @@ def profile_text(path: Path, head: bytes, size: int, limits: Limits, ext: str) -
         prof.structure, extra = tle_facts(lines)
         prof.notes += extra
         prof.title = "two-line element sets for satellite(s) " + ", ".join(prof.structure["satellites"])
+        if prof.structure["first_date"]:
+            prof.keywords.append(f"epochs {prof.structure['first_date']} to {prof.structure['last_date']}")
         prof.read_hint = "open({path}).read().splitlines()"
         return prof
     if is_sp3(lines):
@@ -110,7 +112,9 @@ def profile_text(path: Path, head: bytes, size: int, limits: Limits, ext: str) -
                              f"{main.skip_rows + 1}" + (f" after {main.skip_rows} header/comment lines"
                                                         if main.skip_rows else "")
                           + ("; no header line: columns are numbered (header=None)" if main.header_row is None
-                             else ""))
+                             and main.columns and main.columns[0].name == "0" else "")
+                          + ("; column names come from a comment line (names=...)" if main.header_row is None
+                             and main.columns and main.columns[0].name != "0" else ""))
         if len(main.columns) and all(c.dtype in ("int", "float") for c in main.columns[:3]):
             prof.text_sample = printable("\n".join(lines[: main.skip_rows + 5]), SAMPLE_CHARS)
     else:

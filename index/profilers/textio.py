@@ -117,7 +117,8 @@ def detect_encoding(path: Path | None, head: bytes, size: int, max_full: int) ->
     if ok:
         notes = [] if whole or size <= max_full else ["encoding checked on the head of the file only"]
         return encoding, notes
-    if _decodes(head, "cp1252", final=True):
+    if any(0x80 <= b <= 0x9F for b in head) and _decodes(head, "cp1252", final=True):
+        # bytes 0x80-0x9f are printable only in Windows-1252 (curly quotes, dashes, euro sign)
         return "cp1252", ["text is not valid UTF-8; it decodes as Windows-1252 (cp1252): pass encoding='cp1252'"]
     return "latin-1", ["text is not valid UTF-8; decoded as latin-1: pass encoding='latin-1'"]
 
