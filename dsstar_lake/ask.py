@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -159,7 +160,7 @@ def _drive(lake: Lake, record: RunRecord, state: AgentState, settings: Settings,
         record.event("error", error=f"{type(exc).__name__}: {exc}")
         record.set_status("failed", f"{type(exc).__name__}: {exc}")
         raise
-    answer = build_answer(record, state, agent.spent())
+    answer = build_answer(record, state, agent.spent(), members=_members(lake))
     record.write_answer(answer)
     record.event("done", value=answer.value, verified=answer.verified, stop_reason=answer.stop_reason)
     record.set_status("done", answer.error)
@@ -180,15 +181,25 @@ def _stop(agent: Agent, record: RunRecord, state: AgentState, status: str, error
     return answer
 
 
+def _members(lake: Lake) -> Callable[[str], list[str]]:
+    def members(entry_id: str) -> list[str]:
+        try:
+            return lake.members(entry_id)
+        except CatalogError:
+            return []
+
+    return members
+
+
 def build_answer(record: RunRecord, state: AgentState, spent: dict[str, float], error: str | None = None,
-                 resumable: bool = False) -> Answer:
+                 resumable: bool = False, members: Callable[[str], list[str]] | None = None) -> Answer:
     """Build the Answer (and answer.json) from the final state."""
     return Answer(
         value=state.value,
         run_id=record.id,
         question=state.question,
         # The final script often just prints what the last round computed, so both scripts count.
-        files_used=context.files_used(state.entries, state.final_code + "\n" + state.code),
+        files_used=context.files_used(state.entries, state.final_code + "\n" + state.code, members),
         context=[e.path for e in state.entries],
         rounds=state.round + 1,
         verified=state.verified,

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -94,7 +96,6 @@ def _own_description(conn: Any, row: Any, rel: str) -> str | None:
         return None
     try:
         from index.cards import describe
-
         from index.profilers.base import Profile
 
         return describe(Profile.from_dict(json.loads(profile_row["profile"])), rel)
@@ -102,15 +103,22 @@ def _own_description(conn: Any, row: Any, rel: str) -> str | None:
         return None
 
 
-def files_used(entries: list[ContextEntry], code: str) -> list[str]:
-    """Return the context entries a script reads: their path (or family folder and pattern) appears in it."""
-    used = []
+def files_used(entries: list[ContextEntry], code: str,
+               members: Callable[[str], list[str]] | None = None) -> list[str]:
+    """Return what a script reads: context files named in it; for a family, the members it names, else its glob."""
+    used: list[str] = []
     for e in entries:
-        if e.kind == "family":
-            folder, _, pattern = e.path.rpartition("/")
-            needles = [e.path, pattern] if not folder else [e.path, folder]
-        else:
-            needles = [e.path, e.path.rpartition("/")[2]]
-        if any(n and n in code for n in needles):
+        if e.kind != "family":
+            if e.path in code or e.path.rpartition("/")[2] in code:
+                used.append(e.path)
+            continue
+        named = [m for m in (members(e.entry_id) if members else []) if m.rpartition("/")[2] in code]
+        if named:
+            used.extend(named)
+            continue
+        # A script that globs the family names the pattern's fixed start (or at least its folder).
+        head = re.split(r"[*?\[]", e.path, maxsplit=1)[0]
+        folder, _, stem = head.rpartition("/")
+        if any(n and n in code for n in (head, stem if len(stem) >= 3 else "", folder if not stem else "")):
             used.append(e.path)
-    return used
+    return list(dict.fromkeys(used))
