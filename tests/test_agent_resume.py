@@ -1,13 +1,15 @@
-"""A real provider client failing mid-run (HTTP 500s from a loopback server), then `runs resume` finishing the run."""
+"""Runs that stop early (a real client meeting HTTP 500s, Ctrl-C before the first round) and resume to the end."""
 
 from __future__ import annotations
 
 import json
 
-from agent_helpers import FAST, SUM_WIDGETS, fenced, run_dir, trace
+import pytest
+from agent_helpers import FAST, SUM_WIDGETS, fenced, run_dir, scripted, trace
 from conftest import write_table_lake
 
 from dsstar_lake.lake import Lake
+from dsstar_lake.llm.scripted import ScriptedProvider
 from dsstar_lake.llm.testing import LLM_ENV_VARS, FakeLLMServer
 
 
@@ -40,3 +42,24 @@ def test_openai_endpoint_down_mid_run_then_resume(tmp_path, monkeypatch):
         assert len(server.requests) == 6
         assert [e["name"] for e in trace(lake, first.run_id, "exec")] == ["round_00", "solution"]
         assert done.input_tokens > calls[0]["input_tokens"] + calls[1]["input_tokens"]
+
+
+def test_interrupt_before_the_first_round_then_resume(tmp_path):
+    root = write_table_lake(tmp_path / "lake")
+
+    def ctrl_c(role, prompt, system):
+        raise KeyboardInterrupt
+
+    lake = Lake.open(root)
+    interrupted = ScriptedProvider(scripted(("planner", "Sum the widget units.")).rules, responder=ctrl_c)
+    with pytest.raises(KeyboardInterrupt):
+        lake.ask("How many widget units were sold in total?", files=["sales.csv"], provider=interrupted,
+                 overrides=FAST)
+    (run,) = lake.runs()
+    assert run["status"] == "interrupted"
+    assert json.loads((run_dir(lake, run["id"]) / "state.json").read_text())["phase"] == "start"
+    healthy = scripted(("planner", "Sum the widget units."), ("coder", fenced(SUM_WIDGETS)), ("verifier", "Yes"),
+                       ("finalyzer", fenced(SUM_WIDGETS)))
+    done = lake.resume(run["id"][:10], provider=healthy, overrides=FAST)
+    assert done.value == "14" and done.rounds == 1
+    assert [e["name"] for e in trace(lake, run["id"], "exec")] == ["round_00", "solution"]
