@@ -51,7 +51,7 @@ def profile_npz(path: Path, size: int, limits: Limits) -> Profile:
     try:
         zf = zipfile.ZipFile(path)
         members = [n for n in zf.namelist() if n.endswith(".npy")]
-    except (zipfile.BadZipFile, OSError, EOFError) as exc:
+    except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError, RuntimeError) as exc:
         raise ProfileError(f"corrupt npz archive: {exc}"[:300]) from exc
     if not members:
         zf.close()
@@ -64,7 +64,7 @@ def profile_npz(path: Path, size: int, limits: Limits) -> Profile:
             try:
                 with zf.open(name) as fh:
                     shape, dtype, has_obj = _header(fh)
-            except (ValueError, OSError, zipfile.BadZipFile, EOFError) as exc:
+            except (ValueError, OSError, zipfile.BadZipFile, EOFError, NotImplementedError, RuntimeError) as exc:
                 raise ProfileError(f"corrupt array '{key}' in npz: {exc}"[:300]) from exc
             info: dict[str, Any] = {"name": key, "shape": list(shape), "dtype": dtype}
             if has_obj:
@@ -74,7 +74,7 @@ def profile_npz(path: Path, size: int, limits: Limits) -> Profile:
                     with zf.open(name) as fh:
                         arr = np.lib.format.read_array(fh, allow_pickle=False)
                     info.update(_array_facts(arr))
-                except (ValueError, OSError, zipfile.BadZipFile, EOFError) as exc:
+                except (ValueError, OSError, zipfile.BadZipFile, EOFError, NotImplementedError, RuntimeError) as exc:
                     raise ProfileError(f"corrupt array '{key}' in npz: {exc}"[:300]) from exc
             arrays.append(info)
     if len(members) > MAX_ARRAYS:

@@ -154,7 +154,7 @@ def find_layout(lines: list[str], ext: str, whole: bool) -> Layout:
     split = _split_many(lines[:limit], sep)
     rows = [r if ln.strip() and not _is_comment(ln) else None for ln, r in zip(lines[:limit], split, strict=True)]
     fills = [sum(1 for f in r if f.strip()) if r is not None else -1 for r in rows]
-    full = [f for r, f in zip(rows, fills, strict=True) if r is not None and len(r) == n_fields]
+    full = [f for r, f in zip(rows, fills, strict=True) if r is not None and len(r) == n_fields and f > 0]
     typical = statistics.median(full) if full else n_fields
     need = max(1, min(n_fields, round(0.6 * typical))) if n_fields > 1 else 1
     if n_fields > 1:
@@ -182,7 +182,8 @@ def find_layout(lines: list[str], ext: str, whole: bool) -> Layout:
         if later and sum(1 for f in later if f.startswith(" ")) >= 0.3 * len(later):
             lay.skipinitialspace = True
     data_start = first + (1 if lay.header_line is not None else 0)
-    if whole and n_fields > 1 and typical >= 2:
+    body = [f for f in fills[first + 1 :] if f > 0]
+    if whole and n_fields > 1 and body and statistics.median(body) >= 2:
         _find_footer(lay, lines, data_start)
     if lay.header_line is not None:
         _find_sections(lay, lines, first)
@@ -272,6 +273,8 @@ def _parse(text: str, kw: dict[str, Any]) -> tuple[Any, list[str]]:
     kw = {k: v for k, v in kw.items() if k not in ("encoding", "compression")}
     try:
         return pd.read_csv(io.StringIO(text), **kw), []
+    except pd.errors.EmptyDataError:
+        return pd.DataFrame(), ["no columns could be parsed: the file holds no delimited data"]
     except (pd.errors.ParserError, ValueError, IndexError):
         df = pd.read_csv(io.StringIO(text), on_bad_lines="skip", engine="python", **kw)
         return df, ["some lines have a different number of fields than the header: pass on_bad_lines='skip' "

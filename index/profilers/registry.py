@@ -57,8 +57,8 @@ def _zip_names(path: Path) -> list[str] | None:
     try:
         with zipfile.ZipFile(path) as zf:
             return zf.namelist()
-    except (zipfile.BadZipFile, OSError, EOFError, ValueError):
-        return None
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError, NotImplementedError, RuntimeError):
+        return None  # RuntimeError: encrypted; NotImplementedError: an unsupported zip version or method
 
 
 def _dispatch(path: Path, head: bytes, size: int, ext: str, kind: str | None, limits: Limits) -> Profile:

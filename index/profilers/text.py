@@ -15,7 +15,7 @@ SAMPLE_CHARS = 1500
 CODE_EXT = {".py": "Python", ".r": "R", ".sql": "SQL", ".sh": "shell", ".js": "JavaScript", ".ipynb": "Jupyter",
             ".m": "MATLAB", ".jl": "Julia", ".java": "Java", ".c": "C", ".cpp": "C++", ".go": "Go", ".rs": "Rust"}
 _MD_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
-_MD_SEP = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
+_MD_SEP = re.compile(r"^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$")
 
 
 def _lines_of(path: Path, head: bytes, size: int, limits: Limits) -> tuple[str, list[str], str, list[str]]:

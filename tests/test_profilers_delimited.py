@@ -1,0 +1,125 @@
+"""Delimited text: layout sniffing (delimiter, preamble, header, comments, footer, sections) and hints that load."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from index.profilers.base import PATH_PLACEHOLDER, Limits
+from index.profilers.registry import profile_path
+
+
+def run_hint(hint: str, path: Path):
+    return eval(hint.replace(PATH_PLACEHOLDER, repr(str(path))), {"pd": pd, "np": np, "json": json})
+
+
+def write(tmp_path: Path, name: str, text: str, encoding: str = "utf-8") -> Path:
+    p = tmp_path / name
+    p.write_bytes(text.encode(encoding))
+    return p
+
+
+def test_preamble_comments_and_header(tmp_path):
+    p = write(tmp_path, "log.csv", "Station report\n\n# units: C\n# generated\nid,temp\n1,3.5\n2,4.0\n3,NA\n")
+    t = profile_path(p, Limits()).tables[0]
+    assert (t.skip_rows, t.header_row, t.n_rows) == (4, 4, 3)
+    df = run_hint(t.read_hint, p)
+    assert list(df.columns) == ["id", "temp"] and df["temp"].isna().sum() == 1
+
+
+def test_no_header_numeric(tmp_path):
+    p = write(tmp_path, "n.csv", "".join(f"{i},{i * 0.5},{i * 3}\n" for i in range(20)))
+    t = profile_path(p, Limits()).tables[0]
+    assert t.header_row is None and t.n_rows == 20
+    assert run_hint(t.read_hint, p).shape == (20, 3)
+
+
+def test_year_header_is_a_header(tmp_path):
+    p = write(tmp_path, "y.csv", "state,2019,2020\nOhio,1.5,2.5\nUtah,3.5,4.5\n")
+    t = profile_path(p, Limits()).tables[0]
+    assert t.header_row == 0 and [c.name for c in t.columns] == ["state", "2019", "2020"]
+
+
+def test_footer_notes_and_thousands(tmp_path):
+    text = ('Reports by Age,\n,\nAge,# of Reports\n19 and Under,"21,420"\n20 - 29,"187,195"\n30 - 39,"291,807"\n'
+            ',\n"Source: Consumer Sentinel Network Data Book 2024, Federal Trade Commission",\n')
+    p = write(tmp_path, "age.csv", text)
+    prof = profile_path(p, Limits())
+    t = prof.tables[0]
+    assert prof.title == "Reports by Age"
+    assert "thousands=','" in t.read_hint and "nrows=3" in t.read_hint
+    df = run_hint(t.read_hint, p)
+    assert df["# of Reports"].tolist() == [21420, 187195, 291807]
+    assert any("Source: Consumer Sentinel" in n for n in prof.notes)
+
+
+def test_missing_value_marker_and_summary_rows(tmp_path):
+    rows = "".join(f"{2000 + i},{i + 0.5},{'M' if i == 3 else i * 2}\n" for i in range(8))
+    p = write(tmp_path, "precip.csv", "Year,Jan,Feb\n" + rows + "Mean,3.2,4.1\nMax,7.5 2007,14 2006\n")
+    t = profile_path(p, Limits()).tables[0]
+    assert "na_values=['M']" in t.read_hint and "nrows=8" in t.read_hint
+    df = run_hint(t.read_hint, p)
+    assert df["Feb"].dtype.kind == "f" and df["Feb"].isna().sum() == 1 and len(df) == 8
+
+
+def test_stacked_sections_are_reported(tmp_path):
+    text = "Contributors,,\nFTC,,\nYear,Name,Reports\n2022,A,1\n2023,B,2\n,,\nOthers,,\nYear,Name,Reports\n2022,C,3\n"
+    prof = profile_path(write(tmp_path, "s.csv", text), Limits())
+    note = next(n for n in prof.notes if "stacked" in n)
+    assert "'Others'" in note and "line(s) 8" in note
+
+
+def test_delimiters(tmp_path):
+    cases = {
+        "a.tsv": "x\ty\n1\t2\n3\t4\n",
+        "b.psv": "x|y\n1|2\n3|4\n",
+        "c.csv": "x;y\n1,5;2\n3,5;4\n4,5;6\n",
+        "d.txt": "x y\n1 2\n3 4\n5 6\n7 8\n",
+    }
+    seps = {}
+    for name, text in cases.items():
+        p = write(tmp_path, name, text)
+        t = profile_path(p, Limits()).tables[0]
+        df = run_hint(t.read_hint, p)
+        assert list(df.columns) == ["x", "y"], name
+        seps[name] = t.read_hint
+    assert "sep='\\t'" in seps["a.tsv"] and "sep='|'" in seps["b.psv"]
+    assert "sep=';'" in seps["c.csv"] and "decimal=','" in seps["c.csv"]
+
+
+def test_encodings(tmp_path):
+    p = write(tmp_path, "bom.csv", "\ufeffname,v\nA,1\n")
+    prof = profile_path(p, Limits())
+    assert prof.encoding == "utf-8-sig" and prof.tables[0].columns[0].name == "name"
+    p = write(tmp_path, "win.csv", "name,quote\nA,\u201chi\u201d\nB,caf\u00e9\n", encoding="cp1252")
+    prof = profile_path(p, Limits())
+    assert prof.encoding == "cp1252"
+    assert run_hint(prof.tables[0].read_hint, p)["quote"].tolist() == ["\u201chi\u201d", "caf\u00e9"]
+
+
+def test_quoted_newlines_and_ragged_rows(tmp_path):
+    p = write(tmp_path, "q.csv", 'id,text\n1,"two\nlines"\n2,plain\n')
+    t = profile_path(p, Limits()).tables[0]
+    assert t.n_rows == 2
+    p = write(tmp_path, "r.csv", "a,b\n1,2\n3,4,5\n6,7\n")
+    prof = profile_path(p, Limits())
+    assert prof.tables[0].columns[0].name == "a"
+
+
+def test_large_file_is_sampled_with_counted_rows(tmp_path):
+    p = tmp_path / "big.csv"
+    with open(p, "w") as fh:
+        fh.write("id,city,value\n")
+        for i in range(30_000):
+            fh.write(f"{i},{['Oslo', 'Rome', 'Lima'][i % 3]},{i * 0.25}\n")
+    small = Limits(head_bytes=64 * 1024)
+    prof = profile_path(p, small)
+    t = prof.tables[0]
+    assert prof.sampled and t.n_rows == 30_000 and t.n_rows_exact
+    assert t.columns[0].max > 2_000  # strided chunks reach past the head
+    tiny = Limits(head_bytes=64 * 1024, max_bytes_full_read=100 * 1024)
+    t2 = profile_path(p, tiny).tables[0]
+    assert not t2.n_rows_exact and 20_000 < t2.n_rows < 40_000
