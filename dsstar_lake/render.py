@@ -125,11 +125,13 @@ def print_hits(console: Console, hits: list[Any], timing: Any = None) -> None:
 def print_retrieval_report(console: Console, report: Any) -> None:
     """Print recall@K / all-found@K / context tokens per domain and overall."""
     summary = report.summary()
-    table = Table("domain", "tasks", *[f"recall@{k}" for k in report.ks], *[f"all@{k}" for k in report.ks],
-                  *[f"tokens@{k}" for k in report.ks])
+    if not console.is_terminal:
+        console = Console(file=console.file, width=max(console.width, 160))  # piped: keep the table whole
+    table = Table("domain", "n", *[f"R@{k}" for k in report.ks], *[f"all@{k}" for k in report.ks],
+                  *[f"tok@{k}" for k in report.ks], caption="R = recall, all = all files found, tok = context tokens")
     for name, row in summary.items():
-        table.add_row(name, str(row["n"]), *[f"{row[f'recall@{k}']:.3f}" for k in report.ks],
-                      *[f"{row[f'all_found@{k}']:.3f}" for k in report.ks],
+        table.add_row(name, str(row["n"]), *[f"{row[f'recall@{k}']:.2f}" for k in report.ks],
+                      *[f"{row[f'all_found@{k}']:.2f}" for k in report.ks],
                       *[str(row[f"tokens@{k}"]) for k in report.ks])
     console.print(table)
     if report.skipped:
@@ -149,3 +151,53 @@ def print_models(console: Console, info: dict[str, Any]) -> None:
         table.add_row(row["role"], row["provider"], row["model"], "?" if price_in is None else f"{price_in:g}",
                       "?" if price_out is None else f"{price_out:g}")
     console.print(table)
+
+
+def benchmark_progress(console: Console) -> Any:
+    """Return a progress callback for run_benchmark: the plan, then one line per finished task."""
+
+    def callback(event: str, data: dict[str, Any]) -> None:
+        if event == "plan":
+            notes = [f"{data['resumed']} already in the results file" if data["resumed"] else "",
+                     f"{data['skipped']} skipped (sources absent from the lake)" if data["skipped"] else ""]
+            console.print(f"{data['todo']} task(s) to run, {data['jobs']} at a time"
+                          + "".join(f"; {n}" for n in notes if n), highlight=False)
+        elif event == "task":
+            row = data["result"]
+            mark = "error" if row.method == "error" else f"{row.score:.2f}"
+            line = (f"[{data['done']}/{data['total']}] {row.id}: {mark} · {row.seconds:.0f} s · "
+                    f"{row.llm_calls} calls" + (f" · {row.error}" if row.error else ""))
+            console.print(escape(line), highlight=False)
+
+    return callback
+
+
+def print_benchmark_report(console: Console, report: Any) -> None:
+    """Print the benchmark's score, errors, recall of files used and cost per task, per domain and overall."""
+
+    def pct(value: float | None) -> str:
+        return "-" if value is None else f"{100 * value:.2f}"
+
+    mode = "oracle files" if report.oracle else "retrieval"
+    table = Table("domain", "n", "score %", "errors", "recall used %", "recall context %", "tokens/task",
+                  "$/task", "calls/task", "s/task", title=f"KramaBench ({mode})",
+                  caption="score = sum of task scores / tasks (KramaBench's support-weighted mean); recall = "
+                          "share of the gold files the run's scripts read / had in their context")
+    rows = list(report.summary().items())
+    for i, (name, row) in enumerate(rows):
+        table.add_row(name, str(row["n"]), pct(row["score"]), str(row["errors"]), pct(row["recall"]),
+                      pct(row["context_recall"]), str(row["tokens"]), f"{row['cost_usd']:.4f}",
+                      f"{row['llm_calls']:.1f}", f"{row['seconds']:.1f}", end_section=i == len(rows) - 2)
+    console.print(table)
+    if report.judge is None:
+        console.print("string_approximate answers were scored by fuzzy matching (fuzzy_paraphrase): no "
+                      "eval.judge_model is set", highlight=False)
+    elif report.judge.get("calls") is not None:
+        console.print(f"judge {report.judge['model']}: {report.judge['calls']} call(s), "
+                      f"${report.judge['cost_usd']:.4f}", highlight=False)
+    if report.skipped:
+        console.print(f"skipped {len(report.skipped)} task(s) whose sources are absent from the lake (or that have "
+                      "no answer to score): " + ", ".join(task_id for task_id, _ in report.skipped), highlight=False)
+    if report.out:
+        console.print(f"rows: {report.out}" + (f" ({report.resumed} from an earlier run)" if report.resumed else ""),
+                      highlight=False)

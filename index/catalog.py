@@ -77,6 +77,12 @@ MIGRATIONS: list[tuple[str, str]] = [
         );
         """,
     ),
+    (
+        "002_entries_content_index",
+        """
+        CREATE INDEX entries_content ON entries(content_hash);
+        """,
+    ),
 ]
 
 

@@ -3,10 +3,22 @@
 from __future__ import annotations
 
 import hashlib
+import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 from index.families import Group, family_id, file_entry_id
 from index.profilers.base import Profile
+
+
+def render_version() -> str:
+    """Return a fingerprint of the code that writes descriptions and cards; entries are rebuilt when it changes."""
+    from index import cards, families
+
+    digest = hashlib.sha1()
+    for module in (cards, families, sys.modules[__name__]):
+        digest.update(Path(module.__file__).read_bytes())
+    return digest.hexdigest()[:16]
 
 
 @dataclass
@@ -54,11 +66,18 @@ def family_entry(group: Group, representative: Profile, max_listed: int) -> Entr
 
     members = [m.path for m in group.members]
     first, last = members[0], members[-1]
-    ranges = group.value_ranges()
-    range_text = "; ".join(f"{lo} … {hi}" for lo, hi in ranges)
+    if group.by_word:
+        ranges = []
+        variants = group.variants()
+        range_text = ", ".join(variants[:max_listed])
+    else:
+        ranges = group.value_ranges()
+        range_text = "; ".join(f"{lo} … {hi}" for lo, hi in ranges)
     header = [
         f"Family of {len(members)} files matching `{group.glob}` (one schema, one name pattern).",
-        f"First: {first}; last: {last}." + (f" Values in the names range over: {range_text}." if ranges else ""),
+        f"First: {first}; last: {last}."
+        + (f" Values in the names range over: {range_text}." if ranges else "")
+        + (f" The '*' in the names stands for: {range_text}." if group.by_word else ""),
         "Load them all with glob, e.g. "
         f"`pd.concat(pd.read_csv(p) for p in sorted(glob.glob('data/{group.glob}')))` "
         "(adapt the reader to the member description below).",
@@ -69,7 +88,7 @@ def family_entry(group: Group, representative: Profile, max_listed: int) -> Entr
         "Members:" if len(members) <= max_listed else f"Members (first {max_listed} of {len(members)}):",
     ]
     header.extend(f"- {m}" for m in members[:max_listed])
-    card_head = f"family of {len(members)} files {group.glob} " + (f"names {range_text} " if ranges else "")
+    card_head = f"family of {len(members)} files {group.glob} " + (f"names {range_text} " if range_text else "")
     return EntryRow(
         id=family_id(group.folder, group.pattern, group.signature),
         kind="family",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -12,6 +13,7 @@ _DATE = re.compile(r"(?<!\d)(?:19|20)\d{2}([-_.]?)(?:0[1-9]|1[0-2])\1(?:0[1-9]|[
 _DIGITS = re.compile(r"\d+")
 _DATE_OR_DIGITS = re.compile(f"{_DATE.pattern}|{_DIGITS.pattern}")
 _WILDCARD = "*"
+_SEPARATORS = "_-. "
 
 
 def name_pattern(name: str) -> str:
@@ -42,6 +44,7 @@ class Group:
     pattern: str
     signature: str
     members: list[Member] = field(default_factory=list)
+    by_word: bool = False  # members differ by a word (a place, a variable), not by digits or dates
 
     @property
     def is_family(self) -> bool:
@@ -64,6 +67,12 @@ class Group:
         return [(min(col, key=_sort_key), max(col, key=_sort_key)) for col in columns if len(set(col)) > 1]
 
 
+    def variants(self) -> list[str]:
+        """Return what each member's name puts in the pattern's '*' (word families), in member order."""
+        head, _, tail = self.pattern.partition(_WILDCARD)
+        return [m.name[len(head) : len(m.name) - len(tail)] for m in self.members]
+
+
 def _sort_key(value: str) -> tuple[int, str]:
     digits = re.sub(r"\D", "", value)
     return (int(digits) if digits else 0, value)
@@ -81,17 +90,49 @@ def file_entry_id(path: str) -> str:
 
 
 def group_folder(folder: str, members: list[Member], min_members: int) -> list[Group]:
-    """Split one folder's files into families (>= min_members sharing pattern and signature) and singles."""
+    """Split one folder's files into families and singles.
+
+    A family is >= min_members files sharing a schema signature and either a name pattern with digits or dates
+    as wildcards (daily files), or, for tables, names that differ only in one word (one file per town or state).
+    """
+    minimum = max(2, min_members)
     buckets: dict[tuple[str, str], list[Member]] = defaultdict(list)
     for member in members:
-        pattern = name_pattern(member.name)
-        # Without a wildcard the pattern is the name itself: such files are never a family.
-        buckets[(pattern, member.signature)].append(member)
+        buckets[(name_pattern(member.name), member.signature)].append(member)
     groups: list[Group] = []
+    leftovers: dict[str, list[Member]] = defaultdict(list)
     for (pattern, signature), bucket in sorted(buckets.items()):
         bucket.sort(key=lambda m: m.path)
-        if _WILDCARD in pattern and len(bucket) >= max(2, min_members):
+        if _WILDCARD in pattern and len(bucket) >= minimum:
             groups.append(Group(folder, pattern, signature, bucket))
+        else:
+            for member in bucket:
+                leftovers[member.signature].append(member)
+    for signature, bucket in sorted(leftovers.items()):
+        bucket.sort(key=lambda m: m.path)
+        pattern = _word_pattern([m.name for m in bucket]) if _is_tabular(signature) else None
+        if pattern is not None and len(bucket) >= minimum:
+            groups.append(Group(folder, pattern, signature, bucket, by_word=True))
         else:
             groups.extend(Group(folder, m.name, signature, [m]) for m in bucket)
     return groups
+
+
+def _is_tabular(signature: str) -> bool:
+    # Only tables with real column names make a word family: free text shares no schema worth the name.
+    return any("|" in part for part in signature.split("\x1f")[1:])
+
+
+def _word_pattern(names: list[str]) -> str | None:
+    """Return 'prefix*suffix' cut at word boundaries that all names share, or None if nothing is shared."""
+    prefix = os.path.commonprefix(names)
+    suffix = os.path.commonprefix([n[::-1] for n in names])[::-1]
+    shortest = min(len(n) for n in names)
+    if len(prefix) + len(suffix) > shortest:
+        suffix = suffix[len(prefix) + len(suffix) - shortest :]
+    prefix = prefix[: max((prefix.rfind(c) + 1 for c in _SEPARATORS), default=0)]
+    cut = [i for i, c in enumerate(suffix) if c in _SEPARATORS]
+    suffix = suffix[cut[0] :] if cut else ""
+    if not suffix.startswith(".") and "." not in suffix:
+        return None  # names do not even share an extension
+    return f"{prefix}{_WILDCARD}{suffix}"

@@ -120,6 +120,7 @@ def run_index(
             conn.executemany("INSERT OR IGNORE INTO dirty_folders (folder) VALUES (?)",
                              [(p.rpartition("/")[0],) for p in removed])
             conn.executemany("DELETE FROM files WHERE path = ?", [(p,) for p in removed])
+    _invalidate_entries_if_rendering_changed(conn)
     todo = new + changed
     progress("plan", {"total": len(todo), "new": len(new), "changed": len(changed), "removed": len(removed)})
     if todo:
@@ -137,6 +138,21 @@ def run_index(
         conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('last_index_at', ?)", (str(time.time()),))
     summary.seconds = round(time.perf_counter() - started, 3)
     return summary
+
+
+def _invalidate_entries_if_rendering_changed(conn: sqlite3.Connection) -> None:
+    """After an upgrade that changes how descriptions or cards are written, rebuild every entry (not re-profile)."""
+    from index.catalog import get_meta, set_meta
+    from index.entries import render_version
+
+    version = render_version()
+    if get_meta(conn, "render_version") == version:
+        return
+    with transaction(conn):
+        conn.execute("DELETE FROM entries")
+        conn.execute("DELETE FROM entries_fts")
+        conn.execute("INSERT OR IGNORE INTO dirty_folders (folder) SELECT DISTINCT folder FROM files")
+        set_meta(conn, "render_version", version)
 
 
 def _pool_context() -> multiprocessing.context.BaseContext:

@@ -26,6 +26,7 @@ class Hit:
     dense_rank: int | None = None
     fulltext_rank: int | None = None
     card_line: str = ""
+    copies: list[str] = field(default_factory=list)  # other paths with byte-identical content (not listed apart)
     description: str = field(default="", repr=False)
 
     def to_dict(self, with_description: bool = False) -> dict[str, Any]:
@@ -156,4 +157,23 @@ class Retriever:
             ))
             if len(hits) >= k:
                 break
+        self._attach_copies(hits)
         return hits
+
+    def _attach_copies(self, hits: list[Hit]) -> None:
+        """Name the identical copies of each file hit, so neither the agent nor an evaluation misses them."""
+        by_id = {hit.entry_id: hit for hit in hits if hit.kind == "file"}
+        if not by_id:
+            return
+        marks = ",".join("?" * len(by_id))
+        rows = self._conn.execute(
+            f"SELECT e.id, c.path FROM entries e JOIN entries c ON c.content_hash = e.content_hash AND c.id != e.id "
+            f"WHERE e.id IN ({marks}) ORDER BY c.path",
+            list(by_id),
+        ).fetchall()
+        for entry_id, path in rows:
+            hit = by_id[entry_id]
+            hit.copies.append(path)
+            if not hit.description.endswith("\n"):
+                hit.description += "\n"
+            hit.description += f"Identical copy (same bytes): data/{path}\n"

@@ -20,3 +20,19 @@ def test_group_folder_forms_families_by_pattern_and_schema():
     assert family.value_ranges() == [("2024-01-01", "2024-01-05")]
     singles = sorted(g.members[0].path for g in groups if not g.is_family)
     assert singles == ["d/one_1.csv", "d/one_2.csv", "d/r_2024-02-01.csv"]
+
+
+def test_tables_that_differ_by_one_word_form_a_family_but_notes_do_not():
+    towns = ["boston", "chatham", "amherst", "ashburnham"]
+    members = [Member(f"env/monthly_precipitations_{t}.csv", f"monthly_precipitations_{t}.csv",
+                      "csv\x1f:Year|Jan|Feb") for t in towns]
+    members += [Member(f"env/{n}_beach_datasheet.csv", f"{n}_beach_datasheet.csv", "csv\x1f:date|site|cfu")
+                for n in ("carson", "constitution", "tenean")]
+    members += [Member(f"env/note_{w}.md", f"note_{w}.md", "markdown") for w in ("alpha", "beta", "gamma")]
+    members.append(Member("env/water.csv", "water.csv", "csv\x1f:date|site|cfu2"))
+    groups = {g.pattern: g for g in group_folder("env", members, min_members=3)}
+    rain = groups["monthly_precipitations_*.csv"]
+    assert rain.is_family and rain.by_word and sorted(rain.variants()) == sorted(towns)
+    assert groups["*_beach_datasheet.csv"].is_family
+    assert all(not groups[f"note_{w}.md"].is_family for w in ("alpha", "beta", "gamma"))
+    assert not groups["water.csv"].is_family

@@ -81,6 +81,7 @@ def evaluate_retrieval(lake: Any, tasks: list[Task], ks: list[int], missing: lis
     members: dict[str, list[str]] = defaultdict(list)
     for path, entry_id in conn.execute("SELECT path, entry_id FROM files WHERE entry_id IS NOT NULL"):
         members[entry_id].append(path)
+    by_path = {path: entry_id for entry_id, paths in members.items() for path in paths}
     ks = sorted(set(ks))
     results: list[TaskRetrieval] = []
     skipped: list[tuple[str, str]] = []
@@ -97,7 +98,9 @@ def evaluate_retrieval(lake: Any, tasks: list[Task], ks: list[int], missing: lis
         tokens: dict[int, int] = {}
         for k in ks:
             top = hits[:k]
-            found = {p for hit in top for p in members.get(hit.entry_id, [])} & gold_set
+            # A hit retrieves its members, and identical copies of a file count as that file.
+            found = {p for hit in top for e in [hit.entry_id, *(by_path.get(c) for c in hit.copies)]
+                     for p in members.get(e or "", [])} & gold_set
             recall[k] = len(found) / len(gold_set)
             all_found[k] = found == gold_set
             tokens[k] = sum(len(hit.description) for hit in top) // CHARS_PER_TOKEN

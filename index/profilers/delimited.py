@@ -303,7 +303,8 @@ def _na_tokens(df: Any) -> list[str]:
 
 
 def _stride_sample(path: Path, size: int, start: int, kw: dict[str, Any], names: list[str], enc: str,
-                   chunk: int) -> list[Any]:
+                   chunk: int, seen: list[int]) -> list[Any]:
+    """Parse chunks spread over the file; add their byte and line counts to seen (for a row estimate)."""
     frames = []
     step = (size - start) // (STRIDE_CHUNKS + 1)
     ckw = {k: v for k, v in kw.items() if k not in ("skiprows", "nrows", "header")}
@@ -313,6 +314,8 @@ def _stride_sample(path: Path, size: int, start: int, kw: dict[str, Any], names:
         lines = text.split("\n")[1:-1]  # drop the cut first and last lines
         if not lines:
             continue
+        seen[0] += sum(len(ln.encode(enc, errors="replace")) + 1 for ln in lines)
+        seen[1] += len(lines)
         try:
             df, _ = _parse("\n".join(lines), {**ckw, "header": None, "names": names})
         except Exception:  # a chunk that starts inside a quoted field can be unparseable; skip it
@@ -393,8 +396,9 @@ def profile_delimited(path: Path | None, head: bytes, size: int, limits: Limits,
         data_start = lay.first_line + (1 if lay.header_line is not None else 0)
         head_lines = sum(1 for ln in lines[data_start:] if ln.strip())
         start = len(head)
+        seen = [len(text.encode(encoding, errors="replace")), max(1, len(lines))]
         if path is not None:
-            frames = _stride_sample(path, size, start, kw, list(df.columns), encoding, limits.head_bytes // 4)
+            frames = _stride_sample(path, size, start, kw, list(df.columns), encoding, limits.head_bytes // 4, seen)
             if frames:
                 stats_df = pd.concat([df, *frames], ignore_index=True)
         if path is not None and size <= limits.max_bytes_full_read:
@@ -404,7 +408,7 @@ def profile_delimited(path: Path | None, head: bytes, size: int, limits: Limits,
             notes.append(f"stats come from the first {len(df):,} rows" + (" and 4 chunks spread over the file"
                          if stats_df is not df else "") + f"; the row count is from counting {total:,} lines")
         else:
-            per_line = max(1.0, len(text.encode(encoding, errors="replace")) / max(1, len(lines)))
+            per_line = max(1.0, seen[0] / seen[1])
             table.n_rows = int(size / per_line) - data_start if path is not None else None
             table.n_rows_exact = False
             notes.append(f"large file: stats come from the first {len(df):,} rows"
