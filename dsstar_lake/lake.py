@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import os
 import sqlite3
+import threading
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -82,8 +83,17 @@ class Lake:
         self.root = root
         self.catalog_dir = catalog_dir
         self.settings = settings
-        self._conn: sqlite3.Connection | None = None
-        self._retriever: Any = None
+        # One connection and one retriever per thread: report answers sub-questions in parallel threads,
+        # and a SQLite connection must not interleave two threads' transactions.
+        self._local = threading.local()
+
+    @property
+    def _conn(self) -> sqlite3.Connection | None:
+        return getattr(self._local, "conn", None)
+
+    @_conn.setter
+    def _conn(self, conn: sqlite3.Connection | None) -> None:
+        self._local.conn = conn
 
     # ---- opening -------------------------------------------------------------------------------------------
 
@@ -160,10 +170,11 @@ class Lake:
         return conn
 
     def close(self) -> None:
-        """Close the manifest connection."""
+        """Close this thread's manifest connection."""
         if self._conn is not None:
             self._conn.close()
             self._conn = None
+        self._local.retriever = None
 
     # ---- derived stores --------------------------------------------------------------------------------------
 
@@ -340,10 +351,11 @@ class Lake:
         """Return the hybrid retriever over this catalog (model loaded on first search)."""
         from index.retrieve import Retriever
 
-        if self._retriever is None:
-            self._retriever = Retriever(
-                self.connection(), self.vector_store, self.embedder, self.settings.section("retrieve"))
-        return self._retriever
+        retriever = getattr(self._local, "retriever", None)
+        if retriever is None:
+            retriever = Retriever(self.connection(), self.vector_store, self.embedder, self.settings.section("retrieve"))
+            self._local.retriever = retriever
+        return retriever
 
     @manifest_errors
     def search(self, query: str, k: int | None = None) -> list[Any]:

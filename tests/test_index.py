@@ -100,3 +100,15 @@ def test_catalog_elsewhere_leaves_the_lake_untouched(table_lake, tmp_path):
     after = sorted((p.relative_to(table_lake), p.stat().st_mtime_ns) for p in table_lake.rglob("*"))
     assert before == after
     assert Lake.open(None, catalog=tmp_path / "cat").root == table_lake.resolve()
+
+
+def test_searches_from_several_threads_share_one_lake(table_lake):
+    from concurrent.futures import ThreadPoolExecutor
+
+    lake = Lake.open(table_lake)
+    lake.index()
+    questions = ["units sold per region", "ozone unhealthy days", "sensor temperature", "field notes"] * 5
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        results = list(pool.map(lambda q: lake.search(q, k=1)[0].path, questions))
+    assert results[:4] == ["sales.csv", "ozone_by_county.csv", "sensors/daily/readings_*.csv", "notes.md"]
+    assert results == results[:4] * 5
