@@ -74,7 +74,7 @@ def _is_comment(line: str) -> bool:
 
 def sniff_delimiter(lines: list[str], ext: str) -> tuple[str, int, float]:
     """Return (delimiter, fields per row, share of rows with that many fields) for sample lines."""
-    body = [ln for ln in lines if ln.strip() and not _is_comment(ln)][:SNIFF_LINES]
+    body = [ln for ln in lines[: SNIFF_LINES * 3] if ln.strip() and not _is_comment(ln)][:SNIFF_LINES]
     if not body:
         return ",", 1, 0.0
     tail = body[min(len(body) // 5, 10):] or body
@@ -153,7 +153,7 @@ def find_layout(lines: list[str], ext: str, whole: bool) -> Layout:
     limit = min(len(lines), SNIFF_LINES)
     split = _split_many(lines[:limit], sep)
     rows = [r if ln.strip() and not _is_comment(ln) else None for ln, r in zip(lines[:limit], split, strict=True)]
-    fills = [sum(1 for f in r if f.strip()) if r is not None else -1 for r in rows]
+    fills = [len(r) - r.count("") if r is not None else -1 for r in rows]  # blank-only cells count as filled
     full = [f for r, f in zip(rows, fills, strict=True) if r is not None and len(r) == n_fields and f > 0]
     typical = statistics.median(full) if full else n_fields
     need = max(1, min(n_fields, round(0.6 * typical))) if n_fields > 1 else 1
@@ -164,7 +164,7 @@ def find_layout(lines: list[str], ext: str, whole: bool) -> Layout:
         first = next((i for i, r in enumerate(rows) if r is not None), 0)
     lay.first_line = first
     lay.preamble = [" / ".join(c.strip() for c in _split(ln, sep) if c.strip()) for ln in lines[:first]][:8]
-    data = [r for r in rows[first + 1 : first + 30] if r is not None]
+    data = [r for r in rows[first + 1 : first + 20] if r is not None]
     lay.header_line = first if has_header(rows[first] or [], data) else None
     after = lines[first + 1 : limit]
     if any(_is_comment(ln) for ln in after):
@@ -285,13 +285,13 @@ def _distinct_text(s: Any) -> list[str]:
     """Return up to 3,000 distinct stripped strings of a text column (checks run on these, not every cell)."""
     if s.dtype.kind != "O":
         return []
-    return [str(v).strip() for v in s.dropna().unique()[:3000]]
+    return [str(v).strip() for v in s.iloc[:3000].dropna().unique()[:500].tolist()]
 
 
-def _na_tokens(df: Any) -> list[str]:
+def _na_tokens(df: Any, distinct: dict[Any, list[str]]) -> list[str]:
     tokens: set[str] = set()
     for name in df.columns[:200]:
-        vals = _distinct_text(df[name])
+        vals = distinct.get(name, [])
         if not vals or sum(1 for v in vals[:20] if is_number_text(v) or _THOUSANDS.match(v)) < 0.5 * len(vals[:20]):
             continue
         bad = [v for v in vals if not (is_number_text(v) or _THOUSANDS.match(v))]
@@ -347,10 +347,11 @@ def profile_delimited(path: Path | None, head: bytes, size: int, limits: Limits,
     df, parse_notes = _parse(text, kw)
     notes += parse_notes
     extra: dict[str, Any] = {}
-    thousands_cols = [c for c in df.columns[:200] if any(_THOUSANDS.match(v) for v in _distinct_text(df[c]))]
+    distinct = {c: _distinct_text(s) for c, s in list(df.items())[:200] if s.dtype.kind == "O"}
+    thousands_cols = [c for c, vals in distinct.items() if any(_THOUSANDS.match(v) for v in vals)]
     if thousands_cols and not lay.decimal_comma:
         extra["thousands"] = ","
-    na = [t for t in _na_tokens(df) if t not in {str(c).strip() for c in df.columns}]
+    na = [t for t in _na_tokens(df, distinct) if t not in {str(c).strip() for c in df.columns}]
     if na:
         extra["na_values"] = na
     if extra:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import math
 import re
 import warnings
@@ -19,6 +20,7 @@ _UNIT_SUFFIX = re.compile(
     r"acres|ha|days|hours|hrs|mins|yrs|years)$"
 )
 _NUMBER = re.compile(r"^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$")
+_ISO = re.compile(r"^\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?$")
 _THOUSANDS = re.compile(r"^\s*[-+]?\d{1,3}(,\d{3})+(\.\d+)?\s*$")
 _MONEY_PCT = re.compile(r"^\s*[-+]?[$€£]?\s*[-+]?[\d,]*\.?\d+\s*(%|[kKmMbB]n?)?\s*$")
 _DATE_HINT = re.compile(
@@ -63,6 +65,7 @@ def _iso(value: Any) -> str:
     return value.isoformat()
 
 
+@functools.lru_cache(maxsize=4096)  # files of one family repeat the same column names
 def unit_of(name: str) -> str | None:
     """Return the unit written in a column name, e.g. 'Altitude (km)' -> 'km', 'Scalar_B_nT' -> 'nT'."""
     name = str(name).strip()
@@ -99,6 +102,10 @@ def text_kind(values: list[str]) -> str | None:
 
 
 def _first_distinct(values: list[Any], k: int) -> list[Any]:
+    try:
+        return list(dict.fromkeys(values))[:k]  # order-keeping; fast for hashable cells
+    except TypeError:
+        pass
     seen: list[Any] = []
     keys: set[str] = set()
     for v in values:
@@ -117,12 +124,94 @@ def _round(x: float) -> float:
 
 def column_stats(df: Any, limits: Limits) -> list[Column]:
     """Describe the first limits.max_columns columns of a DataFrame (a sample or the whole table)."""
-    cols: list[Column] = []
-    for j, (name, s) in enumerate(df.items()):
-        if j >= limits.max_columns:
-            break
-        cols.append(_one_column(s, str(name), limits))
-    return cols
+    import numpy as np
+
+    sub = df.iloc[:, : limits.max_columns]
+    kinds = [dt.kind for dt in sub.dtypes]
+    cols: list[Column | None] = [None] * len(kinds)
+    for kind in "iuf":  # numeric columns in one 2-D array per kind: no per-column pandas overhead
+        idx = [j for j, k in enumerate(kinds) if k == kind]
+        if idx:
+            block = sub.iloc[:, idx].to_numpy(dtype=np.float64 if kind == "f" else None)
+            for j, col in zip(idx, _numeric_block(block, [str(sub.columns[j]) for j in idx], kind, limits),
+                              strict=True):
+                cols[j] = col
+    for j in range(len(kinds)):
+        if cols[j] is None:
+            cols[j] = _one_column(sub.iloc[:, j], str(sub.columns[j]), limits)
+    return [c for c in cols if c is not None]
+
+
+def _numeric_block(block: Any, names: list[str], kind: str, limits: Limits) -> list[Column]:
+    """Describe the columns of a 2-D numeric array at once (vectorised over columns)."""
+    import numpy as np
+
+    n = block.shape[0]
+    if n == 0:
+        return [Column(name=nm, dtype="empty", non_null=0, nulls=0, unit=unit_of(nm)) for nm in names]
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        if kind == "f":
+            mask = ~np.isnan(block)
+            finite = np.where(np.isfinite(block), block, np.nan)
+            mins, maxs, means = np.nanmin(finite, 0), np.nanmax(finite, 0), np.nanmean(finite, 0)
+            whole = np.all((np.mod(block, 1) == 0) | ~mask, axis=0) & (np.nanmax(np.abs(finite), 0) < 2**53)
+        else:
+            mask = np.ones(block.shape, dtype=bool)
+            mins, maxs, means = block.min(0), block.max(0), block.mean(0, dtype=np.float64)
+            whole = np.ones(block.shape[1], dtype=bool)
+        srt = np.sort(block, axis=0)  # NaN sorts last
+        changes = (srt[1:] != srt[:-1]) & ~np.isnan(srt[1:].astype(np.float64))
+    non_null = mask.sum(0)
+    unique = changes.sum(0) + (non_null > 0)
+    out = []
+    for j, name in enumerate(names):
+        col = Column(name=name, dtype="empty", non_null=int(non_null[j]), nulls=int(n - non_null[j]),
+                     unit=unit_of(name))
+        if non_null[j]:
+            col.dtype = "int" if kind in "iu" else "float"
+            if kind == "f" and col.nulls and whole[j]:
+                col.dtype = "float (whole numbers; float because of missing values)"
+            col.unique = int(unique[j])
+            values = block[:200, j]
+            if kind == "f":
+                values = values[mask[:200, j]]
+            col.examples = [jsonable(v) for v in _first_distinct(values.tolist(), limits.max_examples)]
+            if not np.isnan(float(mins[j])):
+                col.min, col.max = jsonable(mins[j]), jsonable(maxs[j])
+                col.mean = _round(float(means[j]))
+        out.append(col)
+    return out
+
+
+def _numeric_column(arr: Any, name: str, kind: str, limits: Limits) -> Column:
+    import numpy as np
+
+    n = len(arr)
+    col = Column(name=name, dtype="empty", unit=unit_of(name))
+    if kind in "iu":
+        col.nulls, col.non_null = 0, n
+        if n:
+            col.dtype = "int"
+            col.unique = int(len(np.unique(arr)))
+            col.examples = [jsonable(v) for v in _first_distinct(arr[:200].tolist(), limits.max_examples)]
+            col.min, col.max = jsonable(arr.min()), jsonable(arr.max())
+            col.mean = _round(float(arr.mean()))
+        return col
+    mask = ~np.isnan(arr)
+    vals = arr[mask]
+    col.non_null, col.nulls = int(mask.sum()), int(n - mask.sum())
+    if vals.size:
+        col.dtype = "float"
+        if col.nulls and np.all(np.mod(vals, 1) == 0) and np.abs(vals).max() < 2**53:
+            col.dtype = "float (whole numbers; float because of missing values)"
+        col.unique = int(len(np.unique(vals)))
+        col.examples = [jsonable(v) for v in _first_distinct(vals[:200].tolist(), limits.max_examples)]
+        finite = vals[np.isfinite(vals)]
+        if finite.size:
+            col.min, col.max = jsonable(finite.min()), jsonable(finite.max())
+            col.mean = _round(float(finite.mean()))
+    return col
 
 
 def sample_rows(df: Any, limits: Limits) -> list[list[Any]]:
@@ -137,32 +226,13 @@ def _one_column(s: Any, name: str, limits: Limits) -> Column:
     n = len(s)
     kind = s.dtype.kind
     col = Column(name=name, dtype="empty", unit=unit_of(name))
-    if kind in "iub":
+    if kind in "iuf":
+        return _numeric_column(s.to_numpy(dtype="float64" if kind == "f" else None), name, kind, limits)
+    if kind == "b":
         arr = s.to_numpy()
-        col.nulls, col.non_null = 0, n
-        if n:
-            col.dtype = "bool" if kind == "b" else "int"
-            col.unique = int(len(np.unique(arr)))
-            col.examples = [jsonable(v) for v in _first_distinct(arr[:200].tolist(), limits.max_examples)]
-            if kind != "b":
-                col.min, col.max = jsonable(arr.min()), jsonable(arr.max())
-                col.mean = _round(float(arr.mean()))
-        return col
-    if kind == "f":
-        arr = s.to_numpy(dtype="float64")
-        mask = ~np.isnan(arr)
-        vals = arr[mask]
-        col.non_null, col.nulls = int(mask.sum()), int(n - mask.sum())
-        if vals.size:
-            col.dtype = "float"
-            if col.nulls and np.all(np.mod(vals, 1) == 0) and np.abs(vals).max() < 2**53:
-                col.dtype = "float (whole numbers; float because of missing values)"
-            col.unique = int(len(np.unique(vals)))
-            col.examples = [jsonable(v) for v in _first_distinct(vals[:200].tolist(), limits.max_examples)]
-            finite = vals[np.isfinite(vals)]
-            if finite.size:
-                col.min, col.max = jsonable(finite.min()), jsonable(finite.max())
-                col.mean = _round(float(finite.mean()))
+        col.nulls, col.non_null, col.dtype = 0, n, "bool"
+        col.unique = int(len(np.unique(arr))) if n else 0
+        col.examples = [jsonable(v) for v in _first_distinct(arr[:200].tolist(), limits.max_examples)]
         return col
     non_null = s.dropna()
     col.non_null, col.nulls = len(non_null), n - len(non_null)
@@ -217,6 +287,10 @@ def parse_dates(strings: Any) -> Any:
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
+        if _ISO.match(str(strings.iloc[0])):
+            parsed = pd.to_datetime(strings, format="ISO8601", errors="coerce")
+            if parsed.notna().sum() >= 0.9 * len(strings):
+                return parsed
         fmt = guess_datetime_format(str(strings.iloc[0]))
         if fmt:
             parsed = pd.to_datetime(strings, format=fmt, errors="coerce")
@@ -226,6 +300,8 @@ def parse_dates(strings: Any) -> Any:
 
 
 def _object_dtype(values: Any) -> str:
+    if str(values.dtype) in ("str", "string"):
+        return "text"
     types = {type(v).__name__ for v in values.iloc[:500].tolist()}
     if types <= {"str"}:
         return "text"

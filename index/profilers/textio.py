@@ -37,6 +37,9 @@ MAGIC: list[tuple[bytes, str]] = [
 ]
 
 
+_TEXT_BYTES = bytes([9, 10, 12, 13, 27]) + bytes(range(32, 256))
+
+
 def read_head(path: Path, n: int) -> bytes:
     """Return the first n bytes of a file, as ProfileError when the file cannot be read at all."""
     try:
@@ -76,7 +79,7 @@ def looks_binary(head: bytes) -> bool:
         return False
     if b"\x00" in sample:
         return True
-    control = sum(1 for b in sample if b < 32 and b not in (9, 10, 12, 13, 27))
+    control = len(sample.translate(None, _TEXT_BYTES))  # what is left after deleting text bytes
     return control > max(2, len(sample) // 100)
 
 
