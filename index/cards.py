@@ -252,7 +252,7 @@ def _key_values(p: Profile) -> tuple[list[str], list[str], list[str], list[str]]
             elif _PLACE_COL.search(c.name) and c.examples and c.dtype == "text":
                 places.append(f"{c.name}: " + ", ".join(str(v) for v in c.examples[:5]))
             elif re.search(r"(year|date|time)", c.name, re.I) and c.dtype == "int" and c.min is not None:
-                if isinstance(c.min, int) and 1000 <= c.min <= 2200 and isinstance(c.max, int) and c.max <= 2200:
+                if isinstance(c.min, int) and -10000 <= c.min <= 2200 and isinstance(c.max, int) and c.max <= 2200:
                     dates.append(f"{c.name} {c.min} to {c.max}")
     return values, dates, places, units
 

@@ -72,7 +72,9 @@ def unit_of(name: str) -> str | None:
     match = _UNIT_IN_NAME.search(name)
     if match and not match.group(1).strip().isdigit():
         unit = match.group(1).strip()
-        # '(km)', '(kg/m^3)', '(W m-2)' are units; '(see note)', '(as of July 1)' are not
+        # '(km)', '(kg/m^3)', '(W m-2)' are units; '(see note)', '(as of July 1)', 'Longitude (X)' are not
+        if unit in ("X", "Y", "Z", "x", "y", "z", "N", "n", "%s"):
+            return None
         if " " not in unit or all(len(w) <= 4 and not w.isalpha() or len(w) <= 2 for w in unit.split()):
             return unit
     match = _UNIT_SUFFIX.search(name)
