@@ -206,6 +206,10 @@ def test_registry_edge_cases(tmp_path):
     assert err.value.kind == "changed"
     with pytest.raises(ProfileError):
         profile_path(tmp_path, Limits())
+    xls = tmp_path / "old.xls"
+    xls.write_bytes(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(512))
+    old = profile_path(xls, Limits())
+    assert old.format == "binary" and any("xlrd" in n for n in old.notes)
     code = tmp_path / "s.py"
     code.write_text('"""Download data."""\nimport os\n')
     assert profile_path(code, Limits()).format == "code"

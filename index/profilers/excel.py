@@ -365,6 +365,7 @@ def profile_xlsx(path: Path, size: int, limits: Limits) -> Profile:
     finally:
         wb.close()
     prof.structure = {"sheets": sheets, "sheet_names": names}
+    prof.sampled = any(not t.n_rows_exact for t in prof.tables)
     if len(names) > limits.max_sheets:
         prof.notes.append(f"{len(names)} sheets; the first {limits.max_sheets} are described")
     prof.notes.insert(0, f"workbook with {len(names)} sheet(s): {', '.join(names[:30])}")
