@@ -83,6 +83,17 @@ MIGRATIONS: list[tuple[str, str]] = [
         CREATE INDEX entries_content ON entries(content_hash);
         """,
     ),
+    (
+        "003_analyses",
+        """
+        CREATE TABLE analyses (             -- extra description text by content hash (the optional LLM analyzer)
+            hash TEXT PRIMARY KEY,
+            text TEXT NOT NULL,
+            source TEXT NOT NULL,           -- who wrote it, e.g. llm:<model>
+            created_at REAL
+        );
+        """,
+    ),
 ]
 
 

@@ -42,8 +42,17 @@ class EntryRow:
         return hashlib.sha1(self.card.encode()).hexdigest()
 
 
-def file_entry(path: str, folder: str, content_hash: str, profile: Profile) -> EntryRow:
-    """Build the entry of a single file."""
+def with_analysis(description: str, analysis: tuple[str, str] | None) -> str:
+    """Append a cached analysis (text, source) to a description; the profiler's text always stays."""
+    if not analysis:
+        return description
+    text, source = analysis
+    return f"{description}\n\nAnalysis ({source}; what a model-written script printed about the file):\n{text}"
+
+
+def file_entry(path: str, folder: str, content_hash: str, profile: Profile,
+               analysis: tuple[str, str] | None = None) -> EntryRow:
+    """Build the entry of a single file (analysis: cached (text, source) appended to the description)."""
     from index.cards import card, describe
 
     return EntryRow(
@@ -54,13 +63,14 @@ def file_entry(path: str, folder: str, content_hash: str, profile: Profile) -> E
         format=profile.format,
         content_hash=content_hash,
         member_count=1,
-        description=describe(profile, path),
+        description=with_analysis(describe(profile, path), analysis),
         card=card(profile, path),
         members=[path],
     )
 
 
-def family_entry(group: Group, representative: Profile, max_listed: int) -> EntryRow:
+def family_entry(group: Group, representative: Profile, max_listed: int,
+                 analysis: tuple[str, str] | None = None) -> EntryRow:
     """Build the entry of a family: pattern, count, name ranges, shared schema, one member's description."""
     from index.cards import card, describe
 
@@ -83,7 +93,7 @@ def family_entry(group: Group, representative: Profile, max_listed: int) -> Entr
         "(adapt the reader to the member description below).",
         "",
         "Member description (every member shares this schema):",
-        describe(representative, first),
+        with_analysis(describe(representative, first), analysis),
         "",
         "Members:" if len(members) <= max_listed else f"Members (first {max_listed} of {len(members)}):",
     ]

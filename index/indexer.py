@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from index import fulltext
-from index.catalog import transaction
+from index.catalog import set_meta, transaction
 from index.entries import EntryRow, family_entry, file_entry
 from index.families import Member, group_folder
 from index.profile_task import limit_memory, profile_file_task
@@ -42,6 +42,7 @@ class IndexSummary:
     skipped: int = 0
     seconds: float = 0.0
     failures: list[tuple[str, str]] = field(default_factory=list)
+    analysis: dict[str, Any] | None = None  # what the optional analyzer added (filled in by its caller)
 
     def to_dict(self) -> dict[str, Any]:
         """Return the summary as JSON-ready data."""
@@ -120,12 +121,15 @@ def run_index(
             conn.executemany("INSERT OR IGNORE INTO dirty_folders (folder) VALUES (?)",
                              [(p.rpartition("/")[0],) for p in removed])
             conn.executemany("DELETE FROM files WHERE path = ?", [(p,) for p in removed])
-    _invalidate_entries_if_rendering_changed(conn)
+    new_render = _rendering_changed(conn)
     todo = new + changed
     progress("plan", {"total": len(todo), "new": len(new), "changed": len(changed), "removed": len(removed)})
     if todo:
         _profile_all(conn, db_path, lake, todo, {f.path for f in new}, options, summary, progress)
-    _rebuild_dirty_entries(conn, options, progress)
+    _rebuild_dirty_entries(conn, options, progress, force=new_render is not None)
+    if new_render is not None:
+        with transaction(conn):
+            set_meta(conn, "render_version", new_render)
     summary.embedded = sync_vectors(conn, progress)
     summary.entries, summary.families = conn.execute(
         "SELECT count(*), coalesce(sum(kind = 'family'), 0) FROM entries"
@@ -140,19 +144,21 @@ def run_index(
     return summary
 
 
-def _invalidate_entries_if_rendering_changed(conn: sqlite3.Connection) -> None:
-    """After an upgrade that changes how descriptions or cards are written, rebuild every entry (not re-profile)."""
-    from index.catalog import get_meta, set_meta
+def _rendering_changed(conn: sqlite3.Connection) -> str | None:
+    """Return the new render version when descriptions or cards are written differently since the last run.
+
+    Every folder is then marked dirty and rebuilt one transaction at a time, so a concurrent search keeps
+    seeing the old entries until each folder's new ones replace them (never an empty catalog).
+    """
+    from index.catalog import get_meta
     from index.entries import render_version
 
     version = render_version()
     if get_meta(conn, "render_version") == version:
-        return
+        return None
     with transaction(conn):
-        conn.execute("DELETE FROM entries")
-        conn.execute("DELETE FROM entries_fts")
         conn.execute("INSERT OR IGNORE INTO dirty_folders (folder) SELECT DISTINCT folder FROM files")
-        set_meta(conn, "render_version", version)
+    return version
 
 
 def _pool_context() -> multiprocessing.context.BaseContext:
@@ -235,23 +241,41 @@ def _write_results(conn: sqlite3.Connection, results: list[tuple[FileStat, dict[
             conn.execute("INSERT OR IGNORE INTO dirty_folders (folder) VALUES (?)", (f.folder,))
 
 
-def _rebuild_dirty_entries(conn: sqlite3.Connection, options: IndexOptions, progress: Progress) -> None:
+def refresh_entries(
+    conn: sqlite3.Connection,
+    options: IndexOptions,
+    sync_vectors: Callable[[sqlite3.Connection, Progress], int],
+    progress: Progress = _noop,
+) -> int:
+    """Rebuild the entries of dirty folders (e.g. after analyses were added) and sync vectors; return embedded."""
+    _rebuild_dirty_entries(conn, options, progress)
+    return sync_vectors(conn, progress)
+
+
+def _rebuild_dirty_entries(
+    conn: sqlite3.Connection, options: IndexOptions, progress: Progress, force: bool = False
+) -> None:
     folders = [row[0] for row in conn.execute("SELECT folder FROM dirty_folders ORDER BY folder")]
     if folders:
         progress("entries", {"folders": len(folders)})
     for folder in folders:
         with transaction(conn):
-            _rebuild_folder(conn, folder, options)
+            _rebuild_folder(conn, folder, options, force)
             conn.execute("DELETE FROM dirty_folders WHERE folder = ?", (folder,))
 
 
-def _rebuild_folder(conn: sqlite3.Connection, folder: str, options: IndexOptions) -> None:
+def _rebuild_folder(conn: sqlite3.Connection, folder: str, options: IndexOptions, force: bool = False) -> None:
     rows = conn.execute(
         "SELECT f.path, f.hash, p.signature FROM files f JOIN profiles p ON p.hash = f.hash "
         "WHERE f.folder = ? AND f.status = 'ok'",
         (folder,),
     ).fetchall()
     hashes = {row["path"]: row["hash"] for row in rows}
+    analyses = {
+        row["hash"]: (row["text"], row["source"])
+        for row in conn.execute("SELECT hash, text, source FROM analyses WHERE text != '' AND hash IN "
+                                "(SELECT hash FROM files WHERE folder = ? AND status = 'ok')", (folder,))
+    }
     members = [Member(row["path"], row["path"].rpartition("/")[2], row["signature"]) for row in rows]
     existing = {
         row["id"]: row
@@ -269,7 +293,7 @@ def _rebuild_folder(conn: sqlite3.Connection, folder: str, options: IndexOptions
     for group in group_folder(folder, members, options.min_members):
         if group.is_family:
             first = group.members[0].path
-            row = family_entry(group, load(hashes[first]), options.max_members_listed)
+            row = family_entry(group, load(hashes[first]), options.max_members_listed, analyses.get(hashes[first]))
             wanted[row.id] = row
         else:
             path = group.members[0].path
@@ -277,11 +301,13 @@ def _rebuild_folder(conn: sqlite3.Connection, folder: str, options: IndexOptions
 
             entry_id = file_entry_id(path)
             old = existing.get(entry_id)
-            if old is not None and old["kind"] == "file" and old["content_hash"] == hashes[path]:
+            # An analysed file is always rebuilt: its analysis may be newer than its row.
+            if (old is not None and old["kind"] == "file" and old["content_hash"] == hashes[path]
+                    and hashes[path] not in analyses):
                 wanted[entry_id] = None  # unchanged single file: keep its row as it is
                 conn.execute("UPDATE files SET entry_id = ? WHERE path = ?", (entry_id, path))
                 continue
-            wanted[entry_id] = file_entry(path, folder, hashes[path], load(hashes[path]))
+            wanted[entry_id] = file_entry(path, folder, hashes[path], load(hashes[path]), analyses.get(hashes[path]))
     stale = [entry_id for entry_id in existing if entry_id not in wanted]
     if stale:
         conn.executemany("DELETE FROM entries WHERE id = ?", [(i,) for i in stale])

@@ -12,10 +12,11 @@ from typing import Any
 from index import catalog as catalog_db
 
 PROFILE_COLUMNS = "hash, profiler_version, format, signature, profile, created_at"
+ANALYSIS_COLUMNS = "hash, text, source, created_at"  # paid-for LLM analyses are worth keeping too
 
 
-def salvage_profiles(old_db: Path) -> list[tuple[Any, ...]]:
-    """Read whatever profile rows a damaged manifest still yields; a row that cannot be read is skipped."""
+def salvage_profiles(old_db: Path, table: str = "profiles", columns: str = PROFILE_COLUMNS) -> list[tuple[Any, ...]]:
+    """Read whatever rows of a table (profiles by default) a damaged manifest still yields; bad rows are skipped."""
     rows: list[tuple[Any, ...]] = []
     try:
         conn = sqlite3.connect(f"file:{old_db}?mode=ro", uri=True)
@@ -24,20 +25,20 @@ def salvage_profiles(old_db: Path) -> list[tuple[Any, ...]]:
     try:
         # Read by rowid ranges so one corrupt page loses only the rows on it.
         try:
-            top = conn.execute("SELECT max(rowid) FROM profiles").fetchone()[0] or 0
+            top = conn.execute(f"SELECT max(rowid) FROM {table}").fetchone()[0] or 0
         except sqlite3.DatabaseError:
             return rows
         step = 64
         for start in range(0, top + 1, step):
             try:
                 rows.extend(conn.execute(
-                    f"SELECT {PROFILE_COLUMNS} FROM profiles WHERE rowid BETWEEN ? AND ?", (start, start + step - 1)
+                    f"SELECT {columns} FROM {table} WHERE rowid BETWEEN ? AND ?", (start, start + step - 1)
                 ).fetchall())
             except sqlite3.DatabaseError:
                 for rowid in range(start, start + step):
                     try:
                         rows.extend(conn.execute(
-                            f"SELECT {PROFILE_COLUMNS} FROM profiles WHERE rowid = ?", (rowid,)).fetchall())
+                            f"SELECT {columns} FROM {table} WHERE rowid = ?", (rowid,)).fetchall())
                     except sqlite3.DatabaseError:
                         continue
     finally:
@@ -52,8 +53,10 @@ def rebuild_catalog(catalog_dir: Path, db_path: Path, store_factory: Callable[[]
     file and reuses the salvaged profiles instead of profiling again.
     """
     kept: list[tuple[Any, ...]] = []
+    analyses: list[tuple[Any, ...]] = []
     if db_path.exists():
         kept = salvage_profiles(db_path)
+        analyses = salvage_profiles(db_path, "analyses", ANALYSIS_COLUMNS)
         aside = db_path.with_name(f"{db_path.name}.damaged-{int(time.time())}")
         db_path.replace(aside)
         for suffix in ("-wal", "-shm"):
@@ -65,6 +68,7 @@ def rebuild_catalog(catalog_dir: Path, db_path: Path, store_factory: Callable[[]
         catalog_db.migrate(conn)
         with catalog_db.transaction(conn):
             conn.executemany(f"INSERT OR IGNORE INTO profiles ({PROFILE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)", kept)
+            conn.executemany(f"INSERT OR IGNORE INTO analyses ({ANALYSIS_COLUMNS}) VALUES (?, ?, ?, ?)", analyses)
     finally:
         conn.close()
     try:

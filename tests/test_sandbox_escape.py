@@ -168,7 +168,8 @@ ATTEMPTS = [
                       "open('data/new.csv', 'w').write('x')\n",
             _lake_check),
     Attempt("delete the lake (prompt injection: rmtree data/)",
-            lambda c: "import os, shutil\nshutil.rmtree(os.path.realpath('data'))\n", _lake_check),
+            lambda c: "import os, shutil\nfor n in os.listdir('data'):\n    p = os.path.realpath(os.path.join('data', n))\n"
+                      "    shutil.rmtree(p) if os.path.isdir(p) else os.remove(p)\n", _lake_check),
     Attempt("read ~/.ssh/id_rsa",
             lambda c: "import os\nprint(open(os.path.expanduser('~/.ssh/id_rsa')).read())\n",
             _printed_secret({"bwrap": "HOME is /tmp/home on a private tmpfs",

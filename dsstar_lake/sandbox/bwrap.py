@@ -51,8 +51,13 @@ def bwrap_argv(
     workdir: Path,
     lake: Path,
     tmp_mb: int,
+    hide_in_lake: list[str] | None = None,
 ) -> list[str]:
-    """Return the bwrap prefix that runs a command in workdir, with the lake read-only at workdir/data."""
+    """Return the bwrap prefix that runs a command in workdir, with the lake read-only at workdir/data.
+
+    hide_in_lake names lake-relative folders (the catalog, when it lives in the lake) shown empty under data/,
+    so a script cannot read other runs' outputs through it.
+    """
     workdir, lake = workdir.resolve(), lake.resolve()
     hidden = hidden_roots()
     masked = hidden + [Path("/tmp")]
@@ -72,6 +77,9 @@ def bwrap_argv(
             argv += ["--ro-bind", "/dev/null", str(path)]
     argv += ["--ro-bind", str(lake), str(lake)]  # absolute paths into the lake keep working, read-only
     argv += ["--bind", str(workdir), str(workdir), "--ro-bind", str(lake), str(workdir / "data")]
+    for rel in hide_in_lake or []:
+        if (lake / rel).is_dir():
+            argv += ["--tmpfs", str(workdir / "data" / rel), "--remount-ro", str(workdir / "data" / rel)]
     argv += NAMESPACES + ["--die-with-parent", "--new-session", "--cap-drop", "ALL", "--chdir", str(workdir)]
     return argv + ["--"]
 

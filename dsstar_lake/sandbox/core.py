@@ -143,13 +143,30 @@ class Sandbox:
             result.lake_modified = changed(before, after)
         return result
 
+    def _ignored_in_lake(self) -> list[str]:
+        """Return the ignored folders (the catalog) that lie inside the lake, lake-relative."""
+        inside = []
+        for path in self.ignore:
+            try:
+                inside.append(path.relative_to(self.lake).as_posix())
+            except ValueError:
+                continue
+        return inside
+
     def _prepare_data(self, workdir: Path) -> list[str]:
-        """Make workdir/data the lake: a symlink without bwrap, an empty mount point with it."""
+        """Make workdir/data the lake: a folder of links to its top level without bwrap, a mount point with it.
+
+        Without bwrap the links leave out hidden names and the catalog, so a script that wipes data/ removes
+        links, not the catalog or the lake's files (writes through a link still reach the lake: the fingerprint
+        check catches those).
+        """
         data = workdir / "data"
         notes = []
+        if data.is_dir() and not data.is_symlink():
+            for child in data.iterdir():
+                if child.is_symlink():
+                    child.unlink()
         if data.is_symlink():
-            if self.backend == "subprocess" and Path(os.readlink(data)) == self.lake:
-                return notes
             data.unlink()
         elif data.is_dir() and any(data.iterdir()):
             # An earlier script replaced the link with a folder of its own: keep its files, out of the way.
@@ -162,17 +179,20 @@ class Sandbox:
             data.rmdir()
         elif data.exists():
             data.unlink()
-        if self.backend == "bwrap":
-            data.mkdir()
-        else:
-            data.symlink_to(self.lake, target_is_directory=True)
+        data.mkdir(exist_ok=True)
+        if self.backend != "bwrap":
+            hidden = set(self._ignored_in_lake())
+            for child in sorted(self.lake.iterdir()):
+                if not child.name.startswith(".") and child.name not in hidden:
+                    (data / child.name).symlink_to(child, target_is_directory=child.is_dir())
         return notes
 
     def _execute(self, script: Path, workdir: Path, scratch: Path, timeout: float) -> ExecResult:
         cfg = self.cfg
         if self.backend == "bwrap":
             home, tmp = Path(bw.SANDBOX_HOME), Path("/tmp")
-            target = bw.bwrap_argv(self.bwrap, self.python, workdir, self.lake, int(cfg["tmp_mb"]))
+            target = bw.bwrap_argv(self.bwrap, self.python, workdir, self.lake, int(cfg["tmp_mb"]),
+                                   self._ignored_in_lake())
             target += [self.python, script.name]
         else:
             home, tmp = scratch / "home", scratch / "tmp"
