@@ -317,6 +317,34 @@ def runs_resume(run_id: str, lake_path: str | None, catalog: str | None, as_json
     raise_if_unfinished(answer)
 
 
+@cli.command()
+@click.argument("request")
+@lake_option
+@catalog_option
+@chroma_option
+@click.option("--rounds", type=click.IntRange(min=0), help="Refinement rounds (default 1, as in the paper).")
+@click.option("--max-questions", type=click.IntRange(min=1), help="Most sub-questions per round (default 8).")
+@click.option("--jobs", type=click.IntRange(min=1), help="Sub-questions answered in parallel (default 2).")
+@click.option("-k", "k", type=click.IntRange(min=1), help="Entries retrieved for the request (default 30).")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), help="Also write the report and figures here.")
+@click.option("--format", "fmt", type=click.Choice(["md", "html"]), help="html adds a self-contained report.html.")
+@llm_options
+@json_option
+def report(request: str, lake_path: str | None, catalog: str | None, chroma_url: str | None, rounds: int | None,
+           max_questions: int | None, jobs: int | None, k: int | None, out_dir: str | None, fmt: str | None,
+           as_json: bool, **params: Any) -> None:
+    """Write a cited data-science report for an open-ended REQUEST (DS-STAR+: sub-questions, answers, writer)."""
+    from dsstar_lake.ask import changed_settings
+    from dsstar_lake.report.render import print_report, report_progress
+
+    handle = _open(lake_path or (None if catalog else "."), catalog, **{"catalog.chroma_url": chroma_url})
+    overrides = changed_settings(handle.settings, llm_overrides(handle.settings, params))
+    with report_progress(err, enabled=not as_json) as progress:
+        result = handle.report(request, rounds=rounds, max_questions=max_questions, jobs=jobs, k=k, out=out_dir,
+                               format=fmt, overrides=overrides, progress=progress)
+    _print_json(result.to_dict()) if as_json else print_report(out, result)
+
+
 def main() -> None:
     """Run the CLI."""
     cli()

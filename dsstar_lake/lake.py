@@ -411,3 +411,24 @@ class Lake:
 
         return resume(self, run_id, overrides=overrides, provider=provider, progress=progress)
 
+    def report(
+        self,
+        request: str,
+        *,
+        rounds: int | None = None,
+        max_questions: int | None = None,
+        jobs: int | None = None,
+        k: int | None = None,
+        out: str | os.PathLike[str] | None = None,
+        format: str | None = None,
+        overrides: dict[str, Any] | None = None,
+        provider: Any = None,
+        progress: Progress | None = None,
+    ) -> Any:
+        """Write a cited report for an open-ended request (DS-STAR+); return a Report."""
+        from dsstar_lake.report.pipeline import build_report
+
+        flags = {"report.rounds": rounds, "report.max_questions": max_questions, "report.jobs": jobs,
+                 "report.k": k, "report.format": format, **(overrides or {})}
+        return build_report(self, request, out=out, overrides=flags, provider=provider, progress=progress)
+

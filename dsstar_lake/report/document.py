@@ -1,0 +1,72 @@
+"""The report as Markdown: the writer's body, a note on what the check flagged, and the evidence appendix."""
+
+from __future__ import annotations
+
+import re
+
+from dsstar_lake.report.questions import SubQuestion
+
+STATUS_TEXT = {"answered": "answered (verified)", "unverified": "answered, not verified",
+               "unanswered": "unanswered", "skipped": "unanswered (not started)",
+               "queued": "unanswered (not started)", "running": "unanswered (interrupted)"}
+MD_SPECIAL = re.compile(r"([\\`*\[\]<>!|#])|(?<!\w)_|_(?!\w)")
+
+
+def md_escape(text: str) -> str:
+    """Escape Markdown in text that must read as plain words (a sub-question, a reason, a run id)."""
+    return MD_SPECIAL.sub(lambda m: "\\" + m.group(0), " ".join(str(text).split()))
+
+
+def fenced(text: str, lang: str = "") -> str:
+    """Return text in a code fence longer than any backtick run inside it (so it cannot break out)."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{lang}\n{text.rstrip()}\n{fence}"
+
+
+def title_of(body: str, request: str) -> str:
+    """Return the report's title: its first '# ' heading, else one made from the request."""
+    found = re.search(r"^#[ \t]+(.+?)[ \t#]*$", body, re.M)
+    raw = found.group(1) if found else f"Report: {' '.join(request.split())[:100]}"
+    return re.sub(r"[*_`\\]", "", raw).strip() or "Report"
+
+
+def appendix(questions: list[SubQuestion]) -> str:
+    """Return the evidence appendix: every sub-question with its status, answer, figures, script and run."""
+    lines = ["## Evidence appendix", "",
+             "Each sub-question was answered by its own DS-STAR run over the lake; the script shown printed "
+             "the answer and can be run again (in the run's work folder, the lake is `data/`).", ""]
+    for q in questions:
+        origin = "from the request" if q.round == 0 else f"from refinement round {q.round}"
+        facts = [f"*{STATUS_TEXT.get(q.status, q.status)}*", origin]
+        if q.run_id:
+            facts.append(f"run `{q.run_id}`")
+        lines += [f"### [{q.n}] {md_escape(q.text)}", "", " · ".join(facts), ""]
+        if q.answered:
+            lines += ["**Answer**", "", fenced(q.answer, "text"), ""]
+            if not q.verified and q.detail:
+                lines += [f"Note: {md_escape(q.detail)}.", ""]
+        else:
+            lines += [f"**Unanswered:** {md_escape(q.detail or 'the run printed no answer')}.", ""]
+            if q.answer:
+                lines += ["What the last round printed:", "", fenced(q.answer, "text"), ""]
+        lines += [f"![Figure for [{q.n}]]({f})" for f in q.figures]
+        if q.figures:
+            lines.append("")
+        if q.script:
+            lines += [f"Script (`{q.script_name}`):", "", fenced(q.script, "python"), ""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def note(problems: list[str]) -> str:
+    """Return the warning put atop a report whose check still found problems after the writer's fix."""
+    items = "\n".join(f"> - {md_escape(p)}" for p in problems)
+    return ("> **Citation check:** the writer could not fix everything; these are marked in the text "
+            "(`[n?]`, or a note where a figure was left out):\n" + items + "\n")
+
+
+def assemble(body: str, questions: list[SubQuestion], problems: list[str]) -> str:
+    """Return the whole report: note (if any), body, then the evidence appendix."""
+    parts = [note(problems)] if problems else []
+    parts += [body.strip() + "\n", "---\n", appendix(questions)]
+    return "\n".join(parts)

@@ -1,0 +1,282 @@
+"""DS-STAR+ (v2 paper, section 3.2): sub-questions, answers by the solve loop, a cited report, refinement."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from dsstar_lake.agent import context
+from dsstar_lake.errors import (
+    BudgetExceeded,
+    CatalogError,
+    ConfigError,
+    DslakeError,
+    ProviderError,
+    UsageError,
+)
+from dsstar_lake.report import citations, document, questions, writer
+from dsstar_lake.report.answer import UNLIMITED, Answering, answer_all
+from dsstar_lake.report.budget import SharedBudget
+from dsstar_lake.report.prompts import render
+from dsstar_lake.report.questions import SubQuestion
+from dsstar_lake.runs import RunRecord
+
+if TYPE_CHECKING:
+    from dsstar_lake.lake import Lake
+    from dsstar_lake.llm.base import Provider
+    from dsstar_lake.llm.call import LLM
+
+Progress = Callable[[str, dict[str, Any]], None]
+FORMATS = ("md", "html")
+CACHE_NAME = "llm_cache.sqlite"
+
+
+@dataclass
+class Report:
+    """What `report` returns (and report.json holds): where the report is, its evidence, and what it cost."""
+
+    run_id: str
+    request: str
+    title: str
+    folder: str  # the report's run folder: report.md, figures/, report.html, drafts
+    files: list[str]  # every file written for the reader (run folder and --out)
+    questions: list[SubQuestion]
+    context: list[str]  # the entries the sub-question generator saw
+    rounds: int  # refinement rounds done
+    problems: list[str] = field(default_factory=list)  # what the citation check still flagged after the fix
+    fixed: bool = False  # the writer was asked once to fix citations or figures
+    notes: list[str] = field(default_factory=list)  # why refinement stopped early, and the like
+    llm_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    seconds: float = 0.0
+    markdown: str = field(default="", repr=False)
+
+    @property
+    def answered(self) -> list[SubQuestion]:
+        """Return the sub-questions that have an answer."""
+        return [q for q in self.questions if q.answered]
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return JSON-ready data (report.json; the Markdown itself is in report.md)."""
+        data = asdict(self)
+        data.pop("markdown")
+        return data
+
+
+def _quiet(event: str, data: dict[str, Any]) -> None:
+    pass
+
+
+def build_report(
+    lake: Lake,
+    request: str,
+    out: str | Path | None = None,
+    overrides: dict[str, Any] | None = None,
+    provider: Provider | None = None,
+    progress: Progress | None = None,
+) -> Report:
+    """Write a cited data-science report for an open-ended request; return the Report."""
+    request = (request or "").strip()
+    if not request:
+        raise UsageError("the report request is empty")
+    started = time.perf_counter()
+    overrides = {k: v for k, v in (overrides or {}).items() if v is not None}
+    settings = lake.settings.with_overrides(overrides)
+    fmt = str(settings["report.format"]).lower()
+    if fmt not in FORMATS:
+        raise ConfigError(f"report.format must be md or html, not {fmt!r}")
+    if lake.root is None or not Path(lake.root).is_dir():
+        raise UsageError("a report needs the lake folder",
+                         hint="give --lake LAKE (and --catalog DIR if elsewhere)")
+    lake.connection()  # a missing catalog is one clear error before a run folder exists
+    owned = provider is None
+    if owned:
+        from dsstar_lake.llm import check_configured, make_provider
+
+        check_configured(settings)
+        provider = make_provider(settings)
+    budget = SharedBudget(provider, settings)
+    sub_overrides = {k: v for k, v in overrides.items() if not k.startswith("report.")}
+    options = {key: settings[f"report.{key}"] for key in ("k", "max_questions", "rounds", "jobs", "format")}
+    record = RunRecord.create(lake.catalog_dir, {
+        "kind": "report", "question": request, "lake": str(lake.root), "catalog": str(lake.catalog_dir),
+        "overrides": sub_overrides, "report": options})
+    progress = progress or _quiet
+    progress("run", {"run_id": record.id, "folder": str(record.folder)})
+    try:
+        result = _build(lake, record, request, settings, budget, sub_overrides, progress)
+        result.files += _write(record.folder, result, fmt, out)
+    except KeyboardInterrupt:
+        record.set_status("interrupted", "interrupted by the user")
+        raise
+    except DslakeError as exc:
+        record.event("failed", error=str(exc))
+        record.set_status("failed", str(exc))
+        raise
+    finally:
+        if owned:
+            budget.shutdown()
+    result.seconds = round(time.perf_counter() - started, 2)
+    spent = budget.spent()
+    result.llm_calls, result.input_tokens = spent["llm_calls"], spent["input_tokens"]
+    result.output_tokens, result.cost_usd = spent["output_tokens"], spent["cost_usd"]
+    _save_json(record.folder, result)
+    record.event("done", files=result.files, problems=result.problems, **budget.spent())
+    record.set_status("done", "; ".join(result.problems) or None)
+    progress("done", {"report": result})
+    return result
+
+
+def _build(lake: Lake, record: RunRecord, request: str, settings: Any, budget: SharedBudget,
+           sub_overrides: dict[str, Any], progress: Progress) -> Report:
+    """Retrieve, ask, answer, write, refine and check; the Report without its files."""
+    from dsstar_lake.llm import LLM
+
+    k, limit = int(settings["report.k"]), max(1, int(settings["report.max_questions"]))
+    entries = context.retrieve(lake.retriever(), request, k, [], "retrieval")
+    record.event("retrieval", query=request, k=k, entries=[e.path for e in entries],
+                 scores=[e.score for e in entries])
+    if not entries:
+        raise CatalogError(f"the catalog {lake.catalog_dir} has no entries to report on",
+                           hint="run `dslake index LAKE` first")
+    progress("context", {"entries": [e.path for e in entries]})
+    data = context.data_block(entries, int(settings["report.description_chars"]))
+    names = context.filenames(entries)
+    report = Report(run_id=record.id, request=request, title="", folder=str(record.folder), files=[],
+                    questions=[], context=[e.path for e in entries], rounds=0)
+    answering = Answering(lake=lake, provider=budget, overrides=sub_overrides,
+                          figures_dir=record.folder / "figures", jobs=max(1, int(settings["report.jobs"])),
+                          max_figures=max(0, int(settings["report.max_figures"])), progress=progress)
+    cache = lake.catalog_dir / CACHE_NAME if str(settings["llm.cache"]).lower() != "off" else None
+    # The report's own calls (generator, writer) are counted by the shared budget, like the runs' calls.
+    llm = LLM(settings.with_overrides(UNLIMITED), provider=budget, recorder=record.record_call,
+              cache_path=cache, run_id=record.id)
+    with llm:
+        progress("phase", {"text": "proposing sub-questions"})
+        prompt = render("subquestion_first", request=request, filenames=names, data=data, max_questions=limit)
+        pairs = questions.generate(llm, prompt)
+        first = questions.new_questions(pairs or [], [], limit, 0)
+        if not first:
+            raise ProviderError("the sub-question generator proposed no sub-question that could be read",
+                                hint=f"see the model's answers in {record.trace_path}")
+        _answer(record, report, answering, first, progress)
+        progress("phase", {"text": "writing the report"})
+        body = writer.first_draft(llm, request, names, report.questions)
+        _draft(record, 0, body)
+        for round_no in range(1, max(0, int(settings["report.rounds"])) + 1):
+            new = _gaps(llm, record, report, request, names, data, body, limit, round_no, progress)
+            if not new:
+                break
+            _answer(record, report, answering, new, progress)
+            progress("phase", {"text": f"revising the report (refinement round {round_no})"})
+            body = writer.refine(llm, request, names, report.questions, new, body)
+            report.rounds = round_no
+            _draft(record, round_no, body)
+        body = _checked(llm, record, report, body, progress)
+    report.title = document.title_of(body, request)
+    report.markdown = document.assemble(body, report.questions, report.problems)
+    return report
+
+
+def _answer(record: RunRecord, report: Report, answering: Answering, new: list[SubQuestion],
+            progress: Progress) -> None:
+    """Answer new sub-questions and keep them (all of them, answered or not) in the report."""
+    report.questions.extend(new)
+    record.event("questions", round=new[0].round, questions=[{"n": q.n, "text": q.text, "chart": q.chart}
+                                                             for q in new])
+    progress("questions", {"round": new[0].round, "questions": list(report.questions)})
+    _save_json(record.folder, report)
+    answer_all(answering, new)
+    for q in new:
+        record.event("subquestion", n=q.n, status=q.status, run_id=q.run_id, verified=q.verified,
+                     answer=q.answer[:500], figures=q.figures, detail=q.detail or None, seconds=q.seconds)
+    _save_json(record.folder, report)
+
+
+def _gaps(llm: LLM, record: RunRecord, report: Report, request: str, names: str, data: str, body: str,
+          limit: int, round_no: int, progress: Progress) -> list[SubQuestion]:
+    """Ask the generator for sub-questions that fill the draft's gaps; none (with a note) ends refinement."""
+    progress("phase", {"text": f"looking for gaps in the draft (refinement round {round_no})"})
+    prompt = render("subquestion_refine", request=request, filenames=names, data=data,
+                    asked=questions.asked_text(report.questions), report=body, max_questions=limit)
+    try:
+        pairs = questions.generate(llm, prompt)
+    except BudgetExceeded as exc:
+        pairs, why = None, f"refinement round {round_no} not done: {exc}"
+    else:
+        why = f"refinement round {round_no}: the sub-question generator's answer could not be read"
+    new = questions.new_questions(pairs or [], report.questions, limit, round_no)
+    if pairs is not None and not new:
+        why = f"refinement round {round_no}: the generator found no gap that new sub-questions could fill"
+    if not new:
+        report.notes.append(why)
+        record.event("refine_stopped", round=round_no, why=why)
+    return new
+
+
+def _checked(llm: LLM, record: RunRecord, report: Report, body: str, progress: Progress) -> str:
+    """Check citations and figures; ask the writer once to fix problems; flag in the text what remains."""
+    found = citations.check(body, report.questions)
+    record.event("check", attempt=0, bad_citations=found.bad_citations, bad_figures=found.bad_figures)
+    if found.ok:
+        return body
+    progress("phase", {"text": "fixing citations"})
+    report.fixed = True
+    fixed = writer.fix(llm, body, found, report.questions) or body
+    _draft(record, None, fixed)
+    found = citations.check(fixed, report.questions)
+    record.event("check", attempt=1, bad_citations=found.bad_citations, bad_figures=found.bad_figures)
+    if not found.ok:
+        report.problems = found.problems(report.questions)
+        fixed = citations.flag(fixed, found)
+    return fixed
+
+
+def _draft(record: RunRecord, round_no: int | None, body: str) -> None:
+    """Keep each draft in the run folder (draft_0.md, draft_1.md..., draft_fix.md)."""
+    name = "draft_fix.md" if round_no is None else f"draft_{round_no}.md"
+    (record.folder / name).write_text(body + "\n", encoding="utf-8")
+    record.event("draft", round=round_no, file=name, chars=len(body))
+
+
+def _write(folder: Path, report: Report, fmt: str, out: str | Path | None) -> list[str]:
+    """Write report.md (and report.html) in the run folder, and copy them with the figures to `out`."""
+    figures = {f: folder / f for q in report.questions for f in q.figures if (folder / f).is_file()}
+    names = ["report.md"]
+    (folder / "report.md").write_text(report.markdown, encoding="utf-8")
+    if fmt == "html":
+        from dsstar_lake.report.htmlpage import render_html
+
+        page = render_html(report.markdown, report.title, figures)
+        (folder / "report.html").write_text(page, encoding="utf-8")
+        names.append("report.html")
+    written = [str(folder / n) for n in names] + [str(p) for p in figures.values()]
+    if out is None:
+        return written
+    target = Path(out).expanduser().resolve()
+    try:
+        (target / "figures" if figures else target).mkdir(parents=True, exist_ok=True)
+        for n in names:
+            shutil.copyfile(folder / n, target / n)
+            written.append(str(target / n))
+        for rel, path in figures.items():
+            shutil.copyfile(path, target / rel)
+            written.append(str(target / rel))
+    except OSError as exc:
+        raise UsageError(f"cannot write the report to {target}: {exc.strerror or exc}",
+                         hint=f"the report is in {folder}") from None
+    return written
+
+
+def _save_json(folder: Path, report: Report) -> None:
+    path = folder / "report.json"
+    tmp = path.with_name("report.json.tmp")
+    tmp.write_text(json.dumps(report.to_dict(), indent=2, ensure_ascii=False, default=str), encoding="utf-8")
+    tmp.replace(path)
