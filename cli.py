@@ -220,6 +220,7 @@ def eval_retrieval(task_files: tuple[str, ...], lake_path: str | None, catalog: 
     from pathlib import Path
 
     from dsstar_lake.errors import UsageError
+    from dsstar_lake.eval.resolve import read_missing
     from dsstar_lake.eval.retrieval import default_missing_list, evaluate_retrieval
     from dsstar_lake.eval.tasks import load_tasks
     from dsstar_lake.render import print_retrieval_report
@@ -229,11 +230,49 @@ def eval_retrieval(task_files: tuple[str, ...], lake_path: str | None, catalog: 
     except ValueError:
         raise UsageError(f"-k expects comma-separated integers, got {ks!r}") from None
     tasks = [task for path in task_files for task in load_tasks(path)]
-    missing_list = (Path(missing).read_text().split() if missing
+    missing_list = (read_missing(missing) if missing
                     else default_missing_list(Path(task_files[0]).resolve().parent))
     handle = _open(lake_path or (None if catalog else "."), catalog)
     report = evaluate_retrieval(handle, tasks, k_values, missing_list)
     _print_json(report.to_dict()) if as_json else print_retrieval_report(out, report)
+
+
+@eval_group.command(name="kramabench")
+@click.option("--tasks", "task_files", multiple=True, required=True, type=click.Path(exists=True, dir_okay=False),
+              help="KramaBench workload JSON (or JSONL with answers); repeatable.")
+@lake_option
+@catalog_option
+@click.option("--ids", multiple=True, help="Run only these task ids (repeat, or separate with commas).")
+@click.option("--oracle", is_flag=True, help="Give each run exactly its task's resolved data_sources (no retrieval).")
+@click.option("--jobs", type=click.IntRange(min=1), help="Tasks run in parallel (default from eval.jobs).")
+@click.option("--out", "out_path", type=click.Path(dir_okay=False), help="Append one JSONL row per task here.")
+@click.option("--resume", is_flag=True, help="Skip the task ids already in --out and append the rest.")
+@click.option("--missing", type=click.Path(exists=True, dir_okay=False),
+              help="Lake files known to be absent (default: missing_blobs.txt beside the tasks).")
+@click.option("-k", "k", type=click.IntRange(min=1), help="Entries retrieved per question (default from settings).")
+@click.option("--max-rounds", type=click.IntRange(min=1), help="Rounds before finalizing anyway (default 20).")
+@click.option("--judge-model", help="Model that judges string_approximate answers (default eval.judge_model; "
+              "none = fuzzy match).")
+@llm_options
+@json_option
+def eval_kramabench(task_files: tuple[str, ...], lake_path: str | None, catalog: str | None, ids: tuple[str, ...],
+                    oracle: bool, jobs: int | None, out_path: str | None, resume: bool, missing: str | None,
+                    k: int | None, max_rounds: int | None, judge_model: str | None, as_json: bool,
+                    **params: Any) -> None:
+    """Answer KramaBench tasks with the agent and score them with KramaBench's metrics."""
+    from pathlib import Path
+
+    from dsstar_lake.ask import changed_settings
+    from dsstar_lake.eval.runner import BenchmarkOptions, load_benchmark, run_benchmark
+    from dsstar_lake.render import benchmark_progress, print_benchmark_report
+
+    tasks, missing_list = load_benchmark(task_files, ids, missing)
+    handle = _open(lake_path or (None if catalog else "."), catalog, **{"eval.judge_model": judge_model})
+    overrides = changed_settings(handle.settings, llm_overrides(handle.settings, params))
+    options = BenchmarkOptions(oracle=oracle, jobs=jobs, k=k, max_rounds=max_rounds, overrides=overrides,
+                               missing=missing_list, out=Path(out_path) if out_path else None, resume=resume)
+    report = run_benchmark(handle, tasks, options, progress=None if as_json else benchmark_progress(err))
+    _print_json(report.to_dict()) if as_json else print_benchmark_report(out, report)
 
 
 @cli.command()

@@ -178,11 +178,14 @@ def print_benchmark_report(console: Console, report: Any) -> None:
     def pct(value: float | None) -> str:
         return "-" if value is None else f"{100 * value:.2f}"
 
+    if not console.is_terminal:
+        console = Console(file=console.file, width=max(console.width, 160))  # piped: keep the table whole
     mode = "oracle files" if report.oracle else "retrieval"
-    table = Table("domain", "n", "score %", "errors", "recall used %", "recall context %", "tokens/task",
-                  "$/task", "calls/task", "s/task", title=f"KramaBench ({mode})",
-                  caption="score = sum of task scores / tasks (KramaBench's support-weighted mean); recall = "
-                          "share of the gold files the run's scripts read / had in their context")
+    table = Table("domain", "n", "score %", "errors", "R used %", "R ctx %", "tokens", "$", "calls", "s",
+                  title=f"KramaBench ({mode})",
+                  caption="score = sum of task scores / tasks (KramaBench's support-weighted mean); R used / R ctx "
+                          "= share of the gold files the run's scripts read / had in context; tokens, $, calls "
+                          "and s are per task")
     rows = list(report.summary().items())
     for i, (name, row) in enumerate(rows):
         table.add_row(name, str(row["n"]), pct(row["score"]), str(row["errors"]), pct(row["recall"]),
@@ -193,8 +196,8 @@ def print_benchmark_report(console: Console, report: Any) -> None:
         console.print("string_approximate answers were scored by fuzzy matching (fuzzy_paraphrase): no "
                       "eval.judge_model is set", highlight=False)
     elif report.judge.get("calls") is not None:
-        console.print(f"judge {report.judge['model']}: {report.judge['calls']} call(s), "
-                      f"${report.judge['cost_usd']:.4f}", highlight=False)
+        console.print(f"string_approximate judged by {report.judge['model']}: {report.judge['calls']} call(s) "
+                      f"this session, ${report.judge['cost_usd']:.4f}", highlight=False)
     if report.skipped:
         console.print(f"skipped {len(report.skipped)} task(s) whose sources are absent from the lake (or that have "
                       "no answer to score): " + ", ".join(task_id for task_id, _ in report.skipped), highlight=False)
