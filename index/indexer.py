@@ -165,7 +165,7 @@ def _pool_context() -> multiprocessing.context.BaseContext:
     # forkserver: workers start from a clean process with the profilers preloaded, never from a parent
     # that may hold torch threads or open Chroma handles.
     ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload(["index.profilers.registry"])
+    ctx.set_forkserver_preload(["index.profilers.registry", "pandas", "openpyxl", "pyarrow.parquet"])
     return ctx
 
 

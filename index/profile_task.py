@@ -65,7 +65,7 @@ def profile_file_task(abs_path: str, db_path: str, limits: Limits, algorithm: st
     except OSError as exc:
         result.update(error=f"cannot read: {exc.strerror or exc}", error_kind="unreadable")
     except ProfileError as exc:
-        result.update(error=str(exc), error_kind="corrupt")
+        result.update(error=str(exc), error_kind=getattr(exc, "kind", "corrupt"))
     except MemoryError:
         result.update(error="profiler ran out of memory", error_kind="crash", profile=None)
     except Exception as exc:  # a profiler bug on one odd file must not stop the index; it is recorded instead
