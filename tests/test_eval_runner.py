@@ -187,6 +187,26 @@ def test_resume_skips_finished_tasks_without_calling_the_model(lake, tmp_path):
         run_benchmark(lake, [WIDGETS], options(out=out, resume=True, oracle=True), provider=provider)
 
 
+def test_an_interrupted_benchmark_keeps_finished_rows_and_resumes_the_rest(lake, tmp_path):
+    out = tmp_path / "results.jsonl"
+    provider = model()
+
+    def stop_after_first(event, data):
+        if event == "task":
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_benchmark(lake, [WIDGETS, COUNTY], options(out=out), provider=provider, progress=stop_after_first)
+    # The first row is kept; the second task is either dropped or, if the worker had already taken it,
+    # finished and kept while the interrupt waited for it.
+    kept = list(rows_of(out))
+    assert kept in (["tiny-easy-1"], ["tiny-easy-1", "tiny-easy-2"])
+    calls = len(provider.calls)
+    report = run_benchmark(lake, [WIDGETS, COUNTY], options(out=out, resume=True), provider=provider)
+    assert report.resumed == len(kept) and [r.score for r in report.results] == [1.0, 0.0]
+    assert len(provider.calls) - calls == 4 * (2 - len(kept))  # only what was not kept ran again
+
+
 def test_oracle_gives_exactly_the_resolved_files_without_an_index(tmp_path):
     root = write_table_lake(tmp_path / "lake")  # never indexed: --oracle needs no catalog
     question = "What was the mean temperature on the first two days? Round your answer to 2 decimal places."

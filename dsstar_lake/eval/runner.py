@@ -169,14 +169,19 @@ def run_benchmark(
     results = {t.id: done[t.id] for t, _ in planned if t.id in done}
     writer = ResultWriter(options.out)
     threshold = float(settings["eval.fuzzy_threshold"])
+
+    def one(task: Task, gold: list[str]) -> TaskResult:
+        # Lake keeps one manifest connection and retriever per thread, so the workers share it. The row is
+        # written here, so a task that finishes while an interrupt waits for it is not lost.
+        row = run_task(lake, task, gold, options, settings, provider, judge, threshold)
+        writer.write(row)
+        return row
+
     pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="dslake-eval")
     try:
-        # Lake keeps one manifest connection and retriever per thread, so the workers share it.
-        args = (options, settings, provider, judge, threshold)
-        futures = [pool.submit(run_task, lake, task, gold, *args) for task, gold in todo]
+        futures = [pool.submit(one, task, gold) for task, gold in todo]
         for count, future in enumerate(as_completed(futures), 1):
             row = future.result()
-            writer.write(row)
             results[row.id] = row
             progress("task", {"result": row, "done": count, "total": len(todo)})
     finally:
