@@ -108,6 +108,14 @@ def test_html_escapes_raw_html_and_embeds_only_produced_figures(tmp_path):
     assert "<title>A &quot;title&quot; &lt;b&gt;</title>" in page
 
 
+def test_html_links_citations_to_their_appendix_entries():
+    page = render_html("North led [1], see [2, 9], not [9] or `[1]` or [a [1]](http://x).\n\n### [1] Q?\n\n"
+                       "### [2] R?\n", "t", {}, questions=[1, 2])
+    assert '<a href="#q1">[1]</a>, see <a href="#q2">[2, 9]</a>, not [9] or <code>[1]</code>' in page
+    assert '<a href="http://x">a [1]</a>' in page  # no link inside a link
+    assert '<h3 id="q1">' in page and '<h3 id="q2">' in page
+
+
 def test_shared_budget_stops_all_but_the_final_roles():
     inner = ScriptedProvider([Rule(response="ok")])
     settings = Settings.load().with_overrides({"llm.max_llm_calls": 2})

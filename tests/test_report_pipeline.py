@@ -162,6 +162,7 @@ def test_full_report_with_chart_failure_refinement_and_html(lake, tmp_path):
     assert page.images and all(src.startswith("data:image/png;base64,") for src in page.images)
     assert base64.b64decode(page.images[0].split(",", 1)[1]) == png
     assert "script" not in page.tags and page.external == []
+    assert '<a href="#q4">[4]</a>' in (out / "report.html").read_text()
 
     # The run record: report.json, run.json, and the report's own calls (sub-question runs have theirs).
     saved = json.loads((folder / "report.json").read_text())
@@ -229,6 +230,22 @@ def test_one_budget_for_the_whole_report(lake):
     assert report.rounds == 0 and [r for r, _ in model.calls].count("writer") == 1
     assert report.llm_calls == 6  # the writer may go past the budget: the evidence is paid for
     assert "### [2] " + Q_WIDGETS in report.markdown and "unanswered (not started)" in report.markdown
+
+
+def test_a_failed_refinement_keeps_the_draft(lake):
+    draft = "# Ozone\n\nKings led with 12 days [1].\n"
+    model = provider([
+        {"role": "subquestion", "match": FIRST, "response": questions_json((Q_COUNTY, ""))},
+        {"role": "subquestion", "match": REFINE, "response": questions_json((Q_WIDGETS, ""))},
+        *LOOP_RULES,
+        {"role": "writer", "match": WRITE, "response": draft},
+        {"role": "writer", "match": REVISE, "response": "the service is gone", "error": "fatal"},
+    ])
+    report = lake.report("Summarize the ozone data", overrides=FAST, provider=model)
+    assert report.markdown.split("---\n")[0].strip() == draft.strip()
+    assert [q.status for q in report.questions] == ["answered", "answered"] and report.rounds == 0
+    assert "refinement round 1 stopped" in report.notes[0] and "the service is gone" in report.notes[0]
+    assert "### [2] " + Q_WIDGETS in report.markdown
 
 
 def test_bad_requests_fail_before_any_work(lake, tmp_path):

@@ -73,7 +73,7 @@ def answer_all(ctx: Answering, questions: list[SubQuestion]) -> None:
 
 
 def answer_one(ctx: Answering, q: SubQuestion) -> None:
-    """Answer one sub-question with its own run, in a worker thread (the Lake keeps a connection per thread)."""
+    """Answer one sub-question with its own run in a worker thread (the Lake has a connection per thread)."""
     if ctx.provider.exhausted():
         _set(ctx, q, "skipped", "the report's LLM budget was spent before this sub-question started")
         return
@@ -96,7 +96,7 @@ def answer_one(ctx: Answering, q: SubQuestion) -> None:
     if not q.answer or answer.resumable:
         why = answer.error or "the run printed no answer"
         error = last_error(folder / (Path(q.script_name).stem + ".out")) if q.script_name else ""
-        _set(ctx, q, "unanswered", f"{why}: {error}" if error else why)
+        _set(ctx, q, "unanswered", f"{error} ({why})" if error else why)
     else:
         _set(ctx, q, "answered" if answer.verified else "unverified",
              "" if answer.verified else f"not verified ({answer.stop_reason or 'stopped'})")

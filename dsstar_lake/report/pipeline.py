@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 Progress = Callable[[str, dict[str, Any]], None]
 FORMATS = ("md", "html")
 CACHE_NAME = "llm_cache.sqlite"
+EMPTY = "# Report: {request}\n\n*The writer returned no text; the evidence is in the appendix below.*\n"
 
 
 @dataclass
@@ -168,17 +169,19 @@ def _build(lake: Lake, record: RunRecord, request: str, settings: Any, budget: S
                                 hint=f"see the model's answers in {record.trace_path}")
         _answer(record, report, answering, first, progress)
         progress("phase", {"text": "writing the report"})
-        body = writer.first_draft(llm, request, names, report.questions)
+        body = writer.first_draft(llm, request, names, report.questions) or EMPTY.format(request=request)
         _draft(record, 0, body)
         for round_no in range(1, max(0, int(settings["report.rounds"])) + 1):
-            new = _gaps(llm, record, report, request, names, data, body, limit, round_no, progress)
-            if not new:
+            try:
+                revised = _refine(llm, record, report, answering, request, names, data, body, limit, round_no,
+                                  progress)
+            except DslakeError as exc:  # the draft stands; what was answered is still in the appendix
+                report.notes.append(f"refinement round {round_no} stopped: {exc}")
+                record.event("refine_stopped", round=round_no, why=str(exc))
                 break
-            _answer(record, report, answering, new, progress)
-            progress("phase", {"text": f"revising the report (refinement round {round_no})"})
-            body = writer.refine(llm, request, names, report.questions, new, body)
-            report.rounds = round_no
-            _draft(record, round_no, body)
+            if revised is None:
+                break
+            body = revised
         body = _checked(llm, record, report, body, progress)
     report.title = document.title_of(body, request)
     report.markdown = document.assemble(body, report.questions, report.problems)
@@ -198,6 +201,23 @@ def _answer(record: RunRecord, report: Report, answering: Answering, new: list[S
         record.event("subquestion", n=q.n, status=q.status, run_id=q.run_id, verified=q.verified,
                      answer=q.answer[:500], figures=q.figures, detail=q.detail or None, seconds=q.seconds)
     _save_json(record.folder, report)
+
+
+def _refine(llm: LLM, record: RunRecord, report: Report, answering: Answering, request: str, names: str,
+            data: str, body: str, limit: int, round_no: int, progress: Progress) -> str | None:
+    """One refinement round: sub-questions for the draft's gaps, their answers, the revision (None: stop)."""
+    new = _gaps(llm, record, report, request, names, data, body, limit, round_no, progress)
+    if not new:
+        return None
+    _answer(record, report, answering, new, progress)
+    progress("phase", {"text": f"revising the report (refinement round {round_no})"})
+    revised = writer.refine(llm, request, names, report.questions, new, body)
+    if not revised:
+        report.notes.append(f"refinement round {round_no}: the writer returned no text; the draft stands")
+        return None
+    report.rounds = round_no
+    _draft(record, round_no, revised)
+    return revised
 
 
 def _gaps(llm: LLM, record: RunRecord, report: Report, request: str, names: str, data: str, body: str,
@@ -254,7 +274,7 @@ def _write(folder: Path, report: Report, fmt: str, out: str | Path | None) -> li
     if fmt == "html":
         from dsstar_lake.report.htmlpage import render_html
 
-        page = render_html(report.markdown, report.title, figures)
+        page = render_html(report.markdown, report.title, figures, [q.n for q in report.questions])
         (folder / "report.html").write_text(page, encoding="utf-8")
         names.append("report.html")
     written = [str(folder / n) for n in names] + [str(p) for p in figures.values()]

@@ -40,10 +40,13 @@ def report_progress(console: Console, enabled: bool = True) -> Iterator[Any]:
         return
     lock = threading.Lock()  # sub-questions report from their worker threads
     now: dict[str, Any] = {"questions": [], "phase": "starting"}
+
     def view() -> Group:
         return Group(question_table(now["questions"]), Text(now["phase"], style="dim"))
 
-    live = Live(console=console, refresh_per_second=4, get_renderable=view) if console.is_terminal else None
+    live = None
+    if console.is_terminal:  # the live view goes away at the end; print_report prints the final table
+        live = Live(console=console, refresh_per_second=4, get_renderable=view, transient=True)
 
     def line(text: str) -> None:
         if live is None:
