@@ -211,6 +211,8 @@ def _check(lake: Any, settings: Any, options: BenchmarkOptions, provider: Any) -
         check_configured(settings)
     if not options.oracle:
         lake.connection()  # retrieval needs the catalog
+        # Chroma fails when several threads make the first client for one folder at once; make it here.
+        lake.vector_store()
     if options.resume and options.out is None:
         raise UsageError("--resume needs --out, the results file to continue")
     if not options.resume and options.out is not None and options.out.exists() and options.out.stat().st_size:
