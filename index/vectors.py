@@ -14,6 +14,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -96,11 +97,14 @@ class VectorStore:
         else:
             assert path is not None
             where = f"vector store {path}"
-            if not Path(path).exists():
-                forget_cached_client(Path(path))
             try:
-                Path(path).mkdir(parents=True, exist_ok=True)
-                client = chromadb.PersistentClient(path=str(path), settings=settings)
+                # chromadb's first open of a folder is not thread-safe ("Could not connect to tenant"):
+                # serialise client creation within the process.
+                with _OPEN_LOCK:
+                    if not Path(path).exists():
+                        forget_cached_client(Path(path))
+                    Path(path).mkdir(parents=True, exist_ok=True)
+                    client = chromadb.PersistentClient(path=str(path), settings=settings)
             except Exception as exc:
                 raise CatalogError(
                     f"cannot open the vector store in {path}: {exc}",
@@ -280,6 +284,9 @@ class VectorStore:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+_OPEN_LOCK = threading.Lock()
 
 
 def forget_cached_client(path: Path) -> None:

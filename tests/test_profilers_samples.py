@@ -15,7 +15,9 @@ from index.profilers.base import PATH_PLACEHOLDER, Limits, ProfileError
 from index.profilers.registry import profile_path
 
 SAMPLES = Path(__file__).resolve().parent.parent / "data_samples"
-FILES = sorted(p for p in SAMPLES.rglob("*") if p.is_file())
+# Hidden names are not lake files: .dslakeignore, and the .dslake catalog the README's demo writes.
+FILES = sorted(p for p in SAMPLES.rglob("*")
+               if p.is_file() and not any(part.startswith(".") for part in p.relative_to(SAMPLES).parts))
 BROKEN = {"broken/corrupt.xlsx"}
 
 
