@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import json
 import os
 import sqlite3
 import threading
@@ -199,15 +200,22 @@ class Lake:
     # ---- commands ----------------------------------------------------------------------------------------------
 
     @manifest_errors
-    def index(self, progress: Progress | None = None, rebuild: bool = False) -> Any:
-        """Bring the catalog up to date with the lake; return an IndexSummary."""
-        from index.indexer import IndexOptions, run_index
+    def index(self, progress: Progress | None = None, rebuild: bool = False, analyzer: str | None = None,
+              provider: Any = None) -> Any:
+        """Bring the catalog up to date with the lake; return an IndexSummary.
+
+        analyzer: profile | llm | auto (None: agent.analyzer); llm and auto add the paper's LLM analysis to the
+        descriptions of the files that want one (dsstar_lake/analyze.py); provider replaces the configured model.
+        """
+        from dsstar_lake.analyze import resolve_mode
+        from index.indexer import IndexOptions, refresh_entries, run_index
         from index.profilers.base import Limits
         from index.scan import scan_lake
         from index.sync import sync_vectors
 
         if self.root is None:
             raise UsageError("indexing needs the lake folder", hint="dslake index LAKE [--catalog DIR]")
+        mode = resolve_mode(self.settings, analyzer, provider)
         self._create_catalog()
         try:
             with catalog_db.writer_lock(self.catalog_dir):
@@ -230,11 +238,17 @@ class Lake:
                     min_members=int(self.settings["families.min_members"]),
                     max_members_listed=int(self.settings["families.max_members_listed"]),
                 )
-                return run_index(
-                    conn, self.db_path, self.root, scan, options,
-                    lambda c, p: sync_vectors(c, self.vector_store, self.embedder, p),
-                    progress or (lambda event, data: None),
-                )
+                report = progress or (lambda event, data: None)
+                sync = lambda c, p: sync_vectors(c, self.vector_store, self.embedder, p)  # noqa: E731
+                summary = run_index(conn, self.db_path, self.root, scan, options, sync, report)
+                if mode != "profile":
+                    from dsstar_lake.analyze import run_analyzer
+
+                    analysis = run_analyzer(self, mode, provider=provider, progress=report)
+                    summary.analysis = analysis.to_dict()
+                    if analysis.analyzed:
+                        summary.embedded += refresh_entries(conn, options, sync, report)
+                return summary
         except catalog_db.CatalogLockHeld as exc:
             raise CatalogLocked(
                 f"another dslake index is running on {self.catalog_dir} ({exc})",
@@ -246,7 +260,7 @@ class Lake:
         path = self.catalog_dir / CATALOG_CONFIG
         url = self.settings["catalog.chroma_url"]
         collection = self.settings["catalog.collection"]
-        text = f'[catalog]\nchroma_url = "{url}"\ncollection = "{collection}"\n'
+        text = f"[catalog]\nchroma_url = {json.dumps(url)}\ncollection = {json.dumps(collection)}\n"
         if not path.exists() or path.read_text() != text:
             tmp = path.with_suffix(".tmp")
             tmp.write_text(text)
@@ -352,6 +366,12 @@ class Lake:
         from index.retrieve import Retriever
 
         retriever = getattr(self._local, "retriever", None)
+        if retriever is None and not self.db_path.exists() and self.chroma_url():
+            # Another machine, with only the catalog's settings: search the shared store dense-only.
+            from index.remote import RemoteRetriever
+
+            retriever = RemoteRetriever(self.vector_store, self.embedder, self.settings.section("retrieve"))
+            self._local.retriever = retriever
         if retriever is None:
             retriever = Retriever(self.connection(), self.vector_store, self.embedder, self.settings.section("retrieve"))
             self._local.retriever = retriever

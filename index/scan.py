@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -137,8 +136,3 @@ def hash_file(path: Path, algorithm: str = "blake2b") -> str:
         while chunk := fh.read(HASH_CHUNK):
             digest.update(chunk)
     return digest.hexdigest()
-
-
-def iter_paths(result: ScanResult) -> Iterator[str]:
-    """Yield the lake-relative paths of a scan."""
-    return (f.path for f in result.files)
