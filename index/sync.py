@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from index.catalog import get_meta, set_meta, transaction
+from index.remote import card_metadata
 
 EMBED_BATCH = 256
 
@@ -38,7 +39,8 @@ def sync_vectors(
     orphans = [row[0] for row in conn.execute(
         "SELECT v.entry_id FROM vectors v LEFT JOIN entries e ON e.id = v.entry_id WHERE e.id IS NULL")]
     todo = conn.execute(
-        "SELECT e.id, e.card, e.card_hash, e.kind, e.path FROM entries e LEFT JOIN vectors v ON v.entry_id = e.id "
+        "SELECT e.id, e.card, e.card_hash, e.kind, e.path, e.format, e.member_count "
+        "FROM entries e LEFT JOIN vectors v ON v.entry_id = e.id "
         "WHERE v.entry_id IS NULL OR v.card_hash != e.card_hash OR v.state != 'ok' ORDER BY e.id"
     ).fetchall()
     if not orphans and not todo and not _model_changed(conn, None):
@@ -58,7 +60,7 @@ def sync_vectors(
             conn.execute("DELETE FROM vectors")
             set_meta(conn, "embed_model", embedder.model_id)
         todo = conn.execute(
-            "SELECT id, card, card_hash, kind, path FROM entries ORDER BY id").fetchall()
+            "SELECT id, card, card_hash, kind, path, format, member_count FROM entries ORDER BY id").fetchall()
     progress("embed", {"total": len(todo)})
     done = 0
     for start in range(0, len(todo), EMBED_BATCH):
@@ -73,7 +75,7 @@ def sync_vectors(
         store.upsert(
             [row["id"] for row in batch],
             vectors,
-            [{"card_hash": row["card_hash"], "kind": row["kind"], "path": row["path"]} for row in batch],
+            [card_metadata(row) for row in batch],  # what a search without the manifest shows (index.remote)
         )
         with transaction(conn):
             conn.executemany("UPDATE vectors SET state = 'ok' WHERE entry_id = ?", [(row["id"],) for row in batch])
