@@ -100,14 +100,19 @@ def cli() -> None:
 @click.option("--follow-symlinks", is_flag=True, default=None, help="Follow symlinks that leave the lake.")
 @click.option("--rebuild", is_flag=True, help="Rebuild a damaged catalog from the lake, keeping cached descriptions.")
 @click.option("--watch", is_flag=True, help="Keep running and re-index files as they change.")
+@click.option("--analyzer", type=click.Choice(["profile", "llm", "auto"]),
+              help="Also describe files with the paper's LLM analyzer: llm = every file, auto = files no profiler "
+                   "reads and one per family (default from agent.analyzer: profile = no model).")
+@llm_options
 @json_option
 def index(lake: str, catalog: str | None, chroma_url: str | None, jobs: int | None, follow_symlinks: bool | None,
-          rebuild: bool, watch: bool, as_json: bool) -> None:
+          rebuild: bool, watch: bool, analyzer: str | None, as_json: bool, **params: Any) -> None:
     """Describe every file of LAKE into its catalog (only what changed since the last run)."""
     from dsstar_lake.render import index_progress, print_index_summary
 
     handle = _open(lake, catalog, **{"catalog.chroma_url": chroma_url, "index.jobs": jobs,
-                                     "index.follow_symlinks": follow_symlinks})
+                                     "index.follow_symlinks": follow_symlinks, "agent.analyzer": analyzer})
+    handle.settings = llm_overrides(handle.settings, params)
     with index_progress(err, enabled=not as_json) as progress:
         summary = handle.index(progress=progress, rebuild=rebuild)
     _print_json(summary.to_dict()) if as_json else print_index_summary(out, summary)

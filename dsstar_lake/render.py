@@ -46,6 +46,10 @@ def index_progress(console: Console, enabled: bool = True) -> Iterator[Any]:
                 tasks["embed"] = bar.add_task("embedding", total=data["total"], rate="")
             elif event == "embedded" and "embed" in tasks:
                 bar.advance(tasks["embed"], data["n"])
+            elif event == "analyze":
+                tasks["analyze"] = bar.add_task("analyzing (LLM)", total=data["total"], rate="")
+            elif event == "analyzed" and "analyze" in tasks:
+                bar.advance(tasks["analyze"])
 
         yield callback
 
@@ -63,6 +67,12 @@ def print_index_summary(console: Console, summary: Any) -> None:
         console.print(f"  [yellow]failed[/yellow] {escape(path)}: {escape(error or '')}", highlight=False)
     if len(s.failures) > 20:
         console.print(f"  … and {len(s.failures) - 20} more (dslake status)")
+    a = getattr(s, "analysis", None)
+    if a:
+        console.print(
+            f"analyzer ({a['mode']}): {a['analyzed']} analysed, {a['failed']} failed (profiler description kept), "
+            f"{a['not_started']} left for the next index · {a['llm_calls']} LLM calls, ${a['cost_usd']:.4f}"
+            + (f" · stopped: {escape(a['stopped'])}" if a["stopped"] else ""), highlight=False)
 
 
 def print_status(console: Console, st: Any) -> None:
