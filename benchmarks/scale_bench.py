@@ -6,7 +6,8 @@ For each N it generates a synthetic lake with benchmarks/make_lake.py (cached un
 and big-file size, so reruns skip generation), indexes it from empty with the real `dslake index` CLI, re-indexes
 with nothing changed and with one file changed, measures the catalog on disk and the peak memory of the index
 processes, times warm searches in one process, and runs `dslake eval retrieval` on the generated questions.
-Before a size it extrapolates the full index from the previous size and skips it if that would pass --max-minutes.
+Before a size it extrapolates its whole run from the previous size and skips it if that would pass --max-minutes;
+the report is rewritten after every size, so an interrupted run keeps what it measured.
 --profile runs the full index under cProfile and prints where the parent's time went, plus per-format profiler
 times measured in this process (the pool workers are not under cProfile).
 """
@@ -251,6 +252,8 @@ def format_times(lake: Path, per_format: int = 15) -> list[str]:
     lines = ["| format | files in lake | hash ms (mean) | profile ms (mean) | max ms |", "|---|---:|---:|---:|---:|"]
     for ext, paths in sorted(by_ext.items()):
         sample = paths[:: max(1, len(paths) // per_format)][:per_format]
+        biggest = max(paths, key=lambda p: p.stat().st_size)
+        sample += [] if biggest in sample else [biggest]  # the few big files cost most
         hash_ms, prof_ms = [], []
         for path in sample:
             t0 = time.perf_counter()
@@ -288,6 +291,7 @@ class SizeResult:
     search: dict[str, Any] = field(default_factory=dict)
     recall: dict[str, Any] = field(default_factory=dict)
     load: tuple[float, float] = (0.0, 0.0)
+    measure_s: float = 0.0  # everything after generation: the basis of the next size's estimate
     profile: list[str] = field(default_factory=list)
 
 
@@ -312,6 +316,7 @@ def bench_size(n: int, args: argparse.Namespace, scratch: Path) -> SizeResult:
     lake, questions, res.generate_s = cached_lake(n, args.seed, args.big_mb, scratch)
     made = f"generated in {res.generate_s:.0f} s" if res.generate_s else "cached"
     print(f"[{n}] lake {lake} ({made})", flush=True)
+    measure_started = time.perf_counter()
     catalog = scratch / f"catalog-{n}"
     shutil.rmtree(catalog, ignore_errors=True)
     prof = scratch / f"index-{n}.prof" if args.profile else None
@@ -356,6 +361,7 @@ def bench_size(n: int, args: argparse.Namespace, scratch: Path) -> SizeResult:
                        "Per-format cost of one pool task (hash + profile, measured in the benchmark process):",
                        "", *format_times(lake)]
     res.load = (round(load_before, 1), round(os.getloadavg()[0], 1))
+    res.measure_s = time.perf_counter() - measure_started
     return res
 
 
@@ -408,7 +414,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, help="also write the Markdown report here")
     parser.add_argument("--profile", action="store_true", help="run each full index under cProfile")
     parser.add_argument("--max-minutes", type=float, default=40.0,
-                        help="skip a size whose full index is extrapolated to take longer than this")
+                        help="skip a size whose whole run is extrapolated to take longer than this")
     parser.add_argument("--search-latency", nargs=2, metavar=("CATALOG", "QUESTIONS"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.search_latency:
@@ -420,15 +426,28 @@ def main() -> None:
     notes: list[str] = []
     for n in sizes:
         if results:
-            last = results[-1]
-            estimate = last.full["wall"] * n / last.n
+            estimate = estimate_seconds(results[-1], n, args)
             if estimate > args.max_minutes * 60:
-                notes.append(f"- {n:,} files skipped: the full index alone extrapolates linearly from "
-                             f"{last.n:,} files ({last.full['wall']:.0f} s) to about {estimate / 60:.0f} min, "
-                             f"past --max-minutes {args.max_minutes:g}.")
+                last = results[-1]
+                notes.append(f"- {n:,} files not run: measuring {last.n:,} files took {last.measure_s / 60:.1f} min "
+                             f"(full index {last.full['wall']:.0f} s); linearly, {n:,} would take about "
+                             f"{estimate / 60:.0f} min, past --max-minutes {args.max_minutes:g}.")
                 print(notes[-1], flush=True)
                 continue
         results.append(bench_size(n, args, args.scratch))
+        write_report(results, notes, args)  # after every size, so an interrupted run keeps what it measured
+    write_report(results, notes, args, echo=True)
+
+
+def estimate_seconds(last: SizeResult, n: int, args: argparse.Namespace) -> float:
+    """Extrapolate a size's whole run (generation if not cached, index runs, search, eval) from the last size."""
+    cached = (args.scratch / f"lake-{n}-s{args.seed}-b{args.big_mb}.complete").exists()
+    generate = 0.0 if cached else 0.02 * n  # about 20 s per 1,000 files measured on 2 cores
+    return generate + last.measure_s * n / last.n
+
+
+def write_report(results: list[SizeResult], notes: list[str], args: argparse.Namespace, echo: bool = False) -> None:
+    """Print (when echo) and write (with --out) the Markdown report of the sizes measured so far."""
     report = [
         f"## dslake scaling benchmark ({datetime.now():%Y-%m-%d %H:%M})", "",
         f"{os.cpu_count()} cores, jobs={args.jobs or 'default (cores)'}, seed {args.seed}, big CSVs "
@@ -440,7 +459,8 @@ def main() -> None:
         if r.profile:
             report += ["", *r.profile]
     text = "\n".join(report) + "\n"
-    print("\n" + text)
+    if echo:
+        print("\n" + text)
     if args.out:
         args.out.write_text(text)
 
