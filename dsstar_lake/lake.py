@@ -197,6 +197,14 @@ class Lake:
 
         return get_embedder(self.settings.section("embed"))
 
+    def index_embedder(self) -> Any:
+        """Return the embedding model for indexing: embedding runs after profiling, so it may use every core."""
+        from index.embed import get_embedder
+
+        section = dict(self.settings.section("embed"))
+        section["threads"] = int(section.get("index_threads") or 0) or (os.cpu_count() or 1)
+        return get_embedder(section)
+
     # ---- commands ----------------------------------------------------------------------------------------------
 
     @manifest_errors
@@ -239,7 +247,7 @@ class Lake:
                     max_members_listed=int(self.settings["families.max_members_listed"]),
                 )
                 report = progress or (lambda event, data: None)
-                sync = lambda c, p: sync_vectors(c, self.vector_store, self.embedder, p)  # noqa: E731
+                sync = lambda c, p: sync_vectors(c, self.vector_store, self.index_embedder, p)  # noqa: E731
                 summary = run_index(conn, self.db_path, self.root, scan, options, sync, report)
                 if mode != "profile":
                     from dsstar_lake.analyze import run_analyzer

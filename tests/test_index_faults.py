@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import random
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -17,6 +18,8 @@ from dsstar_lake.lake import Lake
 
 REPO = Path(__file__).resolve().parent.parent
 KILLS = int(os.environ.get("DSLAKE_TEST_KILLS", "20"))
+FAULT_FILES = int(os.environ.get("DSLAKE_TEST_FAULT_FILES", "500"))
+CHECK_EVERY = 5  # after every 5th kill the catalog is finished and compared with one built from scratch
 
 
 def make_lake(root: Path, n: int, seed: int) -> None:
@@ -38,7 +41,7 @@ def make_lake(root: Path, n: int, seed: int) -> None:
 
 def mutate(root: Path, rng: random.Random, step: int) -> None:
     files = sorted(p for p in root.rglob("*") if p.is_file() and ".dslake" not in p.parts)
-    for path in rng.sample(files, min(3, len(files))):
+    for path in rng.sample(files, min(max(3, len(files) // 20), len(files))):  # 5%: each run has work to cut
         with open(path, "a") as fh:
             fh.write(f"\n{step}\n")
     victim = rng.choice(files)
@@ -66,10 +69,10 @@ def index_cmd(lake: Path, catalog: Path) -> list[str]:
 @pytest.mark.slow
 def test_kill_9_at_random_moments_never_loses_or_corrupts(tmp_path, capsys):
     lake, catalog = tmp_path / "lake", tmp_path / "catalog"
-    make_lake(lake, 150, seed=1)
+    make_lake(lake, FAULT_FILES, seed=1)
     rng = random.Random(42)
-    killed = 0
-    for step in range(KILLS):
+    killed = compared = step = 0
+    while killed < KILLS and step < 3 * KILLS:  # a run that finished before its moment does not count as a kill
         proc = subprocess.Popen(index_cmd(lake, catalog), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                 start_new_session=True)
         time.sleep(rng.uniform(0.3, 4.0))
@@ -77,17 +80,28 @@ def test_kill_9_at_random_moments_never_loses_or_corrupts(tmp_path, capsys):
             os.killpg(proc.pid, signal.SIGKILL)
             killed += 1
         proc.wait()
+        if step % CHECK_EVERY == CHECK_EVERY - 1:
+            assert_recovers(lake, catalog, tmp_path / f"fresh-{step}")
+            compared += 1
         mutate(lake, rng, step)
+        step += 1
+    assert killed >= KILLS
+    files, entries = assert_recovers(lake, catalog, tmp_path / "fresh")
+    with capsys.disabled():
+        print(f"\n[faults] lake: {FAULT_FILES} files, index runs: {step}, killed mid-run with SIGKILL: {killed}, "
+              f"recovered and compared with a scratch build: {compared + 1} times, final files: {files}, "
+              f"entries: {entries}, lost or different after recovery: 0")
+
+
+def assert_recovers(lake: Path, catalog: Path, fresh: Path) -> tuple[int, int]:
+    """Finish the killed catalog, build one from scratch, and require them identical (files, entries, FTS, vectors)."""
     subprocess.run(index_cmd(lake, catalog), check=True, capture_output=True)
-    fresh = tmp_path / "fresh"
     subprocess.run(index_cmd(lake, fresh), check=True, capture_output=True)
     after_kills, from_scratch = snapshot(catalog), snapshot(fresh)
     assert after_kills["problems"] == []
     assert after_kills == from_scratch
-    with capsys.disabled():
-        print(f"\n[faults] index runs: {KILLS}, killed mid-run with SIGKILL: {killed}, "
-              f"files: {len(after_kills['files'])}, entries: {len(after_kills['entries'])}, "
-              f"lost or different after recovery: 0")
+    shutil.rmtree(fresh)
+    return len(after_kills["files"]), len(after_kills["entries"])
 
 
 def test_search_while_an_index_runs_answers_from_a_consistent_catalog(tmp_path):
