@@ -54,10 +54,18 @@ def _inside(target: Path, root: Path) -> bool:
     return True
 
 
+def _dir_key(folder: Path) -> tuple[int, int] | None:
+    try:
+        st = folder.stat()
+    except OSError:
+        return None  # not created yet: nothing to skip
+    return (st.st_dev, st.st_ino)
+
+
 def scan_lake(lake: Path, catalog_dir: Path | None = None, follow_symlinks: bool = False) -> ScanResult:
     """Stat every file under the lake, skipping hidden names, ignored patterns, the catalog and special files."""
     root = lake.resolve()
-    catalog = catalog_dir.resolve() if catalog_dir else None
+    catalog = _dir_key(catalog_dir) if catalog_dir else None
     spec = _load_ignore(root)
     result = ScanResult()
     seen_dirs: set[tuple[int, int]] = set()
@@ -89,18 +97,18 @@ def _visit(
     entry: os.DirEntry,
     rel: str,
     root: Path,
-    catalog: Path | None,
+    catalog: tuple[int, int] | None,
     spec: pathspec.PathSpec | None,
     follow_symlinks: bool,
     seen_dirs: set[tuple[int, int]],
     stack: list[tuple[Path, str]],
     result: ScanResult,
 ) -> None:
-    path = Path(entry.path)
+    # Path objects are made only for links and folders: at 100k files, one per file costs seconds.
     try:
         is_link = entry.is_symlink()
         if is_link:
-            target = path.resolve(strict=True)
+            target = Path(entry.path).resolve(strict=True)
             if not follow_symlinks and not _inside(target, root):
                 result.skipped.append((rel, "symlink leaves the lake (use --follow-symlinks)"))
                 return
@@ -110,16 +118,16 @@ def _visit(
         result.skipped.append((rel, reason))
         return
     if stat.S_ISDIR(st.st_mode):
-        if catalog is not None and path.resolve() == catalog:
+        key = (st.st_dev, st.st_ino)
+        if key == catalog:  # the catalog folder itself, by whatever name or link it is reached
             return
         if spec is not None and spec.match_file(rel + "/"):
             return
-        key = (st.st_dev, st.st_ino)
         if key in seen_dirs:
             result.skipped.append((rel, "symlink loop (folder already visited)"))
             return
         seen_dirs.add(key)
-        stack.append((path, rel))
+        stack.append((Path(entry.path), rel))
         return
     if spec is not None and spec.match_file(rel):
         return
