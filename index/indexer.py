@@ -109,8 +109,13 @@ def run_index(
     options: IndexOptions,
     sync_vectors: Callable[[sqlite3.Connection, Progress], int],
     progress: Progress = _noop,
+    on_work: Callable[[], None] | None = None,
 ) -> IndexSummary:
-    """Bring the manifest, the full-text index and the vectors up to date with the scanned lake."""
+    """Bring the manifest, the full-text index and the vectors up to date with the scanned lake.
+
+    on_work is called once, before profiling, when files were added, changed or removed: the caller may start
+    loading what embedding will need while the profilers run.
+    """
     started = time.perf_counter()
     summary = IndexSummary(skipped=len(scan.skipped))
     new, changed, removed, unchanged = plan_changes(conn, scan)
@@ -123,6 +128,8 @@ def run_index(
             conn.executemany("DELETE FROM files WHERE path = ?", [(p,) for p in removed])
     new_render = _rendering_changed(conn)
     todo = new + changed
+    if (todo or removed) and on_work is not None:
+        on_work()
     progress("plan", {"total": len(todo), "new": len(new), "changed": len(changed), "removed": len(removed)})
     if todo:
         _profile_all(conn, db_path, lake, todo, {f.path for f in new}, options, summary, progress)
