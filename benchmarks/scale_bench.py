@@ -33,6 +33,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 CLI = str(REPO / "cli.py")
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(REPO))  # this checkout's dslake, even when another one is installed in the venv
 
 from make_lake import make_lake  # noqa: E402  (a sibling script, not a package)
 
