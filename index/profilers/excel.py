@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from index.profilers.base import PATH_PLACEHOLDER, Limits, Profile, ProfileError, Table
-from index.profilers.stats import column_stats, sample_rows
+from index.profilers.stats import column_stats, sample_rows, unique_column_names
 
 SCAN_CELLS = 80_000  # cells read per sheet to find tables; beyond, the row count comes from the dimension tag
 MAX_COLS = 400  # columns looked at per sheet
@@ -137,19 +137,6 @@ def _frame(rows: list[list[Any]], names: list[str]) -> Any:
     return df
 
 
-def _dedupe(names: list[str]) -> list[str]:
-    seen: dict[str, int] = {}
-    out = []
-    for n in names:
-        if n in seen:
-            seen[n] += 1
-            out.append(f"{n}.{seen[n]}")
-        else:
-            seen[n] = 0
-            out.append(n)
-    return out
-
-
 def _units(rows: list[list[Any]]) -> dict[int, str]:
     units: dict[int, str] = {}
     for row in rows:
@@ -177,7 +164,7 @@ def block_table(grid: list[list[Any]], b: Block, sheet: str, several: bool, limi
         data = rows
         header_abs = None
     else:
-        names = _dedupe([_col_name(v, j) for j, v in enumerate(rows[h])])
+        names = unique_column_names([_col_name(v, j) for j, v in enumerate(rows[h])])
         data = rows[h + 1 :]
         header_abs = b.r0 + h
         above = rows[:h]
@@ -202,7 +189,7 @@ def block_table(grid: list[list[Any]], b: Block, sheet: str, several: bool, limi
         notes.append(f"{len(footer)} note row(s) under the table (excluded by nrows): " + " | ".join(footer[:3]))
     filled = names
     if h is not None and h > 0:  # a two-row header: empty header cells take the label from the row above
-        filled = _dedupe([_col_name(rows[h - 1][j], j) if n.startswith("Unnamed: ") and not _empty(rows[h - 1][j])
+        filled = unique_column_names([_col_name(rows[h - 1][j], j) if n.startswith("Unnamed: ") and not _empty(rows[h - 1][j])
                           else n for j, n in enumerate(names)])
     end_row = dim_rows if truncated and b.r1 >= len(grid) and dim_rows else b.r1
     loc = f"{_letter(b.c0)}{b.r0 + 1 + (h or 0)}:{_letter(b.c1 - 1)}{end_row}"

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from index.profilers.base import Limits, Profile, Table
-from index.profilers.stats import column_stats, sample_rows
+from index.profilers.stats import column_stats, sample_rows, unique_column_names
 from index.profilers.textio import decode_head, detect_encoding, printable
 
 HTML_MAX_BYTES = 16 << 20  # html beyond this is profiled from its head only
@@ -124,7 +124,7 @@ def _table_of(raw: dict[str, Any], index: int, limits: Limits) -> Table | None:
     names = [c for c, _ in first] if header else [str(i) for i in range(width)]
     names = (names + [f"Unnamed: {i}" for i in range(len(names), width)])[:width]
     body = [[c for c, _ in r] + [""] * (width - len(r)) for r in (rows[1:] if header else rows)]
-    df = pd.DataFrame(body, columns=_dedupe(names))
+    df = pd.DataFrame(body, columns=unique_column_names(names))
     df = df.replace("", None)
     for c in df.columns:
         conv = pd.to_numeric(df[c].astype("string").str.replace(",", "", regex=False), errors="coerce")
@@ -135,19 +135,6 @@ def _table_of(raw: dict[str, Any], index: int, limits: Limits) -> Table | None:
     t.columns = column_stats(df, limits)
     t.sample_rows = sample_rows(df, limits)
     return t
-
-
-def _dedupe(names: list[str]) -> list[str]:
-    seen: dict[str, int] = {}
-    out = []
-    for n in names:
-        if n in seen:
-            seen[n] += 1
-            out.append(f"{n}.{seen[n]}")
-        else:
-            seen[n] = 0
-            out.append(n)
-    return out
 
 
 def profile_html(path: Path, head: bytes, size: int, limits: Limits) -> Profile:

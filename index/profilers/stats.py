@@ -312,3 +312,17 @@ def _object_dtype(values: Any) -> str:
     if types <= {"datetime", "Timestamp", "date"}:
         return "datetime"
     return "mixed (" + ", ".join(sorted(types)) + ")"
+
+
+def unique_column_names(names: list[str]) -> list[str]:
+    """Suffix repeated column names as pandas does ("a", "a.1", "a.2"), so every column can be addressed."""
+    seen: dict[str, int] = {}
+    out = []
+    for name in names:
+        if name in seen:
+            seen[name] += 1
+            out.append(f"{name}.{seen[name]}")
+        else:
+            seen[name] = 0
+            out.append(name)
+    return out
