@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -47,6 +49,28 @@ def write_table_lake(root: Path, n_daily: int = 5) -> Path:
 def table_lake(tmp_path) -> Path:
     """A fresh small lake in tmp_path."""
     return write_table_lake(tmp_path / "lake")
+
+
+@pytest.fixture(scope="module")
+def indexed(tmp_path_factory) -> Path:
+    """The small table lake, indexed once per test module (runs accumulate in its catalog)."""
+    from dsstar_lake.lake import Lake
+
+    root = write_table_lake(tmp_path_factory.mktemp("indexed") / "lake")
+    lake = Lake.open(root)
+    lake.index()
+    lake.close()
+    return root
+
+
+@pytest.fixture
+def lake(indexed: Path) -> Iterator[Any]:
+    """The module's indexed table lake, opened for one test (modules may define their own `lake`)."""
+    from dsstar_lake.lake import Lake
+
+    handle = Lake.open(indexed)
+    yield handle
+    handle.close()
 
 
 @pytest.fixture(scope="session")

@@ -24,23 +24,6 @@ from conftest import write_table_lake
 from dsstar_lake.lake import Lake
 
 
-@pytest.fixture(scope="module")
-def indexed(tmp_path_factory):
-    """The small table lake, indexed once for this module (runs accumulate in its catalog)."""
-    root = write_table_lake(tmp_path_factory.mktemp("agent") / "lake")
-    lake = Lake.open(root)
-    lake.index()
-    lake.close()
-    return root
-
-
-@pytest.fixture
-def lake(indexed):
-    handle = Lake.open(indexed)
-    yield handle
-    handle.close()
-
-
 def ask(lake, question, provider, **kw):
     overrides = {**FAST, **kw.pop("overrides", {})}
     return lake.ask(question, provider=provider, overrides=overrides, **kw)

@@ -83,23 +83,6 @@ def model() -> ScriptedProvider:
     )
 
 
-@pytest.fixture(scope="module")
-def indexed(tmp_path_factory):
-    """The small table lake, indexed once for this module."""
-    root = write_table_lake(tmp_path_factory.mktemp("eval") / "lake")
-    lake = Lake.open(root)
-    lake.index()
-    lake.close()
-    return root
-
-
-@pytest.fixture
-def lake(indexed):
-    handle = Lake.open(indexed)
-    yield handle
-    handle.close()
-
-
 def options(**kw):
     return BenchmarkOptions(overrides=dict(FAST), missing=["rainfall.csv"], **kw)
 

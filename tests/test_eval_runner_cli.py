@@ -7,10 +7,8 @@ import json
 import pytest
 from agent_helpers import SUM_WIDGETS, WORST_COUNTY, fenced
 from click.testing import CliRunner
-from conftest import write_table_lake
 
 from cli import cli
-from dsstar_lake.lake import Lake
 from dsstar_lake.llm.testing import LLM_ENV_VARS
 
 TASKS = [
@@ -51,15 +49,6 @@ RULES = [
     {"role": "finalyzer", "match": "most unhealthy days", "response": fenced("print('Kings')")},
     {"role": "judge", "match": "Kings County", "response": "Yes"},
 ]
-
-
-@pytest.fixture(scope="module")
-def indexed(tmp_path_factory):
-    root = write_table_lake(tmp_path_factory.mktemp("evalcli") / "lake")
-    lake = Lake.open(root)
-    lake.index()
-    lake.close()
-    return root
 
 
 @pytest.fixture

@@ -8,7 +8,6 @@ from html.parser import HTMLParser
 
 import pytest
 from click.testing import CliRunner
-from conftest import write_table_lake
 from report_helpers import (
     FAST,
     FIRST,
@@ -34,30 +33,12 @@ from report_helpers import (
 
 from cli import cli
 from dsstar_lake.errors import ProviderError, UsageError
-from dsstar_lake.lake import Lake
 from dsstar_lake.llm.testing import LLM_ENV_VARS
 
 CHART = "figures/q1-bar-chart-of-units-by-region.png"
 LOOP_RULES = [*solve_rules(Q_REGION, "R", UNITS_BY_REGION, UNITS_CHART),
               *solve_rules(Q_COUNTY, "C", WORST_COUNTY), *solve_rules(Q_MOON, "M", MOON),
               *solve_rules(Q_WIDGETS, "W", WIDGETS)]
-
-
-@pytest.fixture(scope="module")
-def indexed(tmp_path_factory):
-    """The small table lake, indexed once for this module (runs accumulate in its catalog)."""
-    root = write_table_lake(tmp_path_factory.mktemp("report") / "lake")
-    lake = Lake.open(root)
-    lake.index()
-    lake.close()
-    return root
-
-
-@pytest.fixture
-def lake(indexed):
-    handle = Lake.open(indexed)
-    yield handle
-    handle.close()
 
 
 class Page(HTMLParser):
