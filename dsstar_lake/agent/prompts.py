@@ -1,4 +1,4 @@
-"""Prompt templates: one text file per role in prompts/, with explicit {variables} filled by render()."""
+"""Prompt templates: one text file per role in a folder, with explicit {variables} filled by render()."""
 
 from __future__ import annotations
 
@@ -11,27 +11,48 @@ from dsstar_lake.errors import ConfigError
 PROMPTS_DIR = Path(__file__).resolve().parent / "prompts"
 
 
-@cache
+class Templates:
+    """The <name>.txt templates of one folder; `kind` names them in errors ("prompt", "report prompt")."""
+
+    def __init__(self, folder: Path, kind: str) -> None:
+        self.folder = folder
+        self.kind = kind
+        self.template = cache(self._read)
+        self.variables = cache(self._variables)
+
+    def _read(self, name: str) -> str:
+        path = self.folder / f"{name}.txt"
+        try:
+            return path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ConfigError(f"{self.kind} template {path} cannot be read: {exc.strerror}") from exc
+
+    def _variables(self, name: str) -> frozenset[str]:
+        return frozenset(field for _, field, _, _ in string.Formatter().parse(self.template(name)) if field)
+
+    def render(self, name: str, **values: object) -> str:
+        """Fill a template; every variable must be given and nothing else (a typo is a bug, not a blank)."""
+        expected = self.variables(name)
+        missing, extra = expected - values.keys(), values.keys() - expected
+        if missing or extra:
+            raise ValueError(f"{self.kind} {name}: missing {sorted(missing)}, unexpected {sorted(extra)}")
+        # Values are inserted as-is: braces inside code or data never reach the formatter.
+        return self.template(name).format_map({k: str(v) for k, v in values.items()})
+
+
+_AGENT = Templates(PROMPTS_DIR, "prompt")
+
+
 def template(name: str) -> str:
     """Return the text of prompts/<name>.txt."""
-    path = PROMPTS_DIR / f"{name}.txt"
-    try:
-        return path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"prompt template {path} cannot be read: {exc.strerror}") from exc
+    return _AGENT.template(name)
 
 
-@cache
 def variables(name: str) -> frozenset[str]:
     """Return the {variables} a template expects."""
-    return frozenset(field for _, field, _, _ in string.Formatter().parse(template(name)) if field)
+    return _AGENT.variables(name)
 
 
 def render(name: str, **values: object) -> str:
-    """Fill a template; every variable must be given and nothing else (a typo is a bug, not a blank)."""
-    expected = variables(name)
-    missing, extra = expected - values.keys(), values.keys() - expected
-    if missing or extra:
-        raise ValueError(f"prompt {name}: missing {sorted(missing)}, unexpected {sorted(extra)}")
-    # Values are inserted as-is: braces inside code or data never reach the formatter.
-    return template(name).format_map({k: str(v) for k, v in values.items()})
+    """Fill an agent prompt; every variable must be given and nothing else."""
+    return _AGENT.render(name, **values)
