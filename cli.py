@@ -42,6 +42,11 @@ def _open(lake: str | None, catalog: str | None, **overrides: Any) -> Any:
     return Lake.open(lake, catalog=catalog, overrides={k: v for k, v in overrides.items() if v is not None})
 
 
+def _open_existing(lake: str | None, catalog: str | None, **overrides: Any) -> Any:
+    """Open the catalog of a command that reads one: --lake, else --catalog alone, else the current folder."""
+    return _open(lake or (None if catalog else "."), catalog, **overrides)
+
+
 lake_option = click.option("--lake", "lake_path", type=click.Path(file_okay=True), help="The lake folder.")
 catalog_option = click.option("--catalog", type=click.Path(file_okay=False), help="Catalog folder (default LAKE/.dslake).")
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
@@ -131,7 +136,7 @@ def status(lake: str | None, catalog: str | None, check: bool, as_json: bool) ->
     """Show what the catalog holds, failed files, and files changed since the last index."""
     from dsstar_lake.render import print_status
 
-    result = _open(lake or (None if catalog else "."), catalog).status(check_vectors=check)
+    result = _open_existing(lake, catalog).status(check_vectors=check)
     _print_json(result.to_dict()) if as_json else print_status(out, result)
 
 
@@ -144,7 +149,7 @@ def show(path: str, lake_path: str | None, catalog: str | None, as_json: bool) -
     """Show the stored description and card of one file (path relative to the lake)."""
     from dsstar_lake.render import print_show
 
-    result = _open(lake_path or (None if catalog else "."), catalog).show(path)
+    result = _open_existing(lake_path, catalog).show(path)
     _print_json(result) if as_json else print_show(out, result)
 
 
@@ -161,7 +166,7 @@ def search(question: str, lake_path: str | None, catalog: str | None, chroma_url
     """Find the catalog entries that best match QUESTION (dense + full-text, fused)."""
     from dsstar_lake.render import print_hits
 
-    handle = _open(lake_path or (None if catalog else "."), catalog, **{"catalog.chroma_url": chroma_url})
+    handle = _open_existing(lake_path, catalog, **{"catalog.chroma_url": chroma_url})
     hits = handle.search(question, k)
     timing = handle.retriever().last_timing
     if as_json:
@@ -237,7 +242,7 @@ def eval_retrieval(task_files: tuple[str, ...], lake_path: str | None, catalog: 
     tasks = [task for path in task_files for task in load_tasks(path)]
     missing_list = (read_missing(missing) if missing
                     else default_missing_list(Path(task_files[0]).resolve().parent))
-    handle = _open(lake_path or (None if catalog else "."), catalog)
+    handle = _open_existing(lake_path, catalog)
     report = evaluate_retrieval(handle, tasks, k_values, missing_list)
     _print_json(report.to_dict()) if as_json else print_retrieval_report(out, report)
 
@@ -272,7 +277,7 @@ def eval_kramabench(task_files: tuple[str, ...], lake_path: str | None, catalog:
     from dsstar_lake.render import benchmark_progress, print_benchmark_report
 
     tasks, missing_list = load_benchmark(task_files, ids, missing)
-    handle = _open(lake_path or (None if catalog else "."), catalog, **{"eval.judge_model": judge_model})
+    handle = _open_existing(lake_path, catalog, **{"eval.judge_model": judge_model})
     overrides = changed_settings(handle.settings, llm_overrides(handle.settings, params))
     options = BenchmarkOptions(oracle=oracle, jobs=jobs, k=k, max_rounds=max_rounds, overrides=overrides,
                                missing=missing_list, out=Path(out_path) if out_path else None, resume=resume)
@@ -297,7 +302,7 @@ def ask(question: str, lake_path: str | None, catalog: str | None, chroma_url: s
     from dsstar_lake.agent.render import ask_progress, print_answer
     from dsstar_lake.ask import changed_settings, raise_if_unfinished
 
-    handle = _open(lake_path or (None if catalog else "."), catalog, **{"catalog.chroma_url": chroma_url})
+    handle = _open_existing(lake_path, catalog, **{"catalog.chroma_url": chroma_url})
     overrides = changed_settings(handle.settings, llm_overrides(handle.settings, params))
     with ask_progress(err, enabled=not as_json) as progress:
         answer = handle.ask(question, k=k, files=list(files) or None, guidelines=guidelines, max_rounds=max_rounds,
@@ -325,7 +330,7 @@ def runs_list(lake_path: str | None, catalog: str | None, as_json: bool) -> None
     """List the catalog's runs, newest first."""
     from dsstar_lake.agent.render import print_runs
 
-    result = _open(lake_path or (None if catalog else "."), catalog).runs()
+    result = _open_existing(lake_path, catalog).runs()
     _print_json(result) if as_json else print_runs(out, result)
 
 
@@ -338,7 +343,7 @@ def runs_show(run_id: str, lake_path: str | None, catalog: str | None, as_json: 
     """Show one run: plan, rounds, verdicts and routes, answer, cost."""
     from dsstar_lake.agent.render import print_run
 
-    result = _open(lake_path or (None if catalog else "."), catalog).run(run_id)
+    result = _open_existing(lake_path, catalog).run(run_id)
     _print_json(result) if as_json else print_run(out, result)
 
 
@@ -353,7 +358,7 @@ def runs_resume(run_id: str, lake_path: str | None, catalog: str | None, as_json
     from dsstar_lake.agent.render import ask_progress, print_answer
     from dsstar_lake.ask import changed_settings, raise_if_unfinished
 
-    handle = _open(lake_path or (None if catalog else "."), catalog)
+    handle = _open_existing(lake_path, catalog)
     overrides = changed_settings(handle.settings, llm_overrides(handle.settings, params))
     with ask_progress(err, enabled=not as_json) as progress:
         answer = handle.resume(run_id, overrides=overrides, progress=progress)
@@ -381,7 +386,7 @@ def report(request: str, lake_path: str | None, catalog: str | None, chroma_url:
     from dsstar_lake.ask import changed_settings
     from dsstar_lake.report.render import print_report, report_progress
 
-    handle = _open(lake_path or (None if catalog else "."), catalog, **{"catalog.chroma_url": chroma_url})
+    handle = _open_existing(lake_path, catalog, **{"catalog.chroma_url": chroma_url})
     overrides = changed_settings(handle.settings, llm_overrides(handle.settings, params))
     with report_progress(err, enabled=not as_json) as progress:
         result = handle.report(request, rounds=rounds, max_questions=max_questions, jobs=jobs, k=k, out=out_dir,
