@@ -94,6 +94,8 @@ def group_folder(folder: str, members: list[Member], min_members: int) -> list[G
 
     A family is >= min_members files sharing a schema signature and either a name pattern with digits or dates
     as wildcards (daily files), or, for tables, names that differ only in one word (one file per town or state).
+    Documents without a schema (prose: notes, memos, plain text) never form a family: each says something of its
+    own, and a family's card, written from one member, could not speak for the others.
     """
     minimum = max(2, min_members)
     buckets: dict[tuple[str, str], list[Member]] = defaultdict(list)
@@ -103,7 +105,7 @@ def group_folder(folder: str, members: list[Member], min_members: int) -> list[G
     leftovers: dict[str, list[Member]] = defaultdict(list)
     for (pattern, signature), bucket in sorted(buckets.items()):
         bucket.sort(key=lambda m: m.path)
-        if _WILDCARD in pattern and len(bucket) >= minimum:
+        if _WILDCARD in pattern and len(bucket) >= minimum and _has_schema(signature):
             groups.append(Group(folder, pattern, signature, bucket))
         else:
             for member in bucket:
@@ -116,6 +118,11 @@ def group_folder(folder: str, members: list[Member], min_members: int) -> list[G
         else:
             groups.extend(Group(folder, m.name, signature, [m]) for m in bucket)
     return groups
+
+
+def _has_schema(signature: str) -> bool:
+    # Profile.signature: the format, then one part per table (its columns) or the record keys of a JSON file.
+    return "\x1f" in signature
 
 
 def _is_tabular(signature: str) -> bool:
