@@ -1,4 +1,4 @@
-"""Retriever: dense (card embeddings) and full-text (BM25) rankings, fused by reciprocal rank, de-duplicated."""
+"""Retriever: dense (card embeddings) and full-text (BM25) rankings, fused (normalised scores or ranks), de-duplicated."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from dsstar_lake.errors import ConfigError
 from index import fulltext
 
 
@@ -106,13 +107,13 @@ class Retriever:
         return [(entry_id, 1.0 - float(distance)) for entry_id, distance in results]
 
     def _fuse(self, dense: list[tuple[str, float]], text: list[tuple[str, float]]) -> list[tuple[str, float]]:
-        rrf_k = float(self.settings.get("rrf_k", 60))
         weights = (float(self.settings.get("dense_weight", 1.0)), float(self.settings.get("fulltext_weight", 1.0)))
-        scores: dict[str, float] = {}
-        for weight, ranking in zip(weights, (dense, text), strict=True):
-            for rank, (entry_id, _) in enumerate(ranking, start=1):
-                scores[entry_id] = scores.get(entry_id, 0.0) + weight / (rrf_k + rank)
-        return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+        method = str(self.settings.get("fusion", "convex"))
+        if method == "convex":
+            return fuse_convex([dense, text], weights)
+        if method == "rrf":
+            return fuse_rrf([dense, text], weights, float(self.settings.get("rrf_k", 60)))
+        raise ConfigError(f"retrieve.fusion must be convex or rrf, not {method!r}")
 
     def _materialise(
         self,
@@ -177,3 +178,33 @@ class Retriever:
             if not hit.description.endswith("\n"):
                 hit.description += "\n"
             hit.description += f"Identical copy (same bytes): data/{path}\n"
+
+
+Ranking = list[tuple[str, float]]  # (entry id, score), best first
+
+
+def fuse_convex(rankings: list[Ranking], weights: tuple[float, ...]) -> Ranking:
+    """Weighted sum of scores min-max normalised within each ranking (an entry absent from one gets 0 there).
+
+    Unlike reciprocal rank fusion this keeps how far ahead a match is: a card that only the full-text side finds,
+    but finds far better than anything else, is not outranked by cards both sides rate as middling.
+    """
+    scores: dict[str, float] = {}
+    for weight, ranking in zip(weights, rankings, strict=True):
+        if not ranking:
+            continue
+        top, low = ranking[0][1], ranking[-1][1]
+        span = top - low
+        for entry_id, value in ranking:
+            share = (value - low) / span if span > 0 else 1.0
+            scores[entry_id] = scores.get(entry_id, 0.0) + weight * share
+    return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+
+
+def fuse_rrf(rankings: list[Ranking], weights: tuple[float, ...], rrf_k: float) -> Ranking:
+    """Reciprocal rank fusion: each ranking adds weight / (rrf_k + rank)."""
+    scores: dict[str, float] = {}
+    for weight, ranking in zip(weights, rankings, strict=True):
+        for rank, (entry_id, _) in enumerate(ranking, start=1):
+            scores[entry_id] = scores.get(entry_id, 0.0) + weight / (rrf_k + rank)
+    return sorted(scores.items(), key=lambda item: (-item[1], item[0]))

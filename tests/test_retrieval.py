@@ -54,3 +54,17 @@ def test_eval_retrieval_matches_hand_computed_recall(samples_lake, tmp_path):
     overall = report["summary"]["overall"]
     assert overall["n"] == 2 and overall["recall@1"] == 0.75
     assert overall["all_found@1"] == 0.5
+
+
+def test_convex_fusion_keeps_a_far_ahead_full_text_match_that_rank_fusion_buries():
+    from index.retrieve import fuse_convex, fuse_rrf
+
+    # Memos rate middling on both sides; the inspection family is found far ahead by full text, barely by dense.
+    dense = [("report", 0.62)] + [(f"memo-{i}", 0.55 - i * 0.01) for i in range(20)] + [("inspections", 0.31),
+                                                                                          ("tail", 0.30)]
+    text = [("inspections", 25.0)] + [(f"memo-{i}", 9.0 - i * 0.1) for i in range(20)]
+    by_rank = [entry for entry, _ in fuse_rrf([dense, text], (1.0, 1.0), 60.0)]
+    assert by_rank[0] == "memo-0" and by_rank.index("inspections") >= 5
+    assert fuse_convex([dense, text], (1.0, 1.0))[0][0] == "inspections"
+    # One-sided and single-candidate rankings still count fully; an empty side adds nothing.
+    assert fuse_convex([[("only", 0.4)], []], (1.0, 1.0)) == [("only", 1.0)]
