@@ -1,7 +1,7 @@
 """Scaling benchmark: how index time, re-index time, size, memory, search latency and recall grow with the lake.
 
 usage: python benchmarks/scale_bench.py [--sizes 1000,10000,100000] [--jobs N] [--seed 7] [--out results.md]
-                                        [--scratch DIR] [--profile] [--max-minutes 40]
+                                        [--scratch DIR] [--profile] [--max-minutes 40] [--search-only]
 For each N it generates a synthetic lake with benchmarks/make_lake.py (cached under --scratch, keyed by N, seed
 and big-file size, so reruns skip generation), indexes it from empty with the real `dslake index` CLI, re-indexes
 with nothing changed and with one file changed, measures the catalog on disk and the peak memory of the index
@@ -209,6 +209,45 @@ def _pct(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
 
 
+def measure_search(n: int, catalog: Path, questions: Path, queries: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Time warm searches in a fresh process and run `dslake eval retrieval` on the generated questions."""
+    search = run([sys.executable, __file__, "--search-latency", str(catalog), str(questions),
+                  "--queries", str(queries)], cwd=REPO)
+    latency = json.loads(search.stdout.strip().splitlines()[-1])
+    recall_run = dslake("eval", "retrieval", "--tasks", str(questions), "--catalog", str(catalog), "-k", "10",
+                        "--json")
+    report = json.loads(recall_run.stdout)
+    overall = report["summary"]["overall"]
+    recall = {"recall@10": overall["recall@10"], "all_found@10": overall["all_found@10"], "n": overall["n"],
+              "skipped": len(report["skipped"]), "seconds": round(recall_run.wall, 1),
+              "by_domain": {k: v["recall@10"] for k, v in report["summary"].items() if k != "overall"}}
+    print(f"[{n}] search p50 {latency['p50_ms']} ms p95 {latency['p95_ms']} ms; "
+          f"recall@10 {overall['recall@10']} on {overall['n']} questions", flush=True)
+    return latency, recall
+
+
+def search_only(sizes: list[int], args: argparse.Namespace) -> None:
+    """Re-measure search latency and recall on the catalogs a previous run left (after a retrieval change)."""
+    lines = ["| files | entries | search ms p50 / p95 (max) | recall@10 (questions) | all found@10 | by question kind |",
+             "|---:|---:|---:|---:|---:|---|"]
+    for n in sizes:
+        catalog = args.scratch / f"catalog-{n}"
+        questions = args.scratch / f"lake-{n}-s{args.seed}-b{args.big_mb}.questions.jsonl"
+        if not (catalog / "manifest.sqlite").exists() or not questions.exists():
+            print(f"[{n}] no catalog or questions under {args.scratch}: run the full benchmark first", flush=True)
+            continue
+        search, recall = measure_search(n, catalog, questions, args.queries)
+        entries = json.loads(dslake("status", "--catalog", str(catalog), "--json").stdout)["entries"]
+        lines.append(f"| {n:,} | {entries:,} | {search['p50_ms']:.0f} / {search['p95_ms']:.0f} ({search['max_ms']:.0f}) "
+                     f"| {recall['recall@10']:.3f} ({recall['n']}) | {recall['all_found@10']:.3f} "
+                     f"| {recall['by_domain']} |")
+    text = "\n".join([f"## dslake search and recall on existing catalogs ({datetime.now():%Y-%m-%d %H:%M})", "",
+                      *lines]) + "\n"
+    print("\n" + text)
+    if args.out:
+        args.out.write_text(text)
+
+
 # ---- where the time goes -------------------------------------------------------------------------------------
 
 PHASES = [
@@ -345,18 +384,7 @@ def bench_size(n: int, args: argparse.Namespace, scratch: Path) -> SizeResult:
     res.manifest_mb = (catalog / "manifest.sqlite").stat().st_size / 1e6
     res.max_rss_mb = max(r["rss"] for r in (res.full, res.again, res.one_single, res.one_member))
     res.tree_pss_mb = max(r["pss"] for r in (res.full, res.again, res.one_single, res.one_member))
-    search = run([sys.executable, __file__, "--search-latency", str(catalog), str(questions),
-                  "--queries", str(args.queries)], cwd=REPO)
-    res.search = json.loads(search.stdout.strip().splitlines()[-1])
-    recall_run = dslake("eval", "retrieval", "--tasks", str(questions), "--catalog", str(catalog), "-k", "10",
-                        "--json")
-    report = json.loads(recall_run.stdout)
-    overall = report["summary"]["overall"]
-    res.recall = {"recall@10": overall["recall@10"], "all_found@10": overall["all_found@10"], "n": overall["n"],
-                  "skipped": len(report["skipped"]), "seconds": round(recall_run.wall, 1),
-                  "by_domain": {k: v["recall@10"] for k, v in report["summary"].items() if k != "overall"}}
-    print(f"[{n}] search p50 {res.search['p50_ms']} ms p95 {res.search['p95_ms']} ms; "
-          f"recall@10 {overall['recall@10']} on {overall['n']} questions", flush=True)
+    res.search, res.recall = measure_search(n, catalog, questions, args.queries)
     if prof is not None:
         res.profile = [f"### Where the time goes at {n} files", "", *profile_report(prof), "",
                        "Per-format cost of one pool task (hash + profile, measured in the benchmark process):",
@@ -416,6 +444,8 @@ def main() -> None:
     parser.add_argument("--profile", action="store_true", help="run each full index under cProfile")
     parser.add_argument("--max-minutes", type=float, default=40.0,
                         help="skip a size whose whole run is extrapolated to take longer than this")
+    parser.add_argument("--search-only", action="store_true",
+                        help="only re-measure search latency and recall on the catalogs of a previous run")
     parser.add_argument("--search-latency", nargs=2, metavar=("CATALOG", "QUESTIONS"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.search_latency:
@@ -423,6 +453,9 @@ def main() -> None:
         return
     args.scratch.mkdir(parents=True, exist_ok=True)
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+    if args.search_only:
+        search_only(sizes, args)
+        return
     results: list[SizeResult] = []
     notes: list[str] = []
     for n in sizes:
