@@ -210,11 +210,13 @@ class Lake:
 
     @manifest_errors
     def index(self, progress: Progress | None = None, rebuild: bool = False, analyzer: str | None = None,
-              provider: Any = None) -> Any:
+              provider: Any = None, paths: list[str] | None = None) -> Any:
         """Bring the catalog up to date with the lake; return an IndexSummary.
 
         analyzer: profile | llm | auto (None: agent.analyzer); llm and auto add the paper's LLM analysis to the
         descriptions of the files that want one (dsstar_lake/analyze.py); provider replaces the configured model.
+        paths: lake-relative files or folders known to have changed (a watcher's events): only they are looked at,
+        so a change costs the same in a lake of any size. None scans the whole lake.
         """
         from dsstar_lake.analyze import resolve_mode
         from index.indexer import IndexOptions, refresh_entries, run_index
@@ -236,7 +238,8 @@ class Lake:
                     catalog_db.set_meta(conn, "lake_root", str(self.root))
                 self._persist_catalog_settings()
                 self._repair_vectors_if_lost(conn)
-                scan = scan_lake(self.root, self.catalog_dir, bool(self.settings["index.follow_symlinks"]))
+                scan = scan_lake(self.root, self.catalog_dir, bool(self.settings["index.follow_symlinks"]),
+                                 only=None if rebuild else paths)
                 options = IndexOptions(
                     jobs=int(self.settings["index.jobs"]) or (os.cpu_count() or 1),
                     limits=Limits.from_settings(self.settings.section("profile")),

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -20,7 +21,27 @@ def watch_lake(lake: Any, report: Callable[[Any], None], console: Console) -> No
         return not path.startswith(catalog)
 
     try:
-        for _changes in watch(lake.root, watch_filter=outside_catalog, debounce=debounce, step=200):
-            report(lake.index())
+        for changes in watch(lake.root, watch_filter=outside_catalog, debounce=debounce, step=200):
+            report(lake.index(paths=changed_paths(Path(lake.root), {path for _, path in changes})))
     except KeyboardInterrupt:
         console.print("stopped watching")
+
+
+def changed_paths(root: Path, paths: Iterable[str]) -> list[str] | None:
+    """Return the lake-relative paths behind a burst of events, or None when the whole lake must be scanned.
+
+    The ignore file changes what every path means, and an event on the lake folder itself names nothing smaller.
+    """
+    from index.scan import IGNORE_FILE
+
+    rels = []
+    base = root.resolve()
+    for path in paths:
+        try:
+            rel = Path(path).resolve().relative_to(base).as_posix()
+        except ValueError:
+            continue  # outside the lake (a symlink's target, say)
+        if rel in (".", "", IGNORE_FILE):
+            return None
+        rels.append(rel)
+    return rels

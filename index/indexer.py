@@ -68,19 +68,19 @@ def _noop(event: str, data: dict[str, Any]) -> None:
 
 
 def plan_changes(conn: sqlite3.Connection, scan: ScanResult) -> tuple[list[FileStat], list[FileStat], list[str], int]:
-    """Split a scan into new files, changed files, removed paths and the unchanged count."""
-    known = {
-        row["path"]: row
-        for row in conn.execute("SELECT path, size, mtime_ns, status, error_kind FROM files")
-    }
-    outdated = {
-        row[0]
-        for row in conn.execute(
+    """Split a scan into new files, changed files, removed paths and the unchanged count.
+
+    A scan with a scope compares only the files known under it: what lies elsewhere was not looked at.
+    """
+    known: dict[str, sqlite3.Row] = {}
+    outdated: set[str] = set()
+    for where, args in _scope_filters(scan.scope):
+        known.update((row["path"], row) for row in conn.execute(
+            f"SELECT path, size, mtime_ns, status, error_kind FROM files f WHERE {where}", args))
+        outdated.update(row[0] for row in conn.execute(
             "SELECT f.path FROM files f LEFT JOIN profiles p ON p.hash = f.hash "
-            "WHERE f.status = 'ok' AND (p.hash IS NULL OR p.profiler_version != ?)",
-            (PROFILER_VERSION,),
-        )
-    }
+            f"WHERE {where} AND f.status = 'ok' AND (p.hash IS NULL OR p.profiler_version != ?)",
+            (*args, PROFILER_VERSION)))
     new: list[FileStat] = []
     changed: list[FileStat] = []
     unchanged = 0
@@ -99,6 +99,14 @@ def plan_changes(conn: sqlite3.Connection, scan: ScanResult) -> tuple[list[FileS
         else:
             unchanged += 1
     return new, changed, sorted(known), unchanged
+
+
+def _scope_filters(scope: list[str] | None) -> list[tuple[str, tuple[str, ...]]]:
+    """Return SQL conditions on files f (and their arguments) that select the known files under a scan's scope."""
+    if scope is None:
+        return [("1", ())]
+    # A path itself, or anything below it: '/' sorts just before '0', so [p + '/', p + '0') is the subtree.
+    return [("(f.path = ? OR (f.path >= ? AND f.path < ?))", (p, p + "/", p + "0")) for p in scope]
 
 
 def run_index(

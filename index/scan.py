@@ -35,6 +35,9 @@ class ScanResult:
 
     files: list[FileStat] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
+    # None: the whole lake was scanned. Otherwise the lake-relative paths looked at (a folder covers its subtree):
+    # files known under them but not found are removed; files elsewhere are left as they are.
+    scope: list[str] | None = None
 
 
 def _load_ignore(lake: Path) -> pathspec.PathSpec | None:
@@ -62,8 +65,13 @@ def _dir_key(folder: Path) -> tuple[int, int] | None:
     return (st.st_dev, st.st_ino)
 
 
-def scan_lake(lake: Path, catalog_dir: Path | None = None, follow_symlinks: bool = False) -> ScanResult:
-    """Stat every file under the lake, skipping hidden names, ignored patterns, the catalog and special files."""
+def scan_lake(lake: Path, catalog_dir: Path | None = None, follow_symlinks: bool = False,
+              only: list[str] | None = None) -> ScanResult:
+    """Stat every file under the lake, skipping hidden names, ignored patterns, the catalog and special files.
+
+    only: lake-relative paths to look at instead of the whole lake (what a watcher saw change); a folder among
+    them is scanned whole, a path that no longer exists is simply not found.
+    """
     root = lake.resolve()
     catalog = _dir_key(catalog_dir) if catalog_dir else None
     spec = _load_ignore(root)
@@ -72,6 +80,13 @@ def scan_lake(lake: Path, catalog_dir: Path | None = None, follow_symlinks: bool
     root_stat = root.stat()
     seen_dirs.add((root_stat.st_dev, root_stat.st_ino))
     stack: list[tuple[Path, str]] = [(root, "")]
+    if only is not None:
+        stack = []
+        result.scope = sorted(set(only))
+        for rel in result.scope:
+            entry = _entry_for(root, rel, spec)
+            if entry is not None:
+                _visit(entry, rel, root, catalog, spec, follow_symlinks, seen_dirs, stack, result)
     while stack:
         folder, rel_folder = stack.pop()
         try:
@@ -91,6 +106,20 @@ def scan_lake(lake: Path, catalog_dir: Path | None = None, follow_symlinks: bool
             _visit(entry, rel, root, catalog, spec, follow_symlinks, seen_dirs, stack, result)
     result.files.sort(key=lambda f: f.path)
     return result
+
+
+def _entry_for(root: Path, rel: str, spec: pathspec.PathSpec | None) -> os.DirEntry | None:
+    """Return the directory entry of one lake-relative path, or None if it is gone, hidden or ignored."""
+    parts = rel.split("/")
+    if any(not part or part.startswith(".") for part in parts):
+        return None
+    if spec is not None and any(spec.match_file("/".join(parts[:i]) + "/") for i in range(1, len(parts))):
+        return None  # inside an ignored folder
+    try:
+        with os.scandir(root.joinpath(*parts[:-1])) as entries:
+            return next((e for e in entries if e.name == parts[-1]), None)
+    except OSError:
+        return None  # its folder is gone too
 
 
 def _visit(

@@ -40,6 +40,7 @@ def test_watch_reindexes_after_a_change(table_lake):
             time.sleep(0.2)
         assert len(summaries) >= 2, proc.stderr.read() if proc.poll() is not None else "no second summary"
         assert summaries[1]["changed"] == 1 and summaries[1]["profiled"] == 1
+        assert summaries[1]["unchanged"] == 0  # only the file the watcher saw was looked at, not the whole lake
     finally:
         proc.terminate()
         proc.wait(timeout=20)
