@@ -172,6 +172,44 @@ def pick_victims(lake: Path) -> tuple[Path, Path]:
     return single[0], member[0]
 
 
+def watch_change(lake: Path, catalog: Path, victim: Path) -> dict[str, Any]:
+    """Run `dslake index --watch`, change one file, and time until the watcher's re-index has reported."""
+    proc = subprocess.Popen([sys.executable, CLI, "index", str(lake), "--catalog", str(catalog), "--watch", "--json"],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=REPO)
+    summaries: list[tuple[float, dict[str, Any]]] = []
+
+    def read() -> None:
+        buffer: list[str] = []
+        for line in proc.stdout or ():
+            buffer.append(line)
+            if line.startswith("}"):
+                summaries.append((time.perf_counter(), json.loads("".join(buffer))))
+                buffer.clear()
+
+    def wait_for(count: int, limit_s: float = 600.0) -> None:
+        deadline = time.monotonic() + limit_s
+        while len(summaries) < count and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.05)
+        if len(summaries) < count:
+            raise RuntimeError("dslake index --watch gave no summary in time")
+
+    threading.Thread(target=read, daemon=True).start()
+    try:
+        wait_for(1)  # the first pass scans the whole lake
+        time.sleep(1.0)
+        started = time.perf_counter()
+        with Touched(victim):
+            wait_for(2)
+        done, summary = summaries[1]
+        wait_for(3)  # putting the file back is a change too: let it land so the catalog matches the lake
+    finally:
+        proc.terminate()
+        proc.wait(timeout=60)
+    return {"latency_s": round(done - started, 2), "index_s": summary["seconds"], "looked_at":
+            summary["added"] + summary["changed"] + summary["unchanged"], "profiled": summary["profiled"],
+            "embedded": summary["embedded"]}
+
+
 def dir_size(path: Path) -> int:
     """Return the bytes of every file under path."""
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
@@ -227,9 +265,10 @@ def measure_search(n: int, catalog: Path, questions: Path, queries: int) -> tupl
 
 
 def search_only(sizes: list[int], args: argparse.Namespace) -> None:
-    """Re-measure search latency and recall on the catalogs a previous run left (after a retrieval change)."""
-    lines = ["| files | entries | search ms p50 / p95 (max) | recall@10 (questions) | all found@10 | by question kind |",
-             "|---:|---:|---:|---:|---:|---|"]
+    """Re-measure search latency, recall and a --watch re-index on the catalogs a previous run left."""
+    lines = ["| files | entries | search ms p50 / p95 (max) | recall@10 (questions) | all found@10 "
+             "| --watch, 1 file changed: s to report (in index) | recall@10 by question kind |",
+             "|---:|---:|---:|---:|---:|---:|---|"]
     for n in sizes:
         catalog = args.scratch / f"catalog-{n}"
         questions = args.scratch / f"lake-{n}-s{args.seed}-b{args.big_mb}.questions.jsonl"
@@ -238,10 +277,15 @@ def search_only(sizes: list[int], args: argparse.Namespace) -> None:
             continue
         search, recall = measure_search(n, catalog, questions, args.queries)
         entries = json.loads(dslake("status", "--catalog", str(catalog), "--json").stdout)["entries"]
+        lake = args.scratch / f"lake-{n}-s{args.seed}-b{args.big_mb}"
+        watched = watch_change(lake, catalog, pick_victims(lake)[0])
+        print(f"[{n}] --watch: one file changed, reported after {watched['latency_s']} s "
+              f"({watched['index_s']} s in index)", flush=True)
         lines.append(f"| {n:,} | {entries:,} | {search['p50_ms']:.0f} / {search['p95_ms']:.0f} ({search['max_ms']:.0f}) "
                      f"| {recall['recall@10']:.3f} ({recall['n']}) | {recall['all_found@10']:.3f} "
+                     f"| {watched['latency_s']:.2f} ({watched['index_s']:.2f}; looked at {watched['looked_at']}) "
                      f"| {recall['by_domain']} |")
-    text = "\n".join([f"## dslake search and recall on existing catalogs ({datetime.now():%Y-%m-%d %H:%M})", "",
+    text = "\n".join([f"## dslake search, recall and --watch on existing catalogs ({datetime.now():%Y-%m-%d %H:%M})", "",
                       *lines]) + "\n"
     print("\n" + text)
     if args.out:
@@ -445,7 +489,8 @@ def main() -> None:
     parser.add_argument("--max-minutes", type=float, default=40.0,
                         help="skip a size whose whole run is extrapolated to take longer than this")
     parser.add_argument("--search-only", action="store_true",
-                        help="only re-measure search latency and recall on the catalogs of a previous run")
+                        help="only re-measure search latency, recall and a --watch one-file change on the catalogs "
+                             "of a previous run")
     parser.add_argument("--search-latency", nargs=2, metavar=("CATALOG", "QUESTIONS"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.search_latency:
