@@ -120,10 +120,12 @@ def index(lake: str, catalog: str | None, chroma_url: str | None, jobs: int | No
     handle.settings = llm_overrides(handle.settings, params)
     with index_progress(err, enabled=not as_json) as progress:
         summary = handle.index(progress=progress, rebuild=rebuild)
+    if watch:
+        from dsstar_lake.watch import prepare_watch, watch_lake
+
+        prepare_watch(handle)
     _print_json(summary.to_dict()) if as_json else print_index_summary(out, summary)
     if watch:
-        from dsstar_lake.watch import watch_lake
-
         watch_lake(handle, lambda s: _print_json(s.to_dict()) if as_json else print_index_summary(out, s), err)
 
 

@@ -9,6 +9,15 @@ from typing import Any
 from rich.console import Console
 
 
+def prepare_watch(lake: Any) -> None:
+    """Load the embedding model and the vector index now: changes are rare and small, and should land fast.
+
+    Call it before reporting the first index, so that whoever waits for that report finds the watcher ready.
+    """
+    vector = lake.index_embedder().encode(["warm up"])[0]
+    lake.vector_store().query(vector, 1)  # loads the collection's index, which Chroma keeps for this process
+
+
 def watch_lake(lake: Any, report: Callable[[Any], None], console: Console) -> None:
     """Block, re-indexing the lake after each burst of changes, until Ctrl-C."""
     from watchfiles import watch
@@ -16,9 +25,6 @@ def watch_lake(lake: Any, report: Callable[[Any], None], console: Console) -> No
     catalog = str(lake.catalog_dir)
     debounce = int(lake.settings["index.watch_debounce_ms"])
     console.print(f"watching {lake.root} (Ctrl-C to stop)")
-    # Changes are rare and small: have the embedding model and the vector store ready before the first one.
-    vector = lake.index_embedder().encode(["warm up"])[0]
-    lake.vector_store().query(vector, 1)  # loads the collection's index, which Chroma keeps for this process
 
     def outside_catalog(change: Any, path: str) -> bool:
         return not path.startswith(catalog)

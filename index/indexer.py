@@ -72,12 +72,14 @@ def plan_changes(conn: sqlite3.Connection, scan: ScanResult) -> tuple[list[FileS
 
     A scan with a scope compares only the files known under it: what lies elsewhere was not looked at.
     """
-    known: dict[str, sqlite3.Row] = {}
+    known: dict[str, tuple[int, int, str, str | None]] = {}
     outdated: set[str] = set()
+    cursor = conn.cursor()
+    cursor.row_factory = None  # plain tuples: a 100k-file lake reads 100k rows here on every run
     for where, args in _scope_filters(scan.scope):
-        known.update((row["path"], row) for row in conn.execute(
+        known.update((row[0], row[1:]) for row in cursor.execute(
             f"SELECT path, size, mtime_ns, status, error_kind FROM files f WHERE {where}", args))
-        outdated.update(row[0] for row in conn.execute(
+        outdated.update(row[0] for row in cursor.execute(
             "SELECT f.path FROM files f LEFT JOIN profiles p ON p.hash = f.hash "
             f"WHERE {where} AND f.status = 'ok' AND (p.hash IS NULL OR p.profiler_version != ?)",
             (*args, PROFILER_VERSION)))
@@ -89,10 +91,10 @@ def plan_changes(conn: sqlite3.Connection, scan: ScanResult) -> tuple[list[FileS
         if row is None:
             new.append(f)
         elif (
-            row["size"] != f.size
-            or row["mtime_ns"] != f.mtime_ns
-            or row["status"] == "stale"
-            or row["error_kind"] in ("unreadable", "changed")
+            row[0] != f.size
+            or row[1] != f.mtime_ns
+            or row[2] == "stale"
+            or row[3] in ("unreadable", "changed")
             or f.path in outdated
         ):
             changed.append(f)
