@@ -99,6 +99,7 @@ def cli() -> None:
 
 @cli.command()
 @click.argument("lake", type=click.Path(file_okay=True))
+@click.argument("paths", nargs=-1, type=click.Path())
 @catalog_option
 @chroma_option
 @click.option("--jobs", type=click.IntRange(min=0), help="Profiler processes (default: number of cores).")
@@ -110,16 +111,24 @@ def cli() -> None:
                    "reads and one per family (default from agent.analyzer: profile = no model).")
 @llm_options
 @json_option
-def index(lake: str, catalog: str | None, chroma_url: str | None, jobs: int | None, follow_symlinks: bool | None,
-          rebuild: bool, watch: bool, analyzer: str | None, as_json: bool, **params: Any) -> None:
-    """Describe every file of LAKE into its catalog (only what changed since the last run)."""
+def index(lake: str, paths: tuple[str, ...], catalog: str | None, chroma_url: str | None, jobs: int | None,
+          follow_symlinks: bool | None, rebuild: bool, watch: bool, analyzer: str | None, as_json: bool,
+          **params: Any) -> None:
+    """Describe every file of LAKE into its catalog (only what changed since the last run).
+
+    PATHS (files or folders in the lake, from here or from the lake root) limit the run to them: what a job that
+    just wrote or deleted files can say, so that the rest of a big lake is not scanned.
+    """
     from dsstar_lake.render import index_progress, print_index_summary
 
+    if rebuild and paths:
+        raise click.UsageError("--rebuild rescans the whole lake: give no PATHS with it")
     handle = _open(lake, catalog, **{"catalog.chroma_url": chroma_url, "index.jobs": jobs,
                                      "index.follow_symlinks": follow_symlinks, "agent.analyzer": analyzer})
     handle.settings = llm_overrides(handle.settings, params)
+    scope = handle.scope_of(list(paths)) if paths else None
     with index_progress(err, enabled=not as_json) as progress:
-        summary = handle.index(progress=progress, rebuild=rebuild)
+        summary = handle.index(progress=progress, rebuild=rebuild, paths=scope)
     if watch:
         from dsstar_lake.watch import prepare_watch, watch_lake
 

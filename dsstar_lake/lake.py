@@ -120,6 +120,10 @@ class Lake:
             root = root.resolve()
         base = settings or Settings.load()
         catalog_dir = Path(catalog).expanduser().resolve() if catalog else root / base["catalog.dirname"]
+        if root is not None and catalog_dir == root:
+            # Its manifest, config and vectors would be indexed as lake files, and changed by every run.
+            raise UsageError(f"the catalog cannot be the lake folder itself: {root}",
+                             hint="leave --catalog out (the catalog goes in LAKE/.dslake) or choose another folder")
         files = [USER_CONFIG_PATH, catalog_dir / CATALOG_CONFIG]
         resolved = Settings.load(overrides=overrides, config_files=files) if settings is None else settings
         if settings is not None and overrides:
@@ -205,6 +209,26 @@ class Lake:
         section = dict(self.settings.section("embed"))
         section["threads"] = int(section.get("index_threads") or 0) or (os.cpu_count() or 1)
         return get_embedder(section)
+
+    def scope_of(self, paths: list[str]) -> list[str] | None:
+        """Return the lake-relative scope of paths given on the command line (None: scan the whole lake).
+
+        A relative path is read from the current folder when it lies inside the lake from there, else from the
+        lake root: `dslake index lake lake/a.csv` and `dslake index lake a.csv` name the same file.
+        """
+        from index.scan import lake_relative, rescan_scope
+
+        if self.root is None:
+            raise UsageError("indexing needs the lake folder", hint="dslake index LAKE [PATH]...")
+        rels = []
+        for path in paths:
+            rel = lake_relative(self.root, path)
+            if rel is None and not os.path.isabs(path):
+                rel = lake_relative(self.root, self.root / path)
+            if rel is None:
+                raise UsageError(f"not inside the lake {self.root}: {path}")
+            rels.append(rel)
+        return rescan_scope(rels)
 
     # ---- commands ----------------------------------------------------------------------------------------------
 

@@ -37,20 +37,9 @@ def watch_lake(lake: Any, report: Callable[[Any], None], console: Console) -> No
 
 
 def changed_paths(root: Path, paths: Iterable[str]) -> list[str] | None:
-    """Return the lake-relative paths behind a burst of events, or None when the whole lake must be scanned.
+    """Return the lake-relative paths behind a burst of events, or None when the whole lake must be scanned."""
+    from index.scan import lake_relative, rescan_scope
 
-    The ignore file changes what every path means, and an event on the lake folder itself names nothing smaller.
-    """
-    from index.scan import IGNORE_FILE
-
-    rels = []
     base = root.resolve()
-    for path in paths:
-        try:
-            rel = Path(path).resolve().relative_to(base).as_posix()
-        except ValueError:
-            continue  # outside the lake (a symlink's target, say)
-        if rel in (".", "", IGNORE_FILE):
-            return None
-        rels.append(rel)
-    return rels
+    rels = [rel for rel in (lake_relative(base, path) for path in paths) if rel is not None]  # None: outside
+    return rescan_scope(rels)

@@ -94,6 +94,14 @@ MIGRATIONS: list[tuple[str, str]] = [
         );
         """,
     ),
+    (
+        "004_profiles_version_index",
+        """
+        -- Listing the hashes profiled by the current profiler reads this index, not the profile rows (the
+        -- catalog's bulk): every re-index asks it.
+        CREATE INDEX profiles_version ON profiles(profiler_version, hash);
+        """,
+    ),
 ]
 
 

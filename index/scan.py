@@ -108,6 +108,25 @@ def scan_lake(lake: Path, catalog_dir: Path | None = None, follow_symlinks: bool
     return result
 
 
+def rescan_scope(rels: list[str]) -> list[str] | None:
+    """Return lake-relative paths as a scan's scope, or None when one of them means the whole lake must be scanned.
+
+    The ignore file changes what every path means, and the lake folder itself names nothing smaller.
+    """
+    return None if any(rel in (".", "", IGNORE_FILE) for rel in rels) else rels
+
+
+def lake_relative(root: Path, path: str | os.PathLike[str]) -> str | None:
+    """Return path relative to the (resolved) lake root in POSIX form, or None if it lies outside the lake.
+
+    A path that no longer exists still resolves: a deleted file must be named to be removed.
+    """
+    try:
+        return Path(path).resolve().relative_to(root).as_posix()
+    except ValueError:
+        return None
+
+
 def _entry_for(root: Path, rel: str, spec: pathspec.PathSpec | None) -> os.DirEntry | None:
     """Return the directory entry of one lake-relative path, or None if it is gone, hidden or ignored."""
     parts = rel.split("/")

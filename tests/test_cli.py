@@ -94,3 +94,10 @@ def test_every_command_has_help_and_is_in_the_readme(runner):
     for name in cli.commands:
         assert runner.invoke(cli, [name, "--help"]).exit_code == 0
         assert f"dslake {name}" in readme, f"`dslake {name}` is missing from the README"
+
+
+def test_catalog_that_is_the_lake_itself_is_refused(runner, tmp_path):
+    (tmp_path / "a.csv").write_text("a\n1\n")
+    result = runner.invoke(cli, ["index", str(tmp_path), "--catalog", str(tmp_path / ".")])
+    assert result.exit_code == 2 and "cannot be the lake folder itself" in result.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.csv"]  # nothing written into the lake

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 
 from conftest import write_table_lake
@@ -63,3 +64,31 @@ def test_watch_events_become_lake_paths_or_a_full_scan(tmp_path):
     assert changed_paths(root, [str(tmp_path / "elsewhere.csv")]) == []
     assert changed_paths(root, [str(root / "sales.csv"), str(root / ".dslakeignore")]) is None
     assert changed_paths(root, [str(root)]) is None
+
+
+def test_cli_paths_from_here_or_from_the_lake_root(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from cli import cli
+
+    root = write_table_lake(tmp_path / "lake")
+    catalog = tmp_path / "catalog"
+    runner = CliRunner()
+    assert runner.invoke(cli, ["index", str(root), "--catalog", str(catalog)]).exit_code == 0
+    (root / "sales.csv").write_text("region,product,units,price\nwest,widget,1,2.5\n")
+    (root / "notes.md").unlink()
+    monkeypatch.chdir(tmp_path)
+    # lake/sales.csv is read from here; notes.md (deleted) from the lake root.
+    result = runner.invoke(cli, ["index", "lake", "lake/sales.csv", "notes.md", "--catalog", str(catalog), "--json"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.output)
+    assert (summary["changed"], summary["removed"], summary["unchanged"]) == (1, 1, 0)
+
+    outside = runner.invoke(cli, ["index", "lake", str(tmp_path / "catalog"), "--catalog", str(catalog)])
+    assert outside.exit_code == 2 and "not inside the lake" in outside.output
+    both = runner.invoke(cli, ["index", "lake", "sales.csv", "--rebuild", "--catalog", str(catalog)])
+    assert both.exit_code == 2 and "--rebuild" in both.output
+    # The ignore file changes what every path means: naming it scans the whole lake.
+    (root / ".dslakeignore").write_text("*.md\n")
+    result = runner.invoke(cli, ["index", "lake", "lake/.dslakeignore", "--catalog", str(catalog), "--json"])
+    assert json.loads(result.output)["unchanged"] > 0
