@@ -10,10 +10,14 @@ from rich.console import Console
 
 
 def prepare_watch(lake: Any) -> None:
-    """Load the embedding model and the vector index now: changes are rare and small, and should land fast.
+    """Start the profilers' server, load the embedding model and the vector index now: changes are rare and
+    small, and should land fast.
 
     Call it before reporting the first index, so that whoever waits for that report finds the watcher ready.
     """
+    from index.indexer import start_profiler_server
+
+    start_profiler_server()
     vector = lake.index_embedder().encode(["warm up"])[0]
     lake.vector_store().query(vector, 1)  # loads the collection's index, which Chroma keeps for this process
 

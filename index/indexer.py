@@ -191,6 +191,16 @@ def _pool_context() -> multiprocessing.context.BaseContext:
     return ctx
 
 
+def start_profiler_server() -> None:
+    """Start the process profilers fork from and wait until it has imported them (~1 s on 2 cores).
+
+    Every pool forks from it, so only the first pool of a process pays this: a watcher pays it up front.
+    """
+    process = _pool_context().Process(target=int, name="dslake-warm-up")  # int(): a picklable no-op
+    process.start()
+    process.join()
+
+
 def _profile_all(
     conn: sqlite3.Connection,
     db_path: Path,
