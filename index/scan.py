@@ -119,12 +119,16 @@ def rescan_scope(rels: list[str]) -> list[str] | None:
 def lake_relative(root: Path, path: str | os.PathLike[str]) -> str | None:
     """Return path relative to the (resolved) lake root in POSIX form, or None if it lies outside the lake.
 
-    A path that no longer exists still resolves: a deleted file must be named to be removed.
+    The path as written comes first (a symlink in the lake names itself, not its target), then with every link
+    resolved (the lake reached through a linked folder). A path that no longer exists works too: a deleted file
+    must be named to be removed.
     """
-    try:
-        return Path(path).resolve().relative_to(root).as_posix()
-    except ValueError:
-        return None
+    for candidate in (Path(os.path.abspath(path)), Path(path).resolve()):
+        try:
+            return candidate.relative_to(root).as_posix()
+        except ValueError:
+            continue
+    return None
 
 
 def _entry_for(root: Path, rel: str, spec: pathspec.PathSpec | None) -> os.DirEntry | None:

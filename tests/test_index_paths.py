@@ -64,6 +64,11 @@ def test_watch_events_become_lake_paths_or_a_full_scan(tmp_path):
     assert changed_paths(root, [str(tmp_path / "elsewhere.csv")]) == []
     assert changed_paths(root, [str(root / "sales.csv"), str(root / ".dslakeignore")]) is None
     assert changed_paths(root, [str(root)]) is None
+    (root / "latest.csv").symlink_to(root / "sales.csv")
+    assert changed_paths(root, [str(root / "latest.csv")]) == ["latest.csv"]  # the link, not its target
+    linked = tmp_path / "linked"
+    linked.symlink_to(root)
+    assert changed_paths(root, [str(linked / "sales.csv")]) == ["sales.csv"]  # the lake reached through a link
 
 
 def test_cli_paths_from_here_or_from_the_lake_root(tmp_path, monkeypatch):
