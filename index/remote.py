@@ -36,7 +36,7 @@ class RemoteRetriever(Retriever):
         k = k or int(self.settings.get("k", 10))
         excluded = set(exclude)
         timing = SearchTiming()
-        dense = [(i, s) for i, s in self._dense(query, k + len(excluded), timing) if i not in excluded][:k]
+        dense = [(i, s) for i, s in self._dense(query, k + len(excluded), timing)[0] if i not in excluded][:k]
         t0 = time.perf_counter()
         metadata = self._store.metadata([entry_id for entry_id, _ in dense]) if dense else {}
         timing.dense_ms += (time.perf_counter() - t0) * 1000

@@ -45,6 +45,7 @@ class SearchTiming:
     embed_ms: float = 0.0
     dense_ms: float = 0.0
     fulltext_ms: float = 0.0
+    complete_ms: float = 0.0
     total_ms: float = 0.0
 
 
@@ -77,13 +78,15 @@ class Retriever:
         excluded = set(exclude)
         n = max(int(self.settings.get("candidates", 50)), k + len(excluded))
         timing = SearchTiming()
-        dense = self._dense(query, n, timing)
+        dense, vector = self._dense(query, n, timing)
         t0 = time.perf_counter()
         # One read transaction: full-text hits and entry rows come from the same snapshot even while an index writes.
         self._conn.execute("BEGIN")
         try:
             text = fulltext.search(self._conn, query, n)
             timing.fulltext_ms = (time.perf_counter() - t0) * 1000
+            if self.settings.get("complete_scores", True):
+                dense, text = self._complete(query, vector, dense, text, timing)
             fused = self._fuse(dense, text)
             hits = self._materialise(fused, dense, text, excluded, k)
         finally:
@@ -92,7 +95,29 @@ class Retriever:
         self.last_timing = timing
         return hits
 
-    def _dense(self, query: str, n: int, timing: SearchTiming | None = None) -> list[tuple[str, float]]:
+    def _complete(
+        self, query: str, vector: Any, dense: Ranking, text: Ranking, timing: SearchTiming
+    ) -> tuple[Ranking, Ranking]:
+        """Score every candidate on both sides: each ranking gets the other's candidates with their exact scores.
+
+        A candidate one side did not return otherwise counts as that side's worst; in a lake where many cards
+        look alike to the embedding model (a town's memos and its twenty daily series), the one series that full
+        text singles out by its number falls outside the dense top 100 and lost to memos rated middling on both.
+        """
+        t0 = time.perf_counter()
+        seen_dense = {entry_id for entry_id, _ in dense}
+        seen_text = {entry_id for entry_id, _ in text}
+        only_text = [entry_id for entry_id, _ in text if entry_id not in seen_dense]
+        only_dense = [entry_id for entry_id, _ in dense if entry_id not in seen_text]
+        if only_text:
+            found = self._store.query(vector, len(only_text), ids=only_text)
+            dense = sorted(dense + [(entry_id, 1.0 - distance) for entry_id, distance in found], key=_best_first)
+        if only_dense:
+            text = sorted(text + fulltext.scores_for(self._conn, query, only_dense), key=_best_first)
+        timing.complete_ms = (time.perf_counter() - t0) * 1000
+        return dense, text
+
+    def _dense(self, query: str, n: int, timing: SearchTiming | None = None) -> tuple[Ranking, Any]:
         t0 = time.perf_counter()
         if self._embedder is None:
             self._embedder = self._embedder_factory()
@@ -104,7 +129,7 @@ class Retriever:
         if timing is not None:
             timing.embed_ms = (t1 - t0) * 1000
             timing.dense_ms = (time.perf_counter() - t1) * 1000
-        return [(entry_id, 1.0 - float(distance)) for entry_id, distance in results]
+        return [(entry_id, 1.0 - float(distance)) for entry_id, distance in results], vector
 
     def _fuse(self, dense: list[tuple[str, float]], text: list[tuple[str, float]]) -> list[tuple[str, float]]:
         weights = (float(self.settings.get("dense_weight", 1.0)), float(self.settings.get("fulltext_weight", 1.0)))
@@ -181,6 +206,10 @@ class Retriever:
 
 
 Ranking = list[tuple[str, float]]  # (entry id, score), best first
+
+
+def _best_first(item: tuple[str, float]) -> tuple[float, str]:
+    return (-item[1], item[0])
 
 
 def fuse_convex(rankings: list[Ranking], weights: tuple[float, ...]) -> Ranking:

@@ -211,16 +211,20 @@ class VectorStore:
                 self._collection.delete(ids=ids[start : start + self._max_batch])
 
     def query(
-        self, embedding: Any, n: int = 10, where: Mapping[str, Any] | None = None
+        self, embedding: Any, n: int = 10, where: Mapping[str, Any] | None = None, ids: Sequence[str] | None = None
     ) -> list[tuple[str, float]]:
-        """Return up to n (id, cosine distance) pairs nearest to one query vector, nearest first."""
-        if n <= 0:
+        """Return up to n (id, cosine distance) pairs nearest to one query vector, nearest first.
+
+        ids: only among these (an exact distance for each, e.g. for candidates another ranking found).
+        """
+        if n <= 0 or (ids is not None and not ids):
             return []
         with self._errors("query vectors"):
             result = self._collection.query(
                 query_embeddings=_rows([embedding]),
                 n_results=n,
                 where=dict(where) if where else None,
+                ids=list(ids) if ids is not None else None,
                 include=["distances"],
             )
         ids = result["ids"][0] if result["ids"] else []

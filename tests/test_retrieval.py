@@ -68,3 +68,34 @@ def test_convex_fusion_keeps_a_far_ahead_full_text_match_that_rank_fusion_buries
     assert fuse_convex([dense, text], (1.0, 1.0))[0][0] == "inspections"
     # One-sided and single-candidate rankings still count fully; an empty side adds nothing.
     assert fuse_convex([[("only", 0.4)], []], (1.0, 1.0)) == [("only", 1.0)]
+
+
+def test_a_candidate_found_by_one_side_is_scored_by_both(tmp_path):
+    # A town's memos and its daily series all read alike to the embedding model; only the series number, which
+    # full text matches, tells the series apart. With few candidates per side the right series is outside the
+    # dense list: it must still be scored by dense (exactly, not as the worst) to beat memos middling on both.
+    root = tmp_path / "lake"
+    notes = root / "stone_bridge" / "notes"
+    notes.mkdir(parents=True)
+    for i in range(12):
+        (notes / f"memo_{i:05d}.md").write_text(
+            f"# Memo {i}: solar output at Stone Bridge\n\nThe solar output programme at Stone Bridge was reviewed "
+            f"by team {i}. Average readings were checked.\n")
+    for series in (2317, 2321, 2325, 2329):
+        folder = root / "stone_bridge" / "solar_output" / f"daily_{series}"
+        folder.mkdir(parents=True)
+        for day in range(1, 5):
+            (folder / f"solar_output_201609{day:02d}.csv").write_text(
+                "date,irradiance_wm2,output_kwh\n" + "".join(f"2016-09-{day:02d},{100 + h},{h}\n" for h in range(5)))
+    question = "What was the average irradiance of the solar output readings at Stone Bridge (series 2325)?"
+    Lake.open(root).index()
+
+    def top(complete: bool) -> list:
+        lake = Lake.open(root, overrides={"retrieve.candidates": 4, "retrieve.complete_scores": complete})
+        return lake.search(question, 3)
+
+    first = top(True)[0]
+    assert "daily_2325" in first.path and first.kind == "family"
+    assert first.dense_rank > 4 and first.dense is not None  # outside the dense candidates, yet scored by dense
+    uncompleted = next(hit for hit in top(False) if "daily_2325" in hit.path)
+    assert uncompleted.dense is None  # without completion dense never scored it: it counted as dense's worst
