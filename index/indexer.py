@@ -10,10 +10,12 @@ import time
 from collections.abc import Callable
 from concurrent.futures import TimeoutError as FutureTimeout
 from concurrent.futures import as_completed
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dsstar_lake.errors import DslakeError
 from index import fulltext
 from index.catalog import set_meta, transaction
 from index.entries import EntryRow, family_entry, file_entry
@@ -227,6 +229,12 @@ def _profile_all(
             f = futures[future]
             try:
                 result = future.result()
+            except BrokenProcessPool:
+                _write_results(conn, pending)  # keep what was profiled
+                raise DslakeError(
+                    "the profiler processes could not start; when dslake is called from a Python script, the call "
+                    "must be under `if __name__ == '__main__':` (profilers start in fresh processes that import "
+                    "the script again)") from None
             except FutureTimeout:
                 result = {"error": f"profiling took longer than {options.timeout_s:g} s and was stopped",
                           "error_kind": "timeout", "hash": None, "profile": None}

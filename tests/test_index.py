@@ -112,3 +112,18 @@ def test_searches_from_several_threads_share_one_lake(table_lake):
         results = list(pool.map(lambda q: lake.search(q, k=1)[0].path, questions))
     assert results[:4] == ["sales.csv", "ozone_by_county.csv", "sensors/daily/readings_*.csv", "notes.md"]
     assert results == results[:4] * 5
+
+
+def test_a_script_without_a_main_guard_gets_a_hint_not_a_broken_pool(tmp_path):
+    import subprocess
+    import sys
+
+    lake = tmp_path / "lake"
+    lake.mkdir()
+    (lake / "a.csv").write_text("a,b\n1,2\n")
+    script = tmp_path / "unguarded.py"
+    script.write_text(f"from dsstar_lake.lake import Lake\nLake.open({str(lake)!r}).index()\n")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0
+    assert "profiler processes could not start" in done.stderr and "__main__" in done.stderr
+    assert "BrokenProcessPool" not in done.stderr
