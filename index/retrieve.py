@@ -110,8 +110,7 @@ class Retriever:
         only_text = [entry_id for entry_id, _ in text if entry_id not in seen_dense]
         only_dense = [entry_id for entry_id, _ in dense if entry_id not in seen_text]
         if only_text:
-            found = self._store.query(vector, len(only_text), ids=only_text)
-            dense = sorted(dense + [(entry_id, 1.0 - distance) for entry_id, distance in found], key=_best_first)
+            dense = sorted(dense + self._store.similarities(vector, only_text), key=_best_first)
         if only_dense:
             text = sorted(text + fulltext.scores_for(self._conn, query, only_dense), key=_best_first)
         timing.complete_ms = (time.perf_counter() - t0) * 1000

@@ -26,6 +26,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+import numpy as np
+
 from dsstar_lake.errors import CatalogError, UsageError
 
 SPACE = "cosine"
@@ -211,25 +213,39 @@ class VectorStore:
                 self._collection.delete(ids=ids[start : start + self._max_batch])
 
     def query(
-        self, embedding: Any, n: int = 10, where: Mapping[str, Any] | None = None, ids: Sequence[str] | None = None
+        self, embedding: Any, n: int = 10, where: Mapping[str, Any] | None = None
     ) -> list[tuple[str, float]]:
-        """Return up to n (id, cosine distance) pairs nearest to one query vector, nearest first.
-
-        ids: only among these (an exact distance for each, e.g. for candidates another ranking found).
-        """
-        if n <= 0 or (ids is not None and not ids):
+        """Return up to n (id, cosine distance) pairs nearest to one query vector, nearest first."""
+        if n <= 0:
             return []
         with self._errors("query vectors"):
             result = self._collection.query(
                 query_embeddings=_rows([embedding]),
                 n_results=n,
                 where=dict(where) if where else None,
-                ids=list(ids) if ids is not None else None,
                 include=["distances"],
             )
         ids = result["ids"][0] if result["ids"] else []
         distances = result["distances"][0] if result.get("distances") else []
         return [(i, float(d)) for i, d in zip(ids, distances, strict=True)]
+
+    def similarities(self, embedding: Any, ids: Sequence[str]) -> list[tuple[str, float]]:
+        """Return (id, cosine similarity to the query vector) for those of the given ids the store holds.
+
+        Reads the stored vectors and compares them here: a Chroma query restricted to ids costs ~20 ms at
+        27k vectors, reading 100 vectors ~3 ms.
+        """
+        if not ids:
+            return []
+        with self._errors("read vectors"):
+            result = self._collection.get(ids=list(ids), include=["embeddings"])
+        stored = np.asarray(result["embeddings"], dtype=np.float32) if len(result["ids"]) else np.zeros((0, 1))
+        if not len(stored):
+            return []
+        query = np.asarray(embedding, dtype=np.float32)
+        norms = np.linalg.norm(stored, axis=1) * (np.linalg.norm(query) or 1.0)
+        cosine = stored @ query / np.where(norms > 0, norms, 1.0)
+        return [(entry_id, float(value)) for entry_id, value in zip(result["ids"], cosine, strict=True)]
 
     def ids(self) -> set[str]:
         """Return every id in the collection (read in pages)."""
