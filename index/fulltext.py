@@ -78,14 +78,3 @@ def search(conn: sqlite3.Connection, question: str, limit: int) -> list[tuple[st
     ).fetchall()
     return [(row[0], -float(row[1])) for row in rows]
 
-
-def scores_for(conn: sqlite3.Connection, question: str, entry_ids: list[str]) -> list[tuple[str, float]]:
-    """Return (entry_id, bm25 score) for each given entry, 0 for one that no term of the question matches."""
-    expression = match_query(question)
-    if expression is None or not entry_ids:
-        return [(entry_id, 0.0) for entry_id in entry_ids]
-    marks = ",".join("?" * len(entry_ids))
-    found = {row[0]: -float(row[1]) for row in conn.execute(
-        f"SELECT entry_id, bm25(entries_fts) FROM entries_fts WHERE entries_fts MATCH ? AND entry_id IN ({marks})",
-        (expression, *entry_ids))}
-    return [(entry_id, found.get(entry_id, 0.0)) for entry_id in entry_ids]
