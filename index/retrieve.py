@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from dsstar_lake.errors import ConfigError
+from dsstar_lake.errors import CatalogError, ConfigError
 from index import fulltext
 
 
@@ -108,7 +108,12 @@ class Retriever:
         seen = {entry_id for entry_id, _ in dense}
         missing = [entry_id for entry_id, _ in text if entry_id not in seen]
         if missing:
-            dense = sorted(dense + self._store.similarities(vector, missing), key=_best_first)
+            try:
+                dense = sorted(dense + self._store.similarities(vector, missing), key=_best_first)
+            except CatalogError:
+                # An embedded store that an index is writing can fail a read by id ("Error finding id") where
+                # the nearest-neighbour query did not: answer without completion rather than not at all.
+                pass
         timing.complete_ms = (time.perf_counter() - t0) * 1000
         return dense
 
