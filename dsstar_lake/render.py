@@ -129,7 +129,8 @@ def print_hits(console: Console, hits: list[Any], timing: Any = None) -> None:
     console.print(table)
     if timing is not None:
         console.print(f"[dim]search {timing.total_ms:.1f} ms (embed {timing.embed_ms:.1f}, dense "
-                      f"{timing.dense_ms:.1f}, full-text {timing.fulltext_ms:.1f}, completing {timing.complete_ms:.1f})[/dim]")
+                      f"{timing.dense_ms:.1f}, full-text {timing.fulltext_ms:.1f}, "
+                      f"completing {timing.complete_ms:.1f})[/dim]")
 
 
 def print_retrieval_report(console: Console, report: Any) -> None:

@@ -77,4 +77,3 @@ def search(conn: sqlite3.Connection, question: str, limit: int) -> list[tuple[st
         (expression, limit),
     ).fetchall()
     return [(row[0], -float(row[1])) for row in rows]
-

@@ -239,9 +239,9 @@ class VectorStore:
             return []
         with self._errors("read vectors"):
             result = self._collection.get(ids=list(ids), include=["embeddings"])
-        stored = np.asarray(result["embeddings"], dtype=np.float32) if len(result["ids"]) else np.zeros((0, 1))
-        if not len(stored):
+        if not result["ids"]:
             return []
+        stored = np.asarray(result["embeddings"], dtype=np.float32)
         query = np.asarray(embedding, dtype=np.float32)
         norms = np.linalg.norm(stored, axis=1) * (np.linalg.norm(query) or 1.0)
         cosine = stored @ query / np.where(norms > 0, norms, 1.0)
