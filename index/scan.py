@@ -49,14 +49,6 @@ def _load_ignore(lake: Path) -> pathspec.PathSpec | None:
     return pathspec.PathSpec.from_lines("gitignore", lines)
 
 
-def _inside(target: Path, root: Path) -> bool:
-    try:
-        target.relative_to(root)
-    except ValueError:
-        return False
-    return True
-
-
 def _dir_key(folder: Path) -> tuple[int, int] | None:
     try:
         st = folder.stat()
@@ -161,7 +153,7 @@ def _visit(
         is_link = entry.is_symlink()
         if is_link:
             target = Path(entry.path).resolve(strict=True)
-            if not follow_symlinks and not _inside(target, root):
+            if not follow_symlinks and not target.is_relative_to(root):
                 result.skipped.append((rel, "symlink leaves the lake (use --follow-symlinks)"))
                 return
         st = entry.stat(follow_symlinks=True)
