@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dsstar_lake.errors import BudgetExceeded, ConfigError, DslakeError
+from index import catalog as catalog_db
 from index.catalog import transaction
 
 if TYPE_CHECKING:
@@ -199,8 +200,14 @@ def analyze_catalog(
     def work(n: int, target: Target) -> Analysis | None:
         if stop.is_set():
             return None
-        return analyze_file(target.path, llm, sandbox, workdir / f"{n:04d}", max_debug=max_debug,
-                            max_chars=MAX_CHARS, summarize_over_chars=over)
+        from dsstar_lake.sandbox.workfolder import clean
+
+        folder = workdir / f"{n:04d}"
+        try:
+            return analyze_file(target.path, llm, sandbox, folder, max_debug=max_debug, max_chars=MAX_CHARS,
+                                summarize_over_chars=over)
+        finally:
+            clean(folder, lambda path: False)  # the description is in the manifest; nothing else is kept
 
     queue = iter(enumerate(targets))
     running: dict[Future[Analysis | None], Target] = {}
@@ -278,9 +285,9 @@ def run_analyzer(
     progress: Progress = _quiet,
 ) -> AnalysisSummary:
     """Build the model (as ask does), the sandbox and the pass's folder, and analyse what wants it."""
+    from dsstar_lake.ask import CACHE_NAME, catalog_sandbox
     from dsstar_lake.llm import LLM
     from dsstar_lake.llm.registry import model_for
-    from dsstar_lake.sandbox import Sandbox
 
     settings = lake.settings
     conn = lake.connection()
@@ -292,13 +299,12 @@ def run_analyzer(
     folder = lake.catalog_dir / "runs" / f"{RUN_PREFIX}{_stamp()}"
     folder.mkdir(parents=True, exist_ok=True)
     trace = _Trace(folder / "trace.jsonl")
-    sandbox = Sandbox(settings.section("sandbox"), Path(lake.root), ignore=[lake.catalog_dir])
+    # The manifest is written as each file's analysis lands, while other files' scripts run.
+    sandbox = catalog_sandbox(settings, lake, volatile=(catalog_db.MANIFEST_NAME,))
     if sandbox.warning:
         trace.write({"type": "warning", "text": sandbox.warning})
         progress("warning", {"text": sandbox.warning})
     trace.write({"type": "start", "mode": mode, "targets": len(targets), "backend": sandbox.backend})
-    from dsstar_lake.ask import CACHE_NAME
-
     cache = lake.catalog_dir / CACHE_NAME if str(settings["llm.cache"]).lower() != "off" else None
     jobs = int(settings["index.jobs"]) or (os.cpu_count() or 1)
     with LLM(settings, provider=provider, recorder=trace, cache_path=cache, run_id=folder.name) as llm:

@@ -17,6 +17,7 @@ from dsstar_lake.runs import RunRecord
 if TYPE_CHECKING:
     from dsstar_lake.lake import Lake
     from dsstar_lake.llm.base import Provider
+    from dsstar_lake.sandbox import Sandbox
     from dsstar_lake.settings import Settings
 
 CACHE_NAME = "llm_cache.sqlite"
@@ -122,9 +123,8 @@ def _drive(lake: Lake, record: RunRecord, state: AgentState, settings: Settings,
     """Run the loop and turn how it ended into the run's status, answer.json and the returned Answer."""
     from dsstar_lake.agent.loop import solve
     from dsstar_lake.llm import LLM
-    from dsstar_lake.sandbox import Sandbox
 
-    sandbox = Sandbox(settings.section("sandbox"), Path(lake.root), ignore=[lake.catalog_dir])
+    sandbox = catalog_sandbox(settings, lake)
     if sandbox.warning:
         record.event("warning", text=sandbox.warning)
         progress("warning", {"text": sandbox.warning})
@@ -147,6 +147,7 @@ def _drive(lake: Lake, record: RunRecord, state: AgentState, settings: Settings,
             state = solve(agent, state)
     except LakeModified as exc:
         _stop(agent, record, state, "aborted", str(exc))
+        _clean_work(record)
         raise
     except DslakeError as exc:
         # A provider that failed for good (or a model not configured after all): resumable from the last round.
@@ -160,12 +161,35 @@ def _drive(lake: Lake, record: RunRecord, state: AgentState, settings: Settings,
         record.event("error", error=f"{type(exc).__name__}: {exc}")
         record.set_status("failed", f"{type(exc).__name__}: {exc}")
         raise
+    _clean_work(record)
     answer = build_answer(record, state, agent.spent(), members=_members(lake))
     record.write_answer(answer)
     record.event("done", value=answer.value, verified=answer.verified, stop_reason=answer.stop_reason)
     record.set_status("done", answer.error)
     progress("done", {"answer": answer})
     return answer
+
+
+def catalog_sandbox(settings: Settings, lake: Lake, volatile: tuple[str, ...] = ()) -> Sandbox:
+    """Return the sandbox for scripts over this lake: the catalog hidden (bwrap) or watched (without).
+
+    volatile: catalog-relative names dslake itself writes while scripts run, left out of that watch; runs/
+    (every run's record) and the response cache always are.
+    """
+    from dsstar_lake.sandbox import Sandbox
+
+    names = ("runs", CACHE_NAME, *volatile)
+    return Sandbox(settings.section("sandbox"), Path(lake.root), private=[lake.catalog_dir],
+                   volatile=[lake.catalog_dir / name for name in names])
+
+
+def _clean_work(record: RunRecord) -> None:
+    """Empty a finished run's work folder but for its figures: scripts and outputs are in the run record."""
+    from dsstar_lake.sandbox.figures import read_figure
+    from dsstar_lake.sandbox.workfolder import clean
+
+    kept = clean(record.work, lambda path: read_figure(path.parent, path.name) is not None)
+    record.event("work_cleaned", kept=kept)
 
 
 def _stop(agent: Agent, record: RunRecord, state: AgentState, status: str, error: str) -> Answer:

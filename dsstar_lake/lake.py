@@ -125,7 +125,8 @@ class Lake:
             raise UsageError(f"the catalog cannot be the lake folder itself: {root}",
                              hint="leave --catalog out (the catalog goes in LAKE/.dslake) or choose another folder")
         files = [USER_CONFIG_PATH, catalog_dir / CATALOG_CONFIG]
-        resolved = Settings.load(overrides=overrides, config_files=files) if settings is None else settings
+        resolved = settings if settings is not None else Settings.load(
+            overrides=overrides, config_files=files, guarded_files=(catalog_dir / CATALOG_CONFIG,))
         if settings is not None and overrides:
             resolved = settings.with_overrides(overrides)
         lake = cls(root, catalog_dir, resolved)

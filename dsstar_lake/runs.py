@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
 import threading
 import time
+import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,10 +28,8 @@ def new_run_id() -> str:
     return time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(2)
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 def _read_json(path: Path) -> dict[str, Any] | None:
@@ -47,6 +47,32 @@ class RunRecord:
         self.id = folder.name
         self.trace_path = folder / "trace.jsonl"
         self._lock = threading.Lock()
+        self._fd: int | None = None
+
+    def _dir(self) -> int:
+        """Return a descriptor of the run folder, opened once: every write goes through it.
+
+        Without bubblewrap a script can rename the run folder and leave a link in its place, or plant a link
+        at the name of the next file dslake writes; writing relative to this descriptor, to fresh files that
+        replace the old name, never follows either.
+        """
+        if self._fd is None:
+            self._fd = os.open(self.folder, DIR_FLAGS)
+            weakref.finalize(self, os.close, self._fd)
+        return self._fd
+
+    def _write(self, name: str, text: str) -> None:
+        """Write a file of the run folder whole: a fresh temporary file, then renamed over the name."""
+        tmp = f".{name}.{secrets.token_hex(4)}.tmp"
+        fd = os.open(tmp, NEW_FILE, 0o644, dir_fd=self._dir())
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(text)
+            os.replace(tmp, name, src_dir_fd=self._dir(), dst_dir_fd=self._dir())
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp, dir_fd=self._dir())
+            raise
 
     # -- opening ------------------------------------------------------------------------------------
 
@@ -96,7 +122,7 @@ class RunRecord:
 
     def write_meta(self, meta: dict[str, Any]) -> None:
         """Replace run.json."""
-        _write_atomic(self.folder / "run.json", json.dumps(meta, indent=2, ensure_ascii=False, default=str))
+        self._write("run.json", json.dumps(meta, indent=2, ensure_ascii=False, default=str))
 
     def set_status(self, status: str, error: str | None = None) -> None:
         """Record how the run stands: running, done, interrupted (resumable), aborted or failed."""
@@ -114,7 +140,8 @@ class RunRecord:
 
     def _append(self, data: dict[str, Any]) -> None:
         line = (json.dumps(data, ensure_ascii=False, default=str) + "\n").encode("utf-8")
-        with self._lock, open(self.trace_path, "a+b") as fh:
+        flags = os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC
+        with self._lock, open(os.open("trace.jsonl", flags, 0o644, dir_fd=self._dir()), "a+b") as fh:
             size = fh.seek(0, os.SEEK_END)
             if size:
                 fh.seek(size - 1)
@@ -124,7 +151,7 @@ class RunRecord:
 
     def save_state(self, state: AgentState) -> None:
         """Save the loop's state (what resume starts from) and the plan."""
-        _write_atomic(self.folder / "state.json", json.dumps(state.to_dict(), indent=1, ensure_ascii=False))
+        self._write("state.json", json.dumps(state.to_dict(), indent=1, ensure_ascii=False))
         self.write_plan(state)
 
     def load_state(self) -> AgentState | None:
@@ -143,21 +170,21 @@ class RunRecord:
         for item in state.re_retrievals:
             lines.append(f"- missing data after round {item['round']}: {item['missing']!r} -> "
                          f"added {', '.join(item['added']) or 'nothing new'}")
-        _write_atomic(self.folder / "plan.md", "\n".join(lines) + "\n")
+        self._write("plan.md", "\n".join(lines) + "\n")
 
     def write_script(self, name: str, code: str, result: ExecResult | None) -> None:
         """Keep a script and what it printed (NAME.py, NAME.out) at the top of the run folder."""
-        (self.folder / f"{name}.py").write_text(code, encoding="utf-8")
+        self._write(f"{name}.py", code)
         if result is not None:
             out = [result.stdout.rstrip("\n")]
             if result.stderr.strip():
                 out += ["", "--- stderr ---", result.stderr.rstrip("\n")]
             out += ["", f"--- {result.describe()} ---"]
-            (self.folder / f"{name}.out").write_text("\n".join(out) + "\n", encoding="utf-8")
+            self._write(f"{name}.out", "\n".join(out) + "\n")
 
     def write_answer(self, answer: Answer) -> None:
         """Write answer.json."""
-        _write_atomic(self.folder / "answer.json", json.dumps(answer.to_dict(), indent=2, ensure_ascii=False))
+        self._write("answer.json", json.dumps(answer.to_dict(), indent=2, ensure_ascii=False))
 
     # -- reading ------------------------------------------------------------------------------------
 

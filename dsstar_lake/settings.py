@@ -17,6 +17,10 @@ USER_CONFIG_PATH = Path(os.environ.get("XDG_CONFIG_HOME", Path.home() / ".config
 ENV_PREFIX = "DSLAKE_"
 # Sections whose keys are free-form (not declared in the defaults).
 OPEN_SECTIONS = ("llm.models", "llm.pricing")
+# Settings that decide what protects the user: how scripts are contained and where prompts (and the API key)
+# go. A catalog's own config.toml may not set them: a catalog can be shared, and without bubblewrap a
+# script can write it.
+GUARDED = ("sandbox.", "llm.provider", "llm.base_url", "llm.scripted_file", "llm.manual_dir")
 
 
 def _flatten(tree: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -78,8 +82,12 @@ class Settings:
         overrides: Mapping[str, Any] | None = None,
         config_files: list[Path] | None = None,
         environ: Mapping[str, str] | None = None,
+        guarded_files: tuple[Path, ...] = (),
     ) -> Settings:
-        """Resolve defaults, then config files, then DSLAKE_* environment, then explicit overrides."""
+        """Resolve defaults, then config files, then DSLAKE_* environment, then explicit overrides.
+
+        guarded_files: config files (a catalog's) that may not set the GUARDED, safety-deciding settings.
+        """
         defaults = _flatten(_read_toml(DEFAULTS_PATH))
         values = dict(defaults)
         sources = {key: "default" for key in values}
@@ -87,6 +95,11 @@ class Settings:
         for path in files:
             for key, value in _flatten(_read_toml(path)).items():
                 cls._check_known(key, defaults, str(path))
+                if path in guarded_files and is_guarded(key):
+                    raise ConfigError(
+                        f"{path} sets {key}, which only your own config, DSLAKE_* variables or flags may set",
+                        hint=f"remove {key} from that file (a catalog's config cannot weaken the sandbox or "
+                             f"redirect the model); set it in {USER_CONFIG_PATH} if you meant it")
                 values[key] = _merge(values.get(key), value)
                 sources[key] = str(path)
         env = os.environ if environ is None else environ
@@ -143,6 +156,11 @@ class Settings:
         """Yield (key, value, source) for every setting, sorted by key."""
         for key in sorted(self.values):
             yield key, self.values[key], self.sources.get(key, "default")
+
+
+def is_guarded(key: str) -> bool:
+    """Tell whether a setting decides safety (the sandbox, the model's endpoint) and so stays with the user."""
+    return any(key.startswith(g) if g.endswith(".") else key == g for g in GUARDED)
 
 
 def _merge(old: Any, new: Any) -> Any:

@@ -38,14 +38,27 @@ def make_lake(root: Path) -> Path:
     return root
 
 
-def lake_snapshot(root: Path) -> dict[str, bytes]:
-    """Return every file of the lake with its bytes, for before/after comparisons."""
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+def lake_snapshot(root: Path, skip: Path | None = None) -> dict[str, bytes]:
+    """Return every file of the lake (less the folder skip) with its bytes, for before/after comparisons."""
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file() and not (skip and skip in p.parents)}
+
+
+def make_catalog(lake: Path) -> Path:
+    """Write a catalog inside the lake as dslake keeps one: manifest, config, another run's trace; return it."""
+    catalog = lake / ".dslake"
+    (catalog / "runs" / "older" / "work").mkdir(parents=True)
+    (catalog / "manifest.sqlite").write_text("MANIFEST-SECRET rows\n")
+    (catalog / "config.toml").write_text('[catalog]\nchroma_url = ""\n')
+    (catalog / "runs" / "older" / "trace.jsonl").write_text('{"prompt": "TRACE-SECRET of another run"}\n')
+    return catalog
 
 
 def sandbox(backend: str, lake: Path, **overrides) -> Sandbox:
-    """Return a Sandbox on the given backend with the tight test limits."""
-    return Sandbox({**LIMITS, "backend": backend, **overrides}, lake)
+    """Return a Sandbox on the given backend with the tight test limits (the catalog in lake/.dslake)."""
+    catalog = lake / ".dslake"
+    return Sandbox({**LIMITS, "backend": backend, **overrides}, lake, private=[catalog],
+                   volatile=[catalog / "runs"])
 
 
 def processes_with(token: str) -> list[int]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import os
 from html.parser import HTMLParser
 
 import pytest
@@ -149,6 +150,18 @@ def test_only_real_images_in_the_work_folder_become_figures(tmp_path):
     assert (figures / "q3-b-chart.png").read_bytes() == PNG
     assert collect_figures(work, tmp_path / "f2", 1, 1) == ["figures/q1-b-chart.png"]
     assert collect_figures(tmp_path / "missing", figures, 1, 3) == []
+
+
+def test_a_figure_that_is_a_link_to_a_host_file_is_never_embedded(tmp_path):
+    host = tmp_path / "host" / "secret.png"
+    host.parent.mkdir()
+    host.write_bytes(PNG + b"host secret")
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "chart.png").symlink_to(host)  # what a script would plant
+    os.mkfifo(work / "pipe.png")  # would block a reader that opened it
+    assert collect_figures(work, tmp_path / "figures", 1, 5) == []
+    assert not (tmp_path / "figures").exists()
 
 
 def test_guidelines_ask_for_a_quotable_answer_and_the_named_chart(tmp_path):

@@ -27,6 +27,7 @@ from sandbox_helpers import (
     BWRAP_REASON,
     LIMITS,
     lake_snapshot,
+    make_catalog,
     make_lake,
     processes_with,
     sandbox,
@@ -54,6 +55,7 @@ class Ctx:
     parent_pid: int
     before: dict[str, bytes]
     sb: Sandbox
+    catalog: Path
 
 
 @dataclass
@@ -63,10 +65,12 @@ class Attempt:
     check: Callable[[ExecResult, Ctx], tuple[str, str]]
     timeout_s: float | None = None
     cgroups: bool = True  # False: act as if this machine allowed no pids cgroup
+    then: Callable[[Ctx], tuple[str, str]] | None = None  # a second script (name, code) run after the first
+    limits: dict | None = None  # sandbox settings for this attempt
 
 
 def _lake_check(res: ExecResult, ctx: Ctx) -> tuple[str, str]:
-    if lake_snapshot(ctx.lake) == ctx.before and not res.lake_modified:
+    if lake_snapshot(ctx.lake, ctx.work) == ctx.before and not res.lake_modified:
         return BLOCKED, "read-only mount: " + (_error(res) or "nothing written")
     if res.lake_modified:
         return DETECTED, f"lake_modified lists {len(res.lake_modified)} paths; the run is aborted"
@@ -161,6 +165,81 @@ def _timeout_check(res: ExecResult, ctx: Ctx) -> tuple[str, str]:
     return ESCAPED, f"timed_out={res.timed_out}, {len(alive)} survivors"
 
 
+def _planted_check(victim: Callable[[Ctx], Path]) -> Callable[[ExecResult, Ctx], tuple[str, str]]:
+    def check(res: ExecResult, ctx: Ctx) -> tuple[str, str]:
+        path = victim(ctx)
+        if path.read_bytes() != PRECIOUS.get(path.name, path.read_bytes()) or b"print(14)" in path.read_bytes():
+            return ESCAPED, f"dslake wrote the next script into {path.name} through the link"
+        if res.stdout.strip() != "14":
+            return ESCAPED, f"the next script did not run as written ({res.describe()}: {res.stdout[:60]!r})"
+        return BLOCKED, "scripts are written to a private folder outside the work folder; the link is ignored"
+    return check
+
+
+def _catalog_read_check(res: ExecResult, ctx: Ctx) -> tuple[str, str]:
+    found = [s for s in ("MANIFEST-SECRET", "TRACE-SECRET") if s in res.stdout]
+    if found:
+        return ESCAPED, f"read {' and '.join(found)}"
+    return BLOCKED, "the catalog is an empty read-only folder inside the sandbox, here and under data/"
+
+
+def _catalog_write_check(res: ExecResult, ctx: Ctx) -> tuple[str, str]:
+    config = ctx.catalog / "config.toml"
+    if config.read_bytes() == PRECIOUS["config.toml"]:
+        return BLOCKED, "hidden, read-only catalog: " + (_error(res) or res.stdout.strip()[:60])
+    if res.catalog_modified:
+        return DETECTED, f"catalog_modified lists {', '.join(res.catalog_modified[:2])}; the run is aborted"
+    return ESCAPED, "the catalog's config changed and nobody noticed"
+
+
+def _shm_check(res: ExecResult, ctx: Ctx) -> tuple[str, str]:
+    match = re.search(r"wrote (\d+) MiB", res.stdout)
+    wrote = int(match[1]) if match else -1
+    limit = ATTEMPT_MEMORY_MB
+    if 0 <= wrote <= limit:
+        return BLOCKED, f"/dev/shm is a {limit} MiB tmpfs (the memory limit): wrote {wrote} MiB, then ENOSPC"
+    return ESCAPED, f"wrote {wrote} MiB to /dev/shm with a {limit} MiB memory limit"
+
+
+def _disk_check(res: ExecResult, ctx: Ctx) -> tuple[str, str]:
+    from dsstar_lake.sandbox.workfolder import usage
+
+    left = usage(ctx.work)
+    budget = ctx.sb.cfg["disk_mb"], ctx.sb.cfg["max_files"]
+    if res.killed_by == "disk" and left.mib <= budget[0] and left.files <= budget[1]:
+        return BLOCKED, (f"killed past {budget[0]} MiB / {budget[1]} entries (measured every 0.5 s); "
+                         f"what it wrote removed ({left.files} entries left)")
+    return ESCAPED, f"killed_by={res.killed_by}; {left.mib:.0f} MiB in {left.files} entries left"
+
+
+def _userns_check(res: ExecResult, ctx: Ctx) -> tuple[str, str]:
+    if "UNSHARE 0" in res.stdout:
+        return ESCAPED, "created a user namespace (a fresh set of capabilities inside it)"
+    return BLOCKED, f"bwrap --disable-userns ({res.stdout.strip()[:40]})"
+
+
+PRECIOUS = {"victim.txt": b"precious host data\n", "config.toml": b'[catalog]\nchroma_url = ""\n'}
+ATTEMPT_MEMORY_MB = 256
+PRINT_14 = "print(14)\n"
+PLANT = "import os\nos.symlink({target!r}, {name!r})\nraise SystemExit('planted')\n"
+SHM_FILL = """
+import os
+wrote = 0
+try:
+    for i in range(2 * {limit} // 8):
+        with open(f'/dev/shm/fill-{{i}}', 'wb') as fh:
+            fh.write(b'x' * (8 << 20))
+        wrote += 8
+except OSError as exc:
+    print(type(exc).__name__, exc.errno)
+finally:
+    print('wrote', wrote, 'MiB')
+    for i in range(2 * {limit} // 8):
+        try:
+            os.remove(f'/dev/shm/fill-{{i}}')
+        except OSError:
+            pass
+"""
 SLEEPER = "[sys.executable, '-c', 'import time; time.sleep(300)', '{t}']"
 ATTEMPTS = [
     Attempt("write a file into data/",
@@ -216,6 +295,41 @@ ATTEMPTS = [
                       "time.sleep(0.3)\nos.kill(os.getppid(), signal.SIGKILL)\n",
             _supervisor_check),
 ]
+ATTEMPTS += [
+    Attempt("plant a link to a host file as the next script's name",
+            lambda c: PLANT.format(target=str(c.outside / "victim.txt"), name="next_fix1.py"),
+            _planted_check(lambda c: c.outside / "victim.txt"), then=lambda c: ("next_fix1.py", PRINT_14)),
+    Attempt("plant a link to a lake file as the next script's name",
+            lambda c: PLANT.format(target=str(c.lake / "sales.csv"), name="round_01.py"),
+            _planted_check(lambda c: c.lake / "sales.csv"), then=lambda c: ("round_01.py", PRINT_14)),
+    Attempt("plant a link to the catalog's config as the next script's name",
+            lambda c: PLANT.format(target="../../../config.toml", name="solution.py"),
+            _planted_check(lambda c: c.catalog / "config.toml"), then=lambda c: ("solution.py", PRINT_14)),
+    Attempt("read the catalog's manifest and another run's prompts",
+            lambda c: "import glob\nfor p in ['../../../manifest.sqlite', 'data/.dslake/manifest.sqlite', "
+                      f"{str(c.catalog / 'manifest.sqlite')!r}, *glob.glob({str(c.catalog)!r} + '/runs/*/trace.jsonl'),"
+                      " *glob.glob('../../*/trace.jsonl')]:\n"
+                      "    try:\n        print(open(p).read())\n"
+                      "    except OSError as e:\n        print(type(e).__name__, p)\n",
+            _catalog_read_check),
+    Attempt("rewrite the catalog's config (sandbox.backend, llm.base_url)",
+            lambda c: f"open({str(c.catalog / 'config.toml')!r}, 'w').write("
+                      "'[sandbox]\\nbackend = \"subprocess\"\\n[llm]\\nbase_url = \"http://elsewhere/v1\"\\n')\n",
+            _catalog_write_check),
+    Attempt("fill /dev/shm past the memory limit",
+            lambda c: SHM_FILL.format(limit=ATTEMPT_MEMORY_MB), _shm_check,
+            limits={"memory_mb": ATTEMPT_MEMORY_MB}),
+    Attempt("fill the work folder's disk",
+            lambda c: "import time\nfor i in range(40):\n    open(f'big{i}.bin', 'wb').write(b'x' * (1 << 20))\n"
+                      "time.sleep(30)\n", _disk_check, limits={"disk_mb": 16, "max_files": 1000}),
+    Attempt("create a hundred thousand files in the work folder",
+            lambda c: "import os, time\nos.mkdir('many')\nfor i in range(100000):\n"
+                      "    open(f'many/{i}', 'w').close()\ntime.sleep(30)\n",
+            _disk_check, timeout_s=20, limits={"disk_mb": 64, "max_files": 500}),
+    Attempt("create a user namespace",
+            lambda c: "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+                      "print('UNSHARE', libc.unshare(0x10000000), ctypes.get_errno())\n", _userns_check),
+]
 # The same two attempts on a machine where no pids cgroup can be made (a container's root, say).
 NO_CGROUP = [
     Attempt("fork bomb, no pids cgroup (watchdog)", ATTEMPTS[8].code, _fork_check, timeout_s=3,
@@ -231,11 +345,14 @@ def _expected(attempt: str, sb: Sandbox) -> set[str]:
     if sb.backend == "bwrap":
         return {BLOCKED}
     lost = {"read the user's real ~/.ssh by absolute path", "read dslake's environment via /proc/PID/environ",
-            "write outside the work folder"}
+            "write outside the work folder", "read the catalog's manifest and another run's prompts",
+            "fill /dev/shm past the memory limit", "create a user namespace"}
     if attempt in lost:
         return {BLOCKED, ESCAPED}  # documented loss without bwrap; reported, not asserted
-    if attempt.startswith(("write a file into data/", "delete the lake")):
+    if attempt.startswith(("write a file into data/", "delete the lake", "rewrite the catalog's config")):
         return {DETECTED}
+    if attempt == "create a user namespace" and not sb.protections["user namespaces"].startswith("cannot"):
+        return {BLOCKED, ESCAPED}
     if attempt == "connect to a server on 127.0.0.1" and not sb.net_unshare:
         return {BLOCKED, ESCAPED}
     if attempt.startswith("kill the supervisor, then daemonize") and not sb.cgroups:
@@ -273,16 +390,22 @@ def loopback_port():
 def run_attempt(attempt: Attempt, backend: str, base: Path, port: int) -> tuple[str, str, bool]:
     """Run one hostile script on one backend and return (outcome, how, as promised)."""
     lake = make_lake(base / "lake")
+    catalog = make_catalog(lake)
+    work = catalog / "runs" / f"now-{uuid.uuid4().hex[:6]}" / "work"
     home = base / "home"
     (home / ".ssh").mkdir(parents=True)
     (home / ".ssh" / "id_rsa").write_text("-----BEGIN OPENSSH PRIVATE KEY-----\nfake\n")
     outside = base / "outside"
     outside.mkdir()
-    sb = sandbox(backend, lake)
+    (outside / "victim.txt").write_bytes(PRECIOUS["victim.txt"])
+    sb = sandbox(backend, lake, **(attempt.limits or {}))
     sb.cgroups = sb.cgroups and attempt.cgroups
-    ctx = Ctx(lake, base / "work", home, outside, "dslake-escape-" + uuid.uuid4().hex, port, os.getpid(),
-              lake_snapshot(lake), sb)
+    ctx = Ctx(lake, work, home, outside, "dslake-escape-" + uuid.uuid4().hex, port, os.getpid(),
+              lake_snapshot(lake, work), sb, catalog)
     res = sb.run(attempt.code(ctx), ctx.work, name=f"attempt_{ctx.token}.py", timeout_s=attempt.timeout_s)
+    if attempt.then is not None:
+        name, code = attempt.then(ctx)
+        res = sb.run(code, ctx.work, name=name, timeout_s=attempt.timeout_s)
     try:
         outcome, how = attempt.check(res, ctx)
     finally:

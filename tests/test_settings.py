@@ -28,3 +28,18 @@ def test_bad_values_and_unknown_keys_are_config_errors(tmp_path):
     broken.write_text("[retrieve\n")
     with pytest.raises(ConfigError, match="cannot read config"):
         Settings.load(config_files=[broken], environ={})
+
+
+def test_a_catalog_config_cannot_set_what_decides_safety(tmp_path):
+    catalog_config = tmp_path / "catalog" / "config.toml"
+    catalog_config.parent.mkdir()
+    user = tmp_path / "user.toml"
+    user.write_text('[sandbox]\nbackend = "subprocess"\n')
+    for text in ('[sandbox]\nbackend = "subprocess"\n', '[llm]\nbase_url = "http://elsewhere/v1"\n',
+                 '[sandbox]\nmemory_mb = 999999\n'):
+        catalog_config.write_text(text)
+        with pytest.raises(ConfigError, match="only your own config"):
+            Settings.load(config_files=[user, catalog_config], environ={}, guarded_files=(catalog_config,))
+    catalog_config.write_text('[catalog]\nchroma_url = ""\n[retrieve]\nk = 5\n')
+    settings = Settings.load(config_files=[user, catalog_config], environ={}, guarded_files=(catalog_config,))
+    assert settings["retrieve.k"] == 5 and settings["sandbox.backend"] == "subprocess"  # the user's own

@@ -50,7 +50,7 @@ def analyze_file(
             return Analysis(path, cap(result.stdout.strip(), max_chars), code, attempt + 1, errors)
         bug = error_report(result) if not result.ok else "The script printed nothing; it must print the description."
         errors.append(bug[-500:])
-        if attempt == max_debug or result.lake_modified:
+        if attempt == max_debug or result.lake_modified or result.catalog_modified:
             break
         if len(bug) > summarize_over_chars:
             bug = llm.complete("debugger", render("debugger_summarize", bug=bug, filename="describe.py")).text

@@ -50,14 +50,15 @@ def run_once(agent: Agent, state: AgentState, code: str, name: str, round_no: in
         "exec", round=round_no, name=name, ok=result.ok, returncode=result.returncode, outcome=result.describe(),
         killed_by=result.killed_by, duration_s=result.duration_s, stdout_bytes=result.stdout_bytes,
         stderr_bytes=result.stderr_bytes, stdout_head=result.stdout[:500], lake_modified=result.lake_modified,
-        traceback=(result.traceback or "")[-2000:] or None,
+        catalog_modified=result.catalog_modified, traceback=(result.traceback or "")[-2000:] or None,
     )
-    if result.lake_modified:
-        shown = ", ".join(result.lake_modified[:5])
+    if result.lake_modified or result.catalog_modified:
+        what = "the lake" if result.lake_modified else "dslake's catalog"
+        shown = ", ".join((result.lake_modified or result.catalog_modified)[:5])
         raise LakeModified(
-            f"a script of run {agent.record.id} changed the lake ({shown}); the run was stopped",
+            f"a script of run {agent.record.id} changed {what} ({shown}); the run was stopped",
             hint=f"check those files; the script is {agent.record.folder / (name + '.py')}; install bubblewrap "
-                 "so that the lake is mounted read-only",
+                 "so that the lake is mounted read-only and the catalog hidden",
         )
     return result
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import shutil
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -14,16 +13,13 @@ from typing import TYPE_CHECKING, Any
 from dsstar_lake.errors import DslakeError
 from dsstar_lake.report.prompts import template
 from dsstar_lake.report.questions import SubQuestion
+from dsstar_lake.sandbox.figures import figure_names, read_figure
 
 if TYPE_CHECKING:
     from dsstar_lake.lake import Lake
     from dsstar_lake.report.budget import SharedBudget
 
 Progress = Callable[[str, dict[str, Any]], None]
-# What a script may save as a figure, by extension, with the bytes such a file starts with.
-IMAGE_MAGIC = {".png": (b"\x89PNG\r\n\x1a\n",), ".jpg": (b"\xff\xd8\xff",), ".jpeg": (b"\xff\xd8\xff",),
-               ".gif": (b"GIF87a", b"GIF89a"), ".svg": (b"<svg", b"<?xml")}
-MAX_FIGURE_BYTES = 8 * 1024 * 1024
 ERROR_LINE = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception|Exit)\b")
 # Per-run budgets are off in sub-question runs: the report's SharedBudget counts for all of them.
 UNLIMITED = {"llm.max_llm_calls": 0, "llm.max_cost": 0.0}
@@ -125,31 +121,22 @@ def last_error(out_file: Path) -> str:
 
 
 def collect_figures(work: Path, figures_dir: Path, n: int, limit: int) -> list[str]:
-    """Copy the images a run's scripts saved in its work folder to figures/q<n>-<name>; return their paths."""
-    if not work.is_dir():
-        return []
-    found = [path for path in sorted(work.iterdir()) if is_image(path)]
+    """Copy the images a run's scripts saved in its work folder to figures/q<n>-<name>; return their paths.
+
+    The work folder is the script's: an image is read without following links, so a link planted there
+    (to a host file, say) is never embedded in the report.
+    """
     out = []
-    for path in found[: max(0, limit)]:
+    for name in figure_names(work)[: max(0, limit)]:
+        data = read_figure(work, name)
+        if data is None:
+            continue
         figures_dir.mkdir(parents=True, exist_ok=True)
-        name = f"q{n}-{slug(path.stem, 60)}{path.suffix.lower()}"
-        shutil.copyfile(path, figures_dir / name)
-        out.append(f"figures/{name}")
+        path = Path(name)
+        target = f"q{n}-{slug(path.stem, 60)}{path.suffix.lower()}"
+        (figures_dir / target).write_bytes(data)
+        out.append(f"figures/{target}")
     return out
-
-
-def is_image(path: Path) -> bool:
-    """Tell whether a work-folder entry is a real image file: a known extension and the bytes to match."""
-    magic = IMAGE_MAGIC.get(path.suffix.lower())
-    if magic is None or path.is_symlink() or not path.is_file():
-        return False
-    if not 0 < path.stat().st_size <= MAX_FIGURE_BYTES:
-        return False
-    with open(path, "rb") as fh:
-        head = fh.read(1024)
-    if path.suffix.lower() == ".svg":
-        return b"<svg" in head  # an SVG's tag may follow an XML prolog or a comment
-    return head.startswith(magic)
 
 
 def _relay(ctx: Answering, q: SubQuestion) -> Progress:

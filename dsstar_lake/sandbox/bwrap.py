@@ -11,6 +11,7 @@ from functools import cache
 from pathlib import Path
 
 SANDBOX_HOME = "/tmp/home"  # HOME inside the sandbox, on its private /tmp
+SCRIPTS_MOUNT = "/tmp/scripts"  # where the script's private, read-only folder appears inside the sandbox
 # Files that hold credentials outside home folders; covered by /dev/null when present.
 SECRET_FILES = ("/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-", "/etc/sudoers")
 SECRET_GLOBS = (("/etc/ssh", "ssh_host_*key"),)
@@ -45,26 +46,37 @@ def _under(path: Path, roots: list[Path]) -> bool:
     return any(path == r or r in path.parents for r in roots)
 
 
+def _mib(value: int) -> str:
+    return str(max(int(value), 1) * 1024 * 1024)
+
+
 def bwrap_argv(
     bwrap: str,
     python: str,
     workdir: Path,
     lake: Path,
     tmp_mb: int,
-    hide_in_lake: list[str] | None = None,
+    private: list[Path] | None = None,
+    scripts: Path | None = None,
+    shm_mb: int = 64,
 ) -> list[str]:
     """Return the bwrap prefix that runs a command in workdir, with the lake read-only at workdir/data.
 
-    hide_in_lake names lake-relative folders (the catalog, when it lives in the lake) shown empty under data/,
-    so a script cannot read other runs' outputs through it.
+    private: folders (dslake's catalog: manifest, vectors, config, every run's prompts) shown as empty,
+    read-only folders wherever they are, in the lake or not; only workdir stays visible inside them.
+    scripts: a folder bound read-only at SCRIPTS_MOUNT, so the script itself is out of the script's reach.
     """
     workdir, lake = workdir.resolve(), lake.resolve()
+    private = [Path(p).resolve() for p in private or [] if Path(p).is_dir()]
     hidden = hidden_roots()
     masked = hidden + [Path("/tmp")]
-    argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/run"]
+    argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--size", _mib(shm_mb), "--tmpfs", "/dev/shm",
+            "--proc", "/proc", "--tmpfs", "/run"]
     for root in hidden:
         argv += ["--tmpfs", str(root)]
-    argv += ["--size", str(tmp_mb * 1024 * 1024), "--tmpfs", "/tmp", "--dir", SANDBOX_HOME]
+    argv += ["--size", _mib(tmp_mb), "--tmpfs", "/tmp", "--dir", SANDBOX_HOME]
+    if scripts is not None:
+        argv += ["--ro-bind", str(scripts), SCRIPTS_MOUNT]
     # Order matters: a bind under a tmpfs must come after that tmpfs, or the tmpfs hides it.
     for path in interpreter_paths(python):
         if _under(path, masked):
@@ -75,13 +87,38 @@ def bwrap_argv(
     for folder, pattern in SECRET_GLOBS:
         for path in sorted(Path(folder).glob(pattern)) if os.path.isdir(folder) else []:
             argv += ["--ro-bind", "/dev/null", str(path)]
+    # A private folder that holds the lake must be masked before the lake is bound back; one inside the lake
+    # after it. Each is a fresh tmpfs, made read-only once workdir (possibly inside it) is bound.
+    outer = [p for p in private if not _under(p, [lake])]
+    inner = [p for p in private if _under(p, [lake])]
+    argv += [arg for p in outer for arg in ("--tmpfs", str(p))]
     argv += ["--ro-bind", str(lake), str(lake)]  # absolute paths into the lake keep working, read-only
+    argv += [arg for p in inner for arg in ("--tmpfs", str(p))]
     argv += ["--bind", str(workdir), str(workdir), "--ro-bind", str(lake), str(workdir / "data")]
-    for rel in hide_in_lake or []:
-        if (lake / rel).is_dir():
-            argv += ["--tmpfs", str(workdir / "data" / rel), "--remount-ro", str(workdir / "data" / rel)]
-    argv += NAMESPACES + ["--die-with-parent", "--new-session", "--cap-drop", "ALL", "--chdir", str(workdir)]
+    in_data = [workdir / "data" / p.relative_to(lake) for p in inner]
+    for path in in_data:
+        argv += ["--tmpfs", str(path)]
+    for path in [*in_data, *outer, *inner]:
+        argv += ["--remount-ro", str(path)]
+    argv += NAMESPACES + userns_flags(bwrap)
+    argv += ["--die-with-parent", "--new-session", "--cap-drop", "ALL", "--chdir", str(workdir)]
     return argv + ["--"]
+
+
+@cache
+def userns_flags(bwrap: str) -> list[str]:
+    """Return the flags that forbid new user namespaces inside the sandbox, where this bwrap and kernel can.
+
+    A script that can create a user namespace gets a fresh set of capabilities there: more kernel surface
+    than any analysis needs. bwrap >= 0.8 drops that with --disable-userns (it needs --unshare-user).
+    """
+    flags = ["--unshare-user", "--disable-userns"]
+    try:
+        done = subprocess.run([bwrap, "--ro-bind", "/", "/", *flags, "--", "/bin/true"],
+                              capture_output=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    return flags if done.returncode == 0 else []
 
 
 @cache

@@ -11,14 +11,14 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from dsstar_lake.errors import ConfigError, LakeNotFound, UsageError
 from dsstar_lake.sandbox import bwrap as bw
-from dsstar_lake.sandbox import limits
+from dsstar_lake.sandbox import limits, workfolder
 from dsstar_lake.sandbox.env import script_env
 from dsstar_lake.sandbox.fingerprint import changed, fingerprint
 from dsstar_lake.sandbox.result import CappedBuffer, ExecResult, classify
@@ -33,6 +33,8 @@ DEFAULTS: dict[str, Any] = {
     "max_procs": 256,
     "file_mb": 1024,
     "tmp_mb": 1024,
+    "disk_mb": 2048,
+    "max_files": 10000,
     "output_limit_mb": 64,
     "fingerprint_files": 5000,
     "python": "",
@@ -41,6 +43,9 @@ DEFAULTS: dict[str, Any] = {
 BACKENDS = ("auto", "bwrap", "subprocess")
 KILL_GRACE_S = 3.0  # time the shim gets to kill the script's tree before we kill the shim's group
 DRAIN_S = 1.0  # time to read what is left in the pipes after the shim ended
+BUDGET_EVERY_S = 0.5  # how often the work folder's size is measured while a script runs
+# Files dslake's own connections touch while a script runs (SQLite's journal, write-ahead log, shared memory).
+CATALOG_NOISE = ("-wal", "-shm", "-journal")
 
 
 class Sandbox:
@@ -54,14 +59,19 @@ class Sandbox:
         self,
         settings_section: Mapping[str, Any],
         lake_root: Path,
-        ignore: Iterable[Path] | None = None,
+        private: Iterable[Path] | None = None,
+        volatile: Iterable[Path] = (),
     ) -> None:
+        """private: dslake's own folders (the catalog): hidden from scripts with bwrap, checked for changes
+        without it. volatile: folders inside them that dslake itself writes while a script runs (runs/, the
+        response cache), left out of that check.
+        """
         self.cfg = {**DEFAULTS, **dict(settings_section)}
         self.lake = Path(lake_root).resolve()
         if not self.lake.is_dir():
             raise LakeNotFound(f"lake {lake_root} is not a folder")
-        # Left out of the change check: dslake's own catalog is written during a run.
-        self.ignore = [Path(p).resolve() for p in (ignore if ignore is not None else [self.lake / ".dslake"])]
+        self.private = [Path(p).resolve() for p in (private if private is not None else [self.lake / ".dslake"])]
+        self.volatile = [Path(p).resolve() for p in volatile]
         self.python = str(self.cfg["python"] or sys.executable)
         self.backend, self.warning = self._choose_backend(str(self.cfg["backend"]))
         self.bwrap = shutil.which("bwrap") if self.backend == "bwrap" else None
@@ -108,6 +118,15 @@ class Sandbox:
             "network": "none (network namespace)" if bwrap or self.net_unshare else "NOT isolated",
             "home and credentials": "hidden (tmpfs over homes, /run, /tmp)" if bwrap else "NOT hidden",
             "filesystem": "read-only except the work folder and a private /tmp" if bwrap else "NOT protected",
+            "catalog": "hidden (empty read-only folder)" if bwrap else "changes detected afterwards (size/mtime/ctime)",
+            "script file": "written outside the work folder, read-only to the script"
+                           if bwrap else "written outside the work folder",
+            "disk": f"work folder {self.cfg['disk_mb']} MiB / {self.cfg['max_files']} entries, measured every "
+                    f"{BUDGET_EVERY_S} s; "
+                    + (f"/tmp {self.cfg['tmp_mb']} MiB, /dev/shm {self.cfg['memory_mb']} MiB (RAM-backed)" if bwrap
+                       else "/tmp a scratch folder on disk and /dev/shm the host's, NOT sized"),
+            "user namespaces": ("cannot be created" if bw.userns_flags(self.bwrap or "bwrap") else "allowed")
+                               if bwrap else "allowed",
             "daemons": "killed when the script ends (subreaper sweep"
                        + (", pid namespace)" if bwrap else ")"),
         }
@@ -120,33 +139,53 @@ class Sandbox:
         timeout_s: float | None = None,
         watch: Iterable[str | Path] = (),
     ) -> ExecResult:
-        """Write code to workdir/name and run it there; watch = lake files to check for changes as well."""
+        """Run code as `name` with workdir as its folder; watch = lake files to check for changes as well.
+
+        The script file itself lives in a private scratch folder, never in workdir: workdir is the script's
+        to write, and a name there may be a link planted by an earlier script.
+        """
         if "/" in name or name in ("", ".", "..", "data"):
             raise UsageError(f"script name {name!r} must be a plain file name")
         workdir = Path(workdir).resolve()
         workdir.mkdir(parents=True, exist_ok=True)
-        script = workdir / name
-        script.write_text(code, encoding="utf-8")
-        notes = self._prepare_data(workdir)
-        timeout = float(timeout_s if timeout_s is not None else self.cfg["timeout_s"])
-        check_lake = self.backend == "subprocess"
-        skip = [*self.ignore, workdir]
-        before = fingerprint(self.lake, int(self.cfg["fingerprint_files"]), skip, watch) if check_lake else {}
         scratch = Path(tempfile.mkdtemp(prefix="dslake-sbx-"))
         try:
-            result = self._execute(script, workdir, scratch, timeout)
+            scripts = scratch / "scripts"
+            scripts.mkdir()
+            (scripts / name).write_text(code, encoding="utf-8")
+            return self._run_checked(scripts, name, workdir, scratch, watch, timeout_s)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
+
+    def _run_checked(self, scripts: Path, name: str, workdir: Path, scratch: Path, watch: Iterable[str | Path],
+                     timeout_s: float | None) -> ExecResult:
+        notes = self._prepare_data(workdir)
+        timeout = float(timeout_s if timeout_s is not None else self.cfg["timeout_s"])
+        check = self.backend == "subprocess"
+        watch = list(watch)
+        before = self._fingerprints(workdir, watch) if check else ({}, {})
+        result = self._execute(scripts, name, workdir, scratch, timeout)
         result.notes += notes
-        if check_lake:
-            after = fingerprint(self.lake, int(self.cfg["fingerprint_files"]), skip, watch)
-            result.lake_modified = changed(before, after)
+        if check:
+            after = self._fingerprints(workdir, watch)
+            result.lake_modified = changed(before[0], after[0])
+            result.catalog_modified = changed(before[1], after[1])
         return result
 
-    def _ignored_in_lake(self) -> list[str]:
-        """Return the ignored folders (the catalog) that lie inside the lake, lake-relative."""
+    def _fingerprints(self, workdir: Path, watch: list[str | Path]) -> tuple[dict, dict]:
+        """Stamp the lake (less the catalog and workdir) and the catalog (less what dslake writes meanwhile)."""
+        bound = int(self.cfg["fingerprint_files"])
+        lake = fingerprint(self.lake, bound, [*self.private, workdir], watch)
+        catalog: dict[str, Any] = {}
+        for folder in self.private:
+            stamps = fingerprint(folder, bound, [*self.volatile, workdir])
+            catalog.update({f"{folder.name}/{k}": v for k, v in stamps.items() if not k.endswith(CATALOG_NOISE)})
+        return lake, catalog
+
+    def _private_in_lake(self) -> list[str]:
+        """Return the private folders (the catalog) that lie inside the lake, lake-relative."""
         inside = []
-        for path in self.ignore:
+        for path in self.private:
             try:
                 inside.append(path.relative_to(self.lake).as_posix())
             except ValueError:
@@ -181,24 +220,25 @@ class Sandbox:
             data.unlink()
         data.mkdir(exist_ok=True)
         if self.backend != "bwrap":
-            hidden = set(self._ignored_in_lake())
+            hidden = set(self._private_in_lake())
             for child in sorted(self.lake.iterdir()):
                 if not child.name.startswith(".") and child.name not in hidden:
                     (data / child.name).symlink_to(child, target_is_directory=child.is_dir())
         return notes
 
-    def _execute(self, script: Path, workdir: Path, scratch: Path, timeout: float) -> ExecResult:
+    def _execute(self, scripts: Path, name: str, workdir: Path, scratch: Path, timeout: float) -> ExecResult:
         cfg = self.cfg
         if self.backend == "bwrap":
             home, tmp = Path(bw.SANDBOX_HOME), Path("/tmp")
-            target = bw.bwrap_argv(self.bwrap, self.python, workdir, self.lake, int(cfg["tmp_mb"]),
-                                   self._ignored_in_lake())
-            target += [self.python, script.name]
+            prefix = bw.bwrap_argv(self.bwrap, self.python, workdir, self.lake, int(cfg["tmp_mb"]),
+                                   private=self.private, scripts=scripts, shm_mb=int(cfg["memory_mb"]))
+            shown = f"{bw.SCRIPTS_MOUNT}/{name}"
         else:
             home, tmp = scratch / "home", scratch / "tmp"
             home.mkdir()
             tmp.mkdir()
-            target = [self.python, script.name]
+            prefix, shown = [], str(scripts / name)
+        target = prefix + [self.python, shown]
         passthrough = [n.strip() for n in str(cfg["env_passthrough"]).split(",") if n.strip()]
         env = script_env(home, tmp, self.python, passthrough)
         cgroup = limits.PidsCgroup.create(self.max_procs) if self.cgroups else None
@@ -233,9 +273,10 @@ class Sandbox:
         finally:
             os.close(write_fd)
         pump = _Pump(proc, read_fd, int(cfg["max_output_bytes"]), int(cfg["output_limit_mb"]) * 1024 * 1024)
+        budget = _DiskBudget(workdir, int(cfg["disk_mb"]), int(cfg["max_files"]))
         peak = None
         try:
-            stop_reason = pump.run(started + timeout)
+            stop_reason = pump.run(started + timeout, budget.check)
         finally:
             if proc.poll() is None:
                 pump.stop(cgroup)
@@ -247,20 +288,26 @@ class Sandbox:
                 _killpg(pump.target_pid())
             pump.drain(time.monotonic() + DRAIN_S)
         duration = time.monotonic() - started
-        return self._result(pump, stop_reason, script, duration, peak)
+        if stop_reason is None and budget.check(force=True):
+            stop_reason = "disk"  # the script ended between two measurements, over budget
+        result = self._result(pump, stop_reason, name, duration, peak, shown)
+        if stop_reason == "disk":
+            result.stderr += budget.explain()
+        return result
 
-    def _result(self, pump: _Pump, stop_reason: str | None, script: Path, duration: float,
-                peak: int | None) -> ExecResult:
+    def _result(self, pump: _Pump, stop_reason: str | None, name: str, duration: float,
+                peak: int | None, shown: str) -> ExecResult:
         status = pump.final_status()
         rc, sig = status.get("returncode"), status.get("signal")
         if self.backend == "bwrap" and rc is not None and 128 < rc < 160:
             sig, rc = rc - 128, -(rc - 128)  # bwrap reports a signalled child as 128 + signal
-        stderr = pump.err.text()
+        # Tracebacks name the script as the run record keeps it, not by its private scratch path.
+        stderr = pump.err.text().replace(shown, name)
         killed_by = stop_reason or status.get("killed_by") or classify(rc, sig, stderr)
         peak = peak if peak is not None else status.get("peak_procs")
         return ExecResult(
             stdout=pump.out.text(), stderr=stderr, returncode=rc, timed_out=stop_reason == "timeout",
-            killed_by=killed_by, duration_s=round(duration, 3), lake_modified=[], script_path=script,
+            killed_by=killed_by, duration_s=round(duration, 3), lake_modified=[], script_name=name,
             backend=self.backend, stdout_bytes=pump.out.total, stderr_bytes=pump.err.total, peak_procs=peak,
             maxrss_kb=status.get("maxrss_kb"),
         )
@@ -297,15 +344,17 @@ class _Pump:
             else:
                 key.data.extend(chunk)
 
-    def run(self, deadline: float) -> str | None:
-        """Pump until the shim is done; return "timeout" or "output" when we had to stop it."""
+    def run(self, deadline: float, over_budget: Callable[[], bool] = lambda: False) -> str | None:
+        """Pump until the shim is done; return "timeout", "output" or "disk" when we had to stop it."""
         while self.sel.get_map():
             left = deadline - time.monotonic()
             if left <= 0:
                 return "timeout"
-            self._step(min(left, 0.5))
+            self._step(min(left, BUDGET_EVERY_S))
             if self.output_limit and self.out.total + self.err.total > self.output_limit:
                 return "output"
+            if over_budget():
+                return "disk"
             if self.proc.poll() is not None:
                 break  # the shim is gone; whatever still holds the pipes is an escaped process: drain briefly
         try:
@@ -359,6 +408,36 @@ class _Pump:
     def final_status(self) -> dict[str, Any]:
         """Return the shim's last report (empty if it was killed before writing one)."""
         return next((d for d in reversed(self._lines()) if "returncode" in d), {})
+
+
+class _DiskBudget:
+    """The work folder's disk and entry budget, measured while a script runs; what it wrote goes if over."""
+
+    def __init__(self, workdir: Path, disk_mb: int, max_files: int) -> None:
+        self.workdir = workdir
+        self.max_bytes = max(disk_mb, 0) * 1024 * 1024
+        self.max_files = max(max_files, 0)
+        self.started_ns = time.time_ns()
+        self.next_at = time.monotonic() + BUDGET_EVERY_S
+        self.seen = workfolder.Usage()
+        self.removed = 0
+
+    def check(self, force: bool = False) -> bool:
+        """Return True when the folder is over budget (measured at most every BUDGET_EVERY_S unless forced)."""
+        if not (self.max_bytes or self.max_files) or (not force and time.monotonic() < self.next_at):
+            return False
+        self.next_at = time.monotonic() + BUDGET_EVERY_S
+        self.seen = workfolder.usage(self.workdir, self.max_bytes, self.max_files)
+        return bool((self.max_bytes and self.seen.bytes > self.max_bytes)
+                    or (self.max_files and self.seen.files > self.max_files))
+
+    def explain(self) -> str:
+        """Remove what the stopped script wrote, and say so in words the debugger can act on."""
+        self.removed = workfolder.remove_changed_since(self.workdir, self.started_ns)
+        return (f"\nsandbox: stopped: the work folder held over {self.seen.mib:.0f} MiB or {self.seen.files} "
+                f"entries, past its budget of {self.max_bytes // 2**20} MiB and {self.max_files} entries "
+                f"(sandbox.disk_mb, sandbox.max_files); the {self.removed} files and folders this script wrote "
+                "were removed. Write less: aggregate in memory, save only small results.\n")
 
 
 def _killpg(pgid: int | None) -> None:

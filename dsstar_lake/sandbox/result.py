@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
 
 TRACEBACK_START = "Traceback (most recent call last):"
@@ -60,6 +59,8 @@ class ExecResult:
     "procs" (too many processes, watchdog), "output" (printed more than the output limit), "file size"
     (RLIMIT_FSIZE), or "signal N". "memory" and "file size" are read from the end of stderr.
     lake_modified: lake paths whose size/mtime changed, appeared or vanished (checked without bwrap).
+    catalog_modified: the same for dslake's catalog (config, manifest, vectors), named from its folder.
+    "disk" in killed_by: the work folder went past sandbox.disk_mb or sandbox.max_files.
     """
 
     stdout: str
@@ -69,19 +70,20 @@ class ExecResult:
     killed_by: str | None
     duration_s: float
     lake_modified: list[str]
-    script_path: Path
+    script_name: str
     backend: str = "subprocess"
     stdout_bytes: int = 0
     stderr_bytes: int = 0
     peak_procs: int | None = None
     maxrss_kb: int | None = None
     notes: list[str] = field(default_factory=list)
+    catalog_modified: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
         """Return True when the script exited 0, was not killed, and left the lake untouched."""
         clean_exit = self.returncode == 0 and not self.timed_out and self.killed_by is None
-        return clean_exit and not self.lake_modified
+        return clean_exit and not self.lake_modified and not self.catalog_modified
 
     @property
     def traceback(self) -> str | None:
@@ -93,6 +95,9 @@ class ExecResult:
         """Return one line saying how the script ended, for traces and observations."""
         if self.lake_modified:
             return f"modified the lake ({len(self.lake_modified)} paths, e.g. {self.lake_modified[0]})"
+        if self.catalog_modified:
+            return (f"modified dslake's catalog ({len(self.catalog_modified)} paths, "
+                    f"e.g. {self.catalog_modified[0]})")
         if self.timed_out:
             return f"killed after the {self.duration_s:.0f} s time limit"
         if self.killed_by:
@@ -101,9 +106,7 @@ class ExecResult:
 
     def to_dict(self) -> dict[str, Any]:
         """Return JSON-ready data for the run record."""
-        data = asdict(self)
-        data["script_path"] = str(self.script_path)
-        return data
+        return asdict(self)
 
 
 def classify(returncode: int | None, signal_no: int | None, stderr: str) -> str | None:
