@@ -198,3 +198,22 @@ def test_environment_is_built_from_scratch(lake, tmp_path, monkeypatch):
     assert env["MPLBACKEND"] == "Agg" and env["OMP_NUM_THREADS"] == "1"
     assert env["PYTHONDONTWRITEBYTECODE"] == "1"
     assert env["HOME"] != os.environ["HOME"] and home_files == []
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_reads_are_traced_whatever_way_the_script_opens_them(backend, lake, tmp_path):
+    (lake / ".dslake").mkdir()
+    (lake / ".dslake" / "manifest.sqlite").write_text("not for scripts")
+    code = (
+        "import glob, subprocess, sys, pandas as pd\n"
+        "pd.read_csv('data/sales.csv')\n"
+        "for path in glob.glob('data/**/*.txt', recursive=True):\n"  # a glob: no literal name in the code
+        "    open(path).read()\n"
+        f"open({str(lake / 'sales.csv')!r}, 'rb').read()\n"  # the lake by its absolute path
+        "subprocess.run([sys.executable, '-c', \"open('data/sub/notes.txt').read()\"], check=True)\n"
+        "try:\n    open('data/.dslake/manifest.sqlite').read()\nexcept OSError:\n    pass\n"
+        "open('mine.csv', 'w').write('x')\nopen('mine.csv').read()\n"
+    )
+    res = sandbox(backend, lake).run(code, tmp_path / "work")
+    assert res.ok, res.stderr
+    assert res.reads == ["sales.csv", "sub/notes.txt"]  # once each, first-read order; no catalog, no own files

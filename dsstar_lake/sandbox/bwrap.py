@@ -75,12 +75,13 @@ def bwrap_argv(
     for root in hidden:
         argv += ["--tmpfs", str(root)]
     argv += ["--size", _mib(tmp_mb), "--tmpfs", "/tmp", "--dir", SANDBOX_HOME]
+    # Order matters: a bind under a tmpfs must come after that tmpfs, or the tmpfs hides it. A masked root
+    # itself (/tmp on sys.path when dslake was started from there) is never bound back whole.
+    for path in interpreter_paths(python):
+        if _under(path, masked) and path not in masked:
+            argv += ["--ro-bind", str(path), str(path)]
     if scripts is not None:
         argv += ["--ro-bind", str(scripts), SCRIPTS_MOUNT]
-    # Order matters: a bind under a tmpfs must come after that tmpfs, or the tmpfs hides it.
-    for path in interpreter_paths(python):
-        if _under(path, masked):
-            argv += ["--ro-bind", str(path), str(path)]
     for name in SECRET_FILES:
         if os.path.isfile(name):
             argv += ["--ro-bind", "/dev/null", name]

@@ -24,6 +24,8 @@ from dsstar_lake.sandbox.fingerprint import changed, fingerprint
 from dsstar_lake.sandbox.result import CappedBuffer, ExecResult, classify
 
 SHIM = str(Path(__file__).with_name("_shim.py"))
+READ_TRACER = Path(__file__).with_name("_readtrace.py")
+MAX_TRACE_BYTES = 4 * 1024 * 1024  # paths a script reported reading; more is cut (and said so)
 DEFAULTS: dict[str, Any] = {
     "backend": "auto",
     "timeout_s": 600.0,
@@ -144,7 +146,7 @@ class Sandbox:
         The script file itself lives in a private scratch folder, never in workdir: workdir is the script's
         to write, and a name there may be a link planted by an earlier script.
         """
-        if "/" in name or name in ("", ".", "..", "data"):
+        if "/" in name or name in ("", ".", "..", "data", "sitecustomize.py"):
             raise UsageError(f"script name {name!r} must be a plain file name")
         workdir = Path(workdir).resolve()
         workdir.mkdir(parents=True, exist_ok=True)
@@ -153,6 +155,7 @@ class Sandbox:
             scripts = scratch / "scripts"
             scripts.mkdir()
             (scripts / name).write_text(code, encoding="utf-8")
+            shutil.copyfile(READ_TRACER, scripts / "sitecustomize.py")
             return self._run_checked(scripts, name, workdir, scratch, watch, timeout_s)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
@@ -166,6 +169,7 @@ class Sandbox:
         before = self._fingerprints(workdir, watch) if check else ({}, {})
         result = self._execute(scripts, name, workdir, scratch, timeout)
         result.notes += notes
+        result.reads = self._lake_reads(result.reads, workdir)
         if check:
             after = self._fingerprints(workdir, watch)
             result.lake_modified = changed(before[0], after[0])
@@ -181,6 +185,25 @@ class Sandbox:
             stamps = fingerprint(folder, bound, [*self.volatile, workdir])
             catalog.update({f"{folder.name}/{k}": v for k, v in stamps.items() if not k.endswith(CATALOG_NOISE)})
         return lake, catalog
+
+    def _lake_reads(self, opened: list[str], workdir: Path) -> list[str]:
+        """Return the lake files among the paths a script opened, lake-relative, in first-read order.
+
+        A path is seen as the script wrote it: under data/ in the work folder, or absolute into the lake
+        (both mounts show the same files). The catalog and anything outside the lake are left out.
+        """
+        data = workdir / "data"
+        out: dict[str, None] = {}
+        for raw in opened:
+            path = Path(os.path.normpath(raw))
+            for root in (data, self.lake):
+                if path.is_relative_to(root):
+                    rel = path.relative_to(root)
+                    target = self.lake / rel
+                    if rel.parts and not any(target.is_relative_to(p) for p in self.private):
+                        out.setdefault(rel.as_posix(), None)
+                    break
+        return list(out)
 
     def _private_in_lake(self) -> list[str]:
         """Return the private folders (the catalog) that lie inside the lake, lake-relative."""
@@ -239,8 +262,10 @@ class Sandbox:
             tmp.mkdir()
             prefix, shown = [], str(scripts / name)
         target = prefix + [self.python, shown]
+        trace_read, trace_write = os.pipe()
         passthrough = [n.strip() for n in str(cfg["env_passthrough"]).split(",") if n.strip()]
         env = script_env(home, tmp, self.python, passthrough)
+        env.update(PYTHONPATH=str(Path(shown).parent), DSLAKE_TRACE_FD=str(trace_write))
         cgroup = limits.PidsCgroup.create(self.max_procs) if self.cgroups else None
         nproc = None
         if self.max_procs and os.getuid() != 0:
@@ -263,16 +288,19 @@ class Sandbox:
                 [sys.executable, "-I", "-S", SHIM, json.dumps(shim_cfg)],
                 cwd=workdir, env=env, stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                pass_fds=(write_fd,), start_new_session=True,
+                pass_fds=(write_fd, trace_write), start_new_session=True,
             )
         except BaseException:
             os.close(read_fd)
+            os.close(trace_read)
             if cgroup:
                 cgroup.destroy()
             raise
         finally:
             os.close(write_fd)
-        pump = _Pump(proc, read_fd, int(cfg["max_output_bytes"]), int(cfg["output_limit_mb"]) * 1024 * 1024)
+            os.close(trace_write)
+        pump = _Pump(proc, read_fd, int(cfg["max_output_bytes"]), int(cfg["output_limit_mb"]) * 1024 * 1024,
+                     trace_read)
         budget = _DiskBudget(workdir, int(cfg["disk_mb"]), int(cfg["max_files"]))
         peak = None
         try:
@@ -309,7 +337,7 @@ class Sandbox:
             stdout=pump.out.text(), stderr=stderr, returncode=rc, timed_out=stop_reason == "timeout",
             killed_by=killed_by, duration_s=round(duration, 3), lake_modified=[], script_name=name,
             backend=self.backend, stdout_bytes=pump.out.total, stderr_bytes=pump.err.total, peak_procs=peak,
-            maxrss_kb=status.get("maxrss_kb"),
+            maxrss_kb=status.get("maxrss_kb"), reads=pump.reads.text().splitlines(),
         )
 
 
@@ -320,24 +348,27 @@ LOSS = ("scripts run as plain subprocesses: the lake is not write-protected (cha
 class _Pump:
     """Read a running shim's stdout, stderr and status pipe without letting any of them fill memory."""
 
-    def __init__(self, proc: subprocess.Popen, status_fd: int, cap: int, output_limit: int) -> None:
+    def __init__(self, proc: subprocess.Popen, status_fd: int, cap: int, output_limit: int, trace_fd: int) -> None:
         self.proc = proc
         self.out, self.err = CappedBuffer(cap), CappedBuffer(cap)
         self.status = bytearray()
+        self.reads = CappedBuffer(MAX_TRACE_BYTES)
         self.output_limit = output_limit
         self.sel = selectors.DefaultSelector()
         assert proc.stdout is not None and proc.stderr is not None
         self.sel.register(proc.stdout.fileno(), selectors.EVENT_READ, self.out)
         self.sel.register(proc.stderr.fileno(), selectors.EVENT_READ, self.err)
         self.sel.register(status_fd, selectors.EVENT_READ, self.status)
+        self.sel.register(trace_fd, selectors.EVENT_READ, self.reads)
         self.status_fd = status_fd
+        self.owned = (status_fd, trace_fd)  # ours to close; stdout and stderr belong to proc
 
     def _step(self, timeout: float) -> None:
         for key, _ in self.sel.select(timeout):
             chunk = os.read(key.fd, 65536)
             if not chunk:
                 self.sel.unregister(key.fd)
-                if key.fd == self.status_fd:
+                if key.fd in self.owned:
                     os.close(key.fd)
             elif isinstance(key.data, CappedBuffer):
                 key.data.write(chunk)
@@ -385,7 +416,7 @@ class _Pump:
             self._step(max(deadline - time.monotonic(), 0.0))
         for key in list(self.sel.get_map().values()):
             self.sel.unregister(key.fd)
-            if key.fd == self.status_fd:
+            if key.fd in self.owned:
                 os.close(key.fd)
         self.sel.close()
         for stream in (self.proc.stdout, self.proc.stderr):

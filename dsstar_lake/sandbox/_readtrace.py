@@ -1,0 +1,54 @@
+"""Installed as the script's sitecustomize: report every file the script opens for reading, through an audit hook.
+
+Copied next to the script (its private, read-only folder) and found through PYTHONPATH, so it runs before
+the script in the script's own interpreter and in every Python process the script starts. Each path is
+written once, absolute, one per line, to the descriptor named by DSLAKE_TRACE_FD; dslake keeps those under
+the lake. An audit hook sees Python-level opens (open, io, pandas' readers, numpy.load, zipfile); a native
+library that opens a path in C (pyarrow.parquet.read_table given a path) is not seen. The script could lie
+here: the trace says what the script read for the record, it protects nothing. Standard library only.
+"""
+
+import os
+import sys
+
+
+def _install() -> None:
+    try:
+        fd = int(os.environ["DSLAKE_TRACE_FD"])  # left set: Python children the script starts report too
+    except (KeyError, ValueError):
+        return
+    seen = set()
+    write, abspath, fspath = os.write, os.path.abspath, os.fspath
+    writing = os.O_WRONLY | os.O_RDWR
+
+    def hook(event, args):
+        if event != "open" or not args:
+            return
+        path = args[0]
+        mode = args[1] if len(args) > 1 else "r"
+        flags = args[2] if len(args) > 2 else 0
+        if isinstance(path, int):
+            return
+        if mode is None:  # os.open: only the flags say whether it reads
+            if not isinstance(flags, int) or flags & writing:
+                return
+        elif not isinstance(mode, str) or any(c in mode for c in "wax+"):
+            return
+        try:
+            path = abspath(fspath(path))
+            if isinstance(path, bytes):
+                path = path.decode("utf-8", "surrogateescape")
+        except (TypeError, ValueError):
+            return
+        if path in seen or len(seen) > 100000:
+            return
+        seen.add(path)
+        try:
+            write(fd, (path.replace("\n", "\\n") + "\n").encode("utf-8", "surrogateescape"))
+        except OSError:
+            pass
+
+    sys.addaudithook(hook)
+
+
+_install()
