@@ -163,3 +163,20 @@ def test_no_folder_and_no_terminal_is_a_configuration_error(monkeypatch):
     monkeypatch.setattr("sys.stdin", io.StringIO(""))
     with pytest.raises(ModelNotConfigured, match="manual_dir"):
         ManualProvider(None)
+
+
+def test_a_person_answering_is_named_manual_and_costs_nothing(folder):
+    told: list[str] = []
+    provider = make(folder, notify=told.append)
+    answerer = Answerer(folder)
+    answerer.start()
+    try:
+        llm = LLM(llm_settings(provider="manual"), provider=provider)
+        answer = llm.complete("planner", "plan this " * 400)
+        named = LLM(llm_settings(provider="manual", model="gemini-2.5-pro"), provider=provider)
+        priced_name = named.complete("coder", "code that " * 400)
+    finally:
+        answerer.stop.set()
+    assert answer.model == "manual" and llm.totals.cost_usd == 0.0
+    assert "prompt for planner (manual)" in told[0]
+    assert priced_name.model == "gemini-2.5-pro" and named.totals.cost_usd == 0.0  # named, still a person

@@ -16,7 +16,7 @@ from dsstar_lake.errors import BudgetExceeded, ConfigError, DslakeError, Provide
 from dsstar_lake.llm.base import Completion, Provider, RetryableError, estimate_tokens
 from dsstar_lake.llm.cache import ResponseCache, prompt_hash
 from dsstar_lake.llm.record import CallRecord, Totals, cost_usd, price_for
-from dsstar_lake.llm.registry import make_provider, model_for
+from dsstar_lake.llm.registry import UNPRICED, make_provider, model_for
 
 if TYPE_CHECKING:
     from dsstar_lake.settings import Settings
@@ -128,6 +128,12 @@ class LLM:
             self._seen[(provider, model, role, key)] = index + 1
         return key, index
 
+    def _price(self, model: str) -> tuple[float, float] | None:
+        """Return [input, output] USD per million tokens for a model; a person answering costs nothing."""
+        if self.provider.name in UNPRICED:
+            return (0.0, 0.0)
+        return price_for(self.settings.get("llm.pricing") or {}, model)
+
     def _reserve(self, model: str, prompt: str, system: str | None, allow_over_budget: bool) -> None:
         """Count the call against the budget, or raise BudgetExceeded if it would go past it."""
         max_calls = int(self.settings["llm.max_llm_calls"])
@@ -140,7 +146,7 @@ class LLM:
                         hint="raise --max-llm-calls (0 = unlimited)",
                     )
                 # The output is unknown before the call, so the check is spent + this prompt's input.
-                price = price_for(self.settings.get("llm.pricing") or {}, model)
+                price = self._price(model)
                 projected = self._totals.cost_usd + (cost_usd(price, estimate_tokens((system or "") + prompt), 0) or 0)
                 if max_cost > 0 and projected > max_cost:
                     raise BudgetExceeded(
@@ -192,7 +198,7 @@ class LLM:
         self, role: str, model: str, prompt: str, system: str | None, completion: Completion,
         started_at: float, t0: float, attempts: int, retry_errors: list[str],
     ) -> None:
-        price = price_for(self.settings.get("llm.pricing") or {}, model)
+        price = self._price(model)
         cost = 0.0 if completion.cached else cost_usd(price, completion.input_tokens, completion.output_tokens)
         with self._lock:
             self._seq += 1

@@ -45,9 +45,17 @@ def make_provider(settings: Settings) -> Provider:
     return ScriptedProvider.from_settings(settings)
 
 
+# Providers where no model of ours answers: a person (manual). Unless a model is named for them, the record
+# names the provider, and such calls cost nothing.
+UNPRICED = ("manual",)
+
+
 def model_for(settings: Settings, role: str) -> str:
-    """Return the model a role uses: llm.models.<role>, else llm.model."""
+    """Return the model a role uses: llm.models.<role>, else llm.model (else the provider, for a person)."""
     models = settings.get("llm.models") or {}
+    provider = str(settings["llm.provider"])
+    if provider in UNPRICED and not models.get(role) and settings.sources.get("llm.model", "default") == "default":
+        return provider  # not the default gemini-2.5-pro: nobody called it
     model = str(models.get(role) or settings["llm.model"] or "").strip()
     if not model:
         raise ModelNotConfigured(f"no model for role {role!r}; set llm.model (--model) or llm.models.{role}")
