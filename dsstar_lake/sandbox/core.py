@@ -102,6 +102,12 @@ class Sandbox:
         group.destroy()
         return True
 
+    def packages(self) -> str:
+        """Return one sentence naming the analysis packages scripts can import here, with versions."""
+        from dsstar_lake.sandbox.packages import packages_line
+
+        return packages_line(self.python)
+
     @property
     def protections(self) -> dict[str, str]:
         """Return each protection in force and how it is enforced, for reports and the safety table."""
