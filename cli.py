@@ -23,9 +23,11 @@ class DslakeGroup(click.Group):
         try:
             return super().invoke(ctx)
         except DslakeError as exc:
-            err.print(f"[red]error:[/red] {exc.message}", highlight=False)
+            from dsstar_lake.render import safe  # a message can quote a file name or a model's words
+
+            err.print(f"[red]error:[/red] {safe(exc.message)}", highlight=False)
             if exc.hint:
-                err.print(f"[dim]hint:[/dim] {exc.hint}", highlight=False)
+                err.print(f"[dim]hint:[/dim] {safe(exc.hint)}", highlight=False)
             sys.exit(exc.exit_code)
         except KeyboardInterrupt:
             err.print("interrupted")
@@ -199,9 +201,11 @@ def config(lake_path: str | None, catalog: str | None, as_json: bool) -> None:
     if as_json:
         _print_json(rows)
         return
+    from dsstar_lake.render import safe
+
     table = Table("setting", "value", "from")
     for row in rows:
-        table.add_row(row["key"], repr(row["value"]), row["source"])
+        table.add_row(safe(row["key"]), safe(repr(row["value"])), safe(row["source"]))
     out.print(table)
 
 

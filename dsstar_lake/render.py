@@ -13,6 +13,14 @@ from rich.panel import Panel
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from dsstar_lake.untrusted import visible
+
+
+def safe(text: object, multiline: bool = False) -> str:
+    """Return lake- or model-derived text ready for rich markup: control characters and brackets escaped."""
+    # rich drops only a few control characters (\a \b \v \f \r): ESC (OSC 52, clear-screen) and bidi get through.
+    return escape(visible(text, multiline))
+
 
 def _size(n: int) -> str:
     value = float(n)
@@ -64,7 +72,7 @@ def print_index_summary(console: Console, summary: Any) -> None:
         highlight=False,
     )
     for path, error in s.failures[:20]:
-        console.print(f"  [yellow]failed[/yellow] {escape(path)}: {escape(error or '')}", highlight=False)
+        console.print(f"  [yellow]failed[/yellow] {safe(path)}: {safe(error or '')}", highlight=False)
     if len(s.failures) > 20:
         console.print(f"  … and {len(s.failures) - 20} more (dslake status)")
     a = getattr(s, "analysis", None)
@@ -72,7 +80,7 @@ def print_index_summary(console: Console, summary: Any) -> None:
         console.print(
             f"analyzer ({a['mode']}): {a['analyzed']} analysed, {a['failed']} failed (profiler description kept), "
             f"{a['not_started']} left for the next index · {a['llm_calls']} LLM calls, ${a['cost_usd']:.4f}"
-            + (f" · stopped: {escape(a['stopped'])}" if a["stopped"] else ""), highlight=False)
+            + (f" · stopped: {safe(a['stopped'])}" if a["stopped"] else ""), highlight=False)
 
 
 def print_status(console: Console, st: Any) -> None:
@@ -85,17 +93,17 @@ def print_status(console: Console, st: Any) -> None:
         ("formats", ", ".join(f"{k} {v}" for k, v in st.formats.items())), ("last index", when),
         ("changed since", f"{len(st.stale)} changed, {len(st.new)} new, {len(st.removed)} removed"),
     ]:
-        table.add_row(f"[bold]{key}[/bold]", escape(str(value)))
+        table.add_row(f"[bold]{key}[/bold]", safe(str(value)))
     console.print(table)
     for path, error in st.failed:
-        console.print(f"[yellow]failed[/yellow] {escape(path)}: {escape(error)}", highlight=False)
+        console.print(f"[yellow]failed[/yellow] {safe(path)}: {safe(error)}", highlight=False)
     for label, paths in (("changed", st.stale), ("new", st.new), ("removed", st.removed)):
         for path in paths[:10]:
-            console.print(f"[cyan]{label}[/cyan] {escape(path)}", highlight=False)
+            console.print(f"[cyan]{label}[/cyan] {safe(path)}", highlight=False)
         if len(paths) > 10:
             console.print(f"[cyan]{label}[/cyan] … {len(paths) - 10} more")
     for problem in st.problems:
-        console.print(f"[red]problem:[/red] {escape(problem)}", highlight=False)
+        console.print(f"[red]problem:[/red] {safe(problem)}", highlight=False)
     if st.problems:
         console.print("[dim]hint:[/dim] run `dslake index LAKE` to finish, or `dslake index LAKE --rebuild` to repair")
 
@@ -104,16 +112,16 @@ def print_show(console: Console, result: dict[str, Any]) -> None:
     """Print one file's record, description and card."""
     file = result.get("file")
     if file:
-        console.print(f"[bold]{escape(file['path'])}[/bold]  {file['format'] or ''}  {_size(file['size'])}  "
-                      f"status {file['status']}  hash {str(file['hash'])[:16]}", highlight=False)
+        console.print(f"[bold]{safe(file['path'])}[/bold]  {safe(file['format'] or '')}  {_size(file['size'])}  "
+                      f"status {safe(file['status'])}  hash {safe(str(file['hash'])[:16])}", highlight=False)
         if file.get("error"):
-            console.print(f"[yellow]error:[/yellow] {escape(file['error'])}")
+            console.print(f"[yellow]error:[/yellow] {safe(file['error'])}", highlight=False)
     entry = result.get("entry")
     if entry:
         if entry["kind"] == "family":
-            console.print(f"member of family [bold]{escape(entry['path'])}[/bold] ({entry['member_count']} files)")
-        console.print(Panel(escape(entry["description"]), title="description", title_align="left"))
-        console.print(Panel(escape(entry["card"]), title="card", title_align="left"))
+            console.print(f"member of family [bold]{safe(entry['path'])}[/bold] ({entry['member_count']} files)")
+        console.print(Panel(safe(entry["description"], multiline=True), title="description", title_align="left"))
+        console.print(Panel(safe(entry["card"], multiline=True), title="card", title_align="left"))
 
 
 def print_hits(console: Console, hits: list[Any], timing: Any = None) -> None:
@@ -121,9 +129,9 @@ def print_hits(console: Console, hits: list[Any], timing: Any = None) -> None:
     table = Table("#", "entry", "format", "score", "dense", "text")
     table.columns[1].overflow = "fold"
     for i, hit in enumerate(hits, start=1):
-        name = escape(hit.path) + (f"  ({hit.member_count} files)" if hit.kind == "family" else "")
-        name += f"\n[dim]{escape(hit.card_line[:100])}[/dim]"
-        table.add_row(str(i), name, hit.format or "", f"{hit.score:.4f}",
+        name = safe(hit.path) + (f"  ({hit.member_count} files)" if hit.kind == "family" else "")
+        name += f"\n[dim]{safe(hit.card_line[:100])}[/dim]"
+        table.add_row(str(i), name, safe(hit.format or ""), f"{hit.score:.4f}",
                       "" if hit.dense is None else f"{hit.dense:.3f}",
                       "" if hit.fulltext is None else f"{hit.fulltext:.2f}")
     console.print(table)
@@ -141,13 +149,13 @@ def print_retrieval_report(console: Console, report: Any) -> None:
     table = Table("domain", "n", *[f"R@{k}" for k in report.ks], *[f"all@{k}" for k in report.ks],
                   *[f"tok@{k}" for k in report.ks], caption="R = recall, all = all files found, tok = context tokens")
     for name, row in summary.items():
-        table.add_row(name, str(row["n"]), *[f"{row[f'recall@{k}']:.2f}" for k in report.ks],
+        table.add_row(safe(name), str(row["n"]), *[f"{row[f'recall@{k}']:.2f}" for k in report.ks],
                       *[f"{row[f'all_found@{k}']:.2f}" for k in report.ks],
                       *[str(row[f"tokens@{k}"]) for k in report.ks])
     console.print(table)
     if report.skipped:
         console.print(f"skipped {len(report.skipped)} task(s) whose files are absent from the lake: "
-                      + ", ".join(task_id for task_id, _ in report.skipped), highlight=False)
+                      + safe(", ".join(task_id for task_id, _ in report.skipped)), highlight=False)
 
 
 def print_models(console: Console, info: dict[str, Any]) -> None:
@@ -178,7 +186,7 @@ def benchmark_progress(console: Console) -> Any:
             mark = "error" if row.method == "error" else f"{row.score:.2f}"
             line = (f"[{data['done']}/{data['total']}] {row.id}: {mark} · {row.seconds:.0f} s · "
                     f"{row.llm_calls} calls" + (f" · {row.error}" if row.error else ""))
-            console.print(escape(line), highlight=False)
+            console.print(safe(line), highlight=False)
 
     return callback
 
@@ -199,7 +207,7 @@ def print_benchmark_report(console: Console, report: Any) -> None:
                           "and s are per task")
     rows = list(report.summary().items())
     for i, (name, row) in enumerate(rows):
-        table.add_row(name, str(row["n"]), pct(row["score"]), str(row["errors"]), pct(row["recall"]),
+        table.add_row(safe(name), str(row["n"]), pct(row["score"]), str(row["errors"]), pct(row["recall"]),
                       pct(row["context_recall"]), str(row["tokens"]), f"{row['cost_usd']:.4f}",
                       f"{row['llm_calls']:.1f}", f"{row['seconds']:.1f}", end_section=i == len(rows) - 2)
     console.print(table)
@@ -211,7 +219,7 @@ def print_benchmark_report(console: Console, report: Any) -> None:
                       f"this session, ${report.judge['cost_usd']:.4f}", highlight=False)
     if report.skipped:
         console.print(f"skipped {len(report.skipped)} task(s) whose sources are absent from the lake (or that have "
-                      "no answer to score): " + ", ".join(task_id for task_id, _ in report.skipped), highlight=False)
+                      "no answer to score): " + safe(", ".join(task_id for task_id, _ in report.skipped)), highlight=False)
     if report.out:
         console.print(f"rows: {report.out}" + (f" ({report.resumed} from an earlier run)" if report.resumed else ""),
                       highlight=False)

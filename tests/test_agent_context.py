@@ -11,9 +11,10 @@ MEMBERS = {"fam": [f"sensors/daily/readings_2024-01-0{d}.csv" for d in (1, 2, 3)
 
 
 def test_paths_are_shown_under_data():
-    assert filenames([SALES, DAILY]) == "data/shop/sales.csv, data/sensors/daily/readings_*.csv"
+    assert filenames([SALES, DAILY]) == '"data/shop/sales.csv", "data/sensors/daily/readings_*.csv"'
     block = data_block([SALES, DAILY], max_chars=10)
-    assert "## data/shop/sales.csv\nA table of" in block and "(a family of 3 files)" in block
+    assert block.startswith('<data path="data/shop/sales.csv" tag=') and "\nA table of" in block
+    assert '<data path="data/sensors/daily/readings_*.csv" family="3 files" tag=' in block
     assert "[... description cut at 10 characters ...]" in block
 
 

@@ -52,7 +52,7 @@ def test_one_round_verified_at_once(lake):
     retrieval = trace(lake, answer.run_id, "retrieval")[0]
     assert "sales.csv" in retrieval["entries"]
     # The coder saw the lake as data/ with lake-relative paths.
-    assert "## data/sales.csv" in prompts(provider, "coder")[0]
+    assert '<data path="data/sales.csv" tag=' in prompts(provider, "coder")[0]
     assert provider.unused() == []
 
 
@@ -133,7 +133,7 @@ def test_missing_data_brings_in_a_file_absent_from_the_first_retrieval(lake):
     assert "ozone air quality" in item["query"] and question in item["query"]
     coder_prompts = prompts(provider, "coder")
     assert "data/ozone_by_county.csv" not in coder_prompts[0]
-    assert "## data/ozone_by_county.csv" in coder_prompts[1]
+    assert '<data path="data/ozone_by_county.csv" tag=' in coder_prompts[1]
     assert "missing data after round 0" in (run_dir(lake, answer.run_id) / "plan.md").read_text()
 
 
@@ -217,7 +217,8 @@ def test_finalyzer_follows_the_guidelines(lake):
     assert (run_dir(lake, answer.run_id) / "round_00.out").read_text().startswith("7.0")
     final_prompt = prompts(provider, "finalyzer")[0]
     assert "# Guidelines\nround to 2 decimals" in final_prompt
-    assert "# Execution result of reference code\n7.0" in final_prompt
+    assert "# Execution result of reference code\n<output tag=" in final_prompt
+    assert final_prompt.split("# Execution result of reference code\n")[1].split("\n")[1] == "7.0"
 
 
 def test_default_guidelines_and_a_failing_final_script(lake):

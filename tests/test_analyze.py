@@ -32,7 +32,7 @@ def describer(failing: tuple[str, ...] = ()) -> ScriptedProvider:
 
     def respond(role: str, prompt: str, system: str | None) -> str:
         if role == "analyzer":
-            path = re.search(r"content of data/(.+?)\.\n", prompt)[1]
+            path = re.search(r'content of "data/(.+?)"\.\n', prompt)[1]
             if path in failing:
                 return fenced(f"raise ValueError('cannot make sense of {path}')")
             return fenced(DESCRIBE.format(path=f"data/{path}"))
@@ -43,7 +43,7 @@ def describer(failing: tuple[str, ...] = ()) -> ScriptedProvider:
 
 def analysed(provider: ScriptedProvider) -> list[str]:
     """Return the lake files the analyzer was asked about, in the order asked."""
-    return [re.search(r"content of data/(.+?)\.\n", p)[1] for role, p in provider.calls if role == "analyzer"]
+    return [re.search(r'content of "data/(.+?)"\.\n', p)[1] for role, p in provider.calls if role == "analyzer"]
 
 
 def open_lake(root, **overrides) -> Lake:

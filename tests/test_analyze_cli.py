@@ -33,8 +33,8 @@ def invoke(*args):
 def test_index_auto_with_a_scripted_model_then_show(lake, tmp_path):
     rules = tmp_path / "rules.jsonl"
     rules.write_text("\n".join(json.dumps(r) for r in [
-        {"role": "analyzer", "match": "data/blob.bin.", "response": fenced(BLOB_SCRIPT)},
-        {"role": "analyzer", "match": f"data/{FAMILY_FIRST}.", "response": fenced(FAMILY_SCRIPT)},
+        {"role": "analyzer", "match": '"data/blob.bin".', "response": fenced(BLOB_SCRIPT)},
+        {"role": "analyzer", "match": f'"data/{FAMILY_FIRST}".', "response": fenced(FAMILY_SCRIPT)},
     ]) + "\n")
     done = invoke("index", lake, "--analyzer", "auto", "--llm", "scripted", "--scripted-file", rules,
                   "--model", "rules-v1", "--json")

@@ -231,7 +231,7 @@ print(round(sum(vals) / len(vals), 2))
     assert stored["context"] == gold and stored["value"] == "12.75"
     assert trace(handle, row.run_id, "context_given")[0]["entries"] == gold
     assert trace(handle, row.run_id, "retrieval") == []
-    assert "# Given data: data/" + ", data/".join(gold) + "\n" in prompts(provider, "planner")[0]
+    assert "# Given data: " + ", ".join(f'"data/{g}"' for g in gold) + "\n" in prompts(provider, "planner")[0]
     finalyzer = prompts(provider, "finalyzer")[0]
     assert "a JSON list on one line" in finalyzer
     assert "follow it: Round your answer to 2 decimal places." in finalyzer

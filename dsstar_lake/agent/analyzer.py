@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from dsstar_lake.agent.execute import cap, error_report
 from dsstar_lake.agent.parse import extract_code
 from dsstar_lake.agent.prompts import render
+from dsstar_lake.untrusted import frame, quote
 
 if TYPE_CHECKING:
     from dsstar_lake.llm.call import LLM
@@ -41,8 +42,8 @@ def analyze_file(
     summarize_over_chars: int = 1500,
 ) -> Analysis:
     """Describe lake file `path` (lake-relative) from what a model-written script prints about it."""
-    shown = f"data/{path}"
-    code = _code(llm, "analyzer", render("analyzer", path=path))
+    shown = quote(f"data/{path}")  # one literal on one line, whatever the name holds
+    code = _code(llm, "analyzer", render("analyzer", path=shown))
     errors: list[str] = []
     for attempt in range(max_debug + 1):
         result = sandbox.run(code, workdir, name="describe.py", watch=[path])
@@ -53,8 +54,9 @@ def analyze_file(
         if attempt == max_debug or result.lake_modified or result.catalog_modified:
             break
         if len(bug) > summarize_over_chars:
-            bug = llm.complete("debugger", render("debugger_summarize", bug=bug, filename="describe.py")).text
-        prompt = render("debugger_fix", filenames=shown, data=f"## {shown}\n(the file to describe)",
-                        code=code.rstrip("\n"), bug=bug)
+            summarize = render("debugger_summarize", bug=frame(bug, "output"), filename="describe.py")
+            bug = llm.complete("debugger", summarize).text
+        data = frame("(the file to describe)", "data", path=f"data/{path}")
+        prompt = render("debugger_fix", filenames=shown, data=data, code=code.rstrip("\n"), bug=frame(bug, "output"))
         code = _code(llm, "debugger", prompt)
     return Analysis(path, None, code, len(errors), errors)

@@ -10,6 +10,7 @@ from typing import Any
 
 from dsstar_lake.agent.state import ContextEntry
 from dsstar_lake.errors import CatalogError, UsageError
+from dsstar_lake.untrusted import frame, quote, visible
 
 
 def shown_path(entry: ContextEntry) -> str:
@@ -18,28 +19,32 @@ def shown_path(entry: ContextEntry) -> str:
 
 
 def filenames(entries: list[ContextEntry]) -> str:
-    """Return the comma-separated list of paths for the '# Given data:' line."""
-    return ", ".join(shown_path(e) for e in entries) or "(no files)"
+    """Return the comma-separated list of quoted paths for the '# Given data:' line."""
+    # Quoted: a name holding a newline or '# Question' stays one literal on this one line.
+    return ", ".join(quote(shown_path(e)) for e in entries) or "(no files)"
 
 
 def data_block(entries: list[ContextEntry], max_chars: int = 0) -> str:
-    """Return every entry's heading and description, as the paper's {filename}/{summary} pairs."""
+    """Return every entry's description in its own <data path=… tag=…> frame (the paper's {filename}/{summary})."""
     parts = []
     for e in entries:
-        head = f"## {shown_path(e)}" + (f" (a family of {e.member_count} files)" if e.kind == "family" else "")
         text = e.description.strip()
+        if visible(shown_path(e)) != shown_path(e):
+            # A name with a newline or a control character: where the description repeats it, it is quoted too.
+            text = text.replace(shown_path(e), quote(shown_path(e)))
         if max_chars and len(text) > max_chars:
             text = text[:max_chars].rstrip() + f"\n[... description cut at {max_chars} characters ...]"
-        parts.append(f"{head}\n{text}")
+        family = {"family": f"{e.member_count} files"} if e.kind == "family" else {}
+        parts.append(frame(text, "data", path=shown_path(e), **family))
     return "\n\n".join(parts)
 
 
 def example_path(entries: list[ContextEntry]) -> str:
-    """Return one lake-relative path to show as an example in the coder prompts."""
+    """Return one quoted data/ path to show as an example in the coder prompts."""
     for e in entries:
         if e.kind == "file":
-            return e.path
-    return entries[0].path if entries else "file.csv"
+            return quote(shown_path(e))
+    return quote(shown_path(entries[0]) if entries else "data/file.csv")
 
 
 def retrieve(retriever: Any, query: str, k: int, exclude: list[str], source: str) -> list[ContextEntry]:

@@ -6,6 +6,7 @@ from dsstar_lake.agent.parse import clean_step
 from dsstar_lake.agent.prompts import render
 from dsstar_lake.agent.runtime import Agent
 from dsstar_lake.agent.state import AgentState
+from dsstar_lake.untrusted import frame
 
 EXPECTED = "one step, in one or two plain sentences"
 
@@ -32,6 +33,6 @@ def first_step(agent: Agent, state: AgentState, round_no: int) -> str:
 
 def next_step(agent: Agent, state: AgentState, round_no: int) -> str:
     """Return the next step given the current plan and the last result."""
-    prompt = render("planner_next", question=state.question, plan=plan_text(state.plan), result=state.result,
-                    **agent.data(state))
+    prompt = render("planner_next", question=state.question, plan=plan_text(state.plan),
+                    result=frame(state.result, "output"), **agent.data(state))
     return agent.ask("planner", prompt, clean_step, EXPECTED, lambda text: _fallback(state), round_no)

@@ -7,6 +7,7 @@ from functools import cache
 from pathlib import Path
 
 from dsstar_lake.errors import ConfigError
+from dsstar_lake.untrusted import for_prompt
 
 PROMPTS_DIR = Path(__file__).resolve().parent / "prompts"
 
@@ -36,8 +37,9 @@ class Templates:
         missing, extra = expected - values.keys(), values.keys() - expected
         if missing or extra:
             raise ValueError(f"{self.kind} {name}: missing {sorted(missing)}, unexpected {sorted(extra)}")
-        # Values are inserted as-is: braces inside code or data never reach the formatter.
-        return self.template(name).format_map({k: str(v) for k, v in values.items()})
+        # Values are inserted as-is (braces inside code or data never reach the formatter), but with control and
+        # format characters escaped: no value brings terminal sequences or bidi tricks into a prompt.
+        return self.template(name).format_map({k: for_prompt(v) for k, v in values.items()})
 
 
 _AGENT = Templates(PROMPTS_DIR, "prompt")

@@ -8,9 +8,10 @@ from collections.abc import Iterator
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
+
+from dsstar_lake.render import safe
 
 
 def _short(text: str, limit: int = 70) -> str:
@@ -34,29 +35,29 @@ def ask_progress(console: Console, enabled: bool = True) -> Iterator[Any]:
 
     def callback(event: str, data: dict[str, Any]) -> None:
         if event == "warning":
-            console.print(f"[yellow]warning:[/yellow] {escape(data['text'])}", highlight=False)
+            console.print(f"[yellow]warning:[/yellow] {safe(data['text'])}", highlight=False)
         elif event == "interrupted":
             return
         elif event == "run":
-            say(f"[dim]run {data['run_id']}{' (resumed)' if data.get('resumed') else ''}[/dim]")
+            say(f"[dim]run {safe(data['run_id'])}{' (resumed)' if data.get('resumed') else ''}[/dim]")
         elif event == "context":
             how = "given" if data.get("given") else "retrieved"
-            say(f"context: {len(data['entries'])} entries {how}: {escape(_short(', '.join(data['entries']), 100))}")
+            say(f"context: {len(data['entries'])} entries {how}: {safe(_short(', '.join(data['entries']), 100))}")
         elif event == "step":
             now.update(round=data["round"], step=data["step"], n=data["n"])
         elif event == "round":
             mark = "[green]ran[/green]" if data["ok"] else "[red]failed[/red]"
-            say(f"round {data['round'] + 1}: step {now['n']} {mark}: {escape(_short(now['step']))}")
+            say(f"round {data['round'] + 1}: step {now['n']} {mark}: {safe(_short(now['step']))}")
         elif event == "verdict":
             say(f"  verifier: {'[green]sufficient[/green]' if data['sufficient'] else 'not yet'}")
         elif event == "retrieve":
             added = ", ".join(data["added"]) or "nothing new"
-            say(f"  missing data: {escape(_short(data['missing'], 60))} → added {escape(added)}")
+            say(f"  missing data: {safe(_short(data['missing'], 60))} → added {safe(added)}")
         if live and event == "run":
             status.update("finding the files for the question" if not data.get("resumed") else "resuming")
         if live and event in ("role", "exec", "finalize"):
             what = data.get("role") or ("running " + data["name"] if event == "exec" else "finalyzer")
-            status.update(f"round {now['round'] + 1} · {what} · step {now['n']}: {escape(_short(now['step'], 60))}")
+            status.update(f"round {now['round'] + 1} · {what} · step {now['n']}: {safe(_short(now['step'], 60))}")
 
     with status:
         yield callback
@@ -65,17 +66,17 @@ def ask_progress(console: Console, enabled: bool = True) -> Iterator[Any]:
 def print_answer(console: Console, answer: Any) -> None:
     """Print the answer, the files used and the run id, with what the run cost."""
     title = "answer" + ("" if answer.verified else " (not verified)")
-    console.print(Panel(escape(answer.value or "(no answer)"), title=title, title_align="left"))
-    console.print(f"files used: {escape(', '.join(answer.files_used) or '(none detected)')}", highlight=False)
+    console.print(Panel(safe(answer.value or "(no answer)", multiline=True), title=title, title_align="left"))
+    console.print(f"files used: {safe(', '.join(answer.files_used) or '(none detected)')}", highlight=False)
     console.print(
-        f"run {answer.run_id} · {answer.rounds} round{'s' if answer.rounds != 1 else ''} · "
-        f"{answer.stop_reason or 'stopped'} · "
+        f"run {safe(answer.run_id)} · {answer.rounds} round{'s' if answer.rounds != 1 else ''} · "
+        f"{safe(answer.stop_reason or 'stopped')} · "
         f"{answer.re_retrievals} re-retrievals · {answer.backtracks} backtracks · {answer.llm_calls} calls · "
         f"{answer.input_tokens}+{answer.output_tokens} tokens · ${answer.cost_usd:.4f} · {answer.seconds:.1f} s",
         highlight=False,
     )
     if answer.error:
-        console.print(f"[yellow]note:[/yellow] {escape(answer.error)}", highlight=False)
+        console.print(f"[yellow]note:[/yellow] {safe(answer.error)}", highlight=False)
 
 
 def print_runs(console: Console, runs: list[dict[str, Any]]) -> None:
@@ -88,38 +89,39 @@ def print_runs(console: Console, runs: list[dict[str, Any]]) -> None:
     for run in runs:
         when = dt.datetime.fromtimestamp(run["created_at"]).strftime("%Y-%m-%d %H:%M") if run["created_at"] else ""
         cost = "" if run["cost_usd"] is None else f"${run['cost_usd']:.4f}"
-        table.add_row(run["id"], when, run["status"] or "", escape(_short(run["question"], 50)),
-                      escape(_short(run["answer"] or "", 30)), str(run["rounds"] or ""), cost)
+        table.add_row(safe(run["id"]), when, safe(run["status"] or ""), safe(_short(run["question"], 50)),
+                      safe(_short(run["answer"] or "", 30)), str(run["rounds"] or ""), cost)
     console.print(table)
 
 
 def print_run(console: Console, run: dict[str, Any]) -> None:
     """Print one run: question, status, plan, rounds, answer, calls by role."""
     meta = run["meta"]
-    console.print(f"[bold]run {meta['id']}[/bold] · {meta.get('status')} · {escape(run['folder'])}", highlight=False)
-    console.print(f"question: {escape(meta.get('question', ''))}", highlight=False)
+    console.print(f"[bold]run {safe(meta['id'])}[/bold] · {safe(meta.get('status'))} · {safe(run['folder'])}",
+                  highlight=False)
+    console.print(f"question: {safe(meta.get('question', ''))}", highlight=False)
     if meta.get("error"):
-        console.print(f"[yellow]error:[/yellow] {escape(str(meta['error']))}", highlight=False)
-    console.print(f"context: {escape(', '.join(run['context']))}", highlight=False)
+        console.print(f"[yellow]error:[/yellow] {safe(str(meta['error']))}", highlight=False)
+    console.print(f"context: {safe(', '.join(run['context']))}", highlight=False)
     for item in run["re_retrievals"]:
-        console.print(f"missing data after round {item['round'] + 1}: {escape(item['missing'])} → "
-                      f"{escape(', '.join(item['added']) or 'nothing new')}", highlight=False)
+        console.print(f"missing data after round {item['round'] + 1}: {safe(item['missing'])} → "
+                      f"{safe(', '.join(item['added']) or 'nothing new')}", highlight=False)
     console.print("[bold]plan[/bold]")
     for i, step in enumerate(run["plan"], 1):
-        console.print(f"  {i}. {escape(step)}", highlight=False)
+        console.print(f"  {i}. {safe(step)}", highlight=False)
     table = Table("round", "step", "scripts", "verdict", "route")
     for r in run["rounds"]:
-        scripts = ", ".join(f"{s['name']} {'ok' if s['ok'] else 'failed'}" for s in r["scripts"])
+        scripts = safe(", ".join(f"{s['name']} {'ok' if s['ok'] else 'failed'}" for s in r["scripts"]))
         verdict = {True: "sufficient", False: "insufficient"}.get(r.get("sufficient"), "")
         route = r.get("route") or {}
         route_text = {"add": "add step", "step": f"back to step {route.get('step')}",
                       "missing": f"missing: {_short(route.get('missing') or '', 30)}"}.get(route.get("kind"), "")
-        table.add_row(str(r["round"] + 1), escape(_short(r.get("step") or "", 40)), scripts, verdict,
-                      escape(route_text))
+        table.add_row(str(r["round"] + 1), safe(_short(r.get("step") or "", 40)), scripts, verdict,
+                      safe(route_text))
     console.print(table)
     calls = Table("role", "calls", "tokens in", "tokens out", "cost")
     for role, c in run["calls"].items():
-        calls.add_row(role, str(c["calls"]), str(c["input_tokens"]), str(c["output_tokens"]), f"${c['cost_usd']:.4f}")
+        calls.add_row(safe(role), str(c["calls"]), str(c["input_tokens"]), str(c["output_tokens"]), f"${c['cost_usd']:.4f}")
     console.print(calls)
     answer = run.get("answer")
     if answer:

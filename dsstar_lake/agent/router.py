@@ -7,6 +7,7 @@ from dsstar_lake.agent.planner import plan_text
 from dsstar_lake.agent.prompts import render
 from dsstar_lake.agent.runtime import Agent
 from dsstar_lake.agent.state import AgentState
+from dsstar_lake.untrusted import frame
 
 
 def step_options(n_steps: int) -> str:
@@ -17,7 +18,8 @@ def step_options(n_steps: int) -> str:
 def decide(agent: Agent, state: AgentState, round_no: int) -> Route:
     """Return the route; an unreadable answer counts as Add Step."""
     n = len(state.plan)
-    prompt = render("router", question=state.question, plan=plan_text(state.plan), result=state.result,
+    prompt = render("router", question=state.question, plan=plan_text(state.plan),
+                    result=frame(state.result, "output"),
                     step_options=step_options(n), **agent.data(state))
     expected = f"{step_options(n)}, 'Add Step', or 'Missing data: <description>'"
     return agent.ask("router", prompt, lambda text: parse_route(text, n), expected, lambda text: Route("add"),

@@ -7,12 +7,13 @@ from dsstar_lake.agent.planner import plan_text
 from dsstar_lake.agent.prompts import render
 from dsstar_lake.agent.runtime import Agent
 from dsstar_lake.agent.state import AgentState
+from dsstar_lake.untrusted import frame
 
 EXPECTED = "'Yes' or 'No'"
 
 
 def sufficient(agent: Agent, state: AgentState, round_no: int) -> bool:
     """Return True when the verifier says Yes; an unreadable verdict counts as No (insufficient)."""
-    prompt = render("verifier", plan=plan_text(state.plan), code=state.code.rstrip("\n"), result=state.result,
-                    question=state.question)
+    prompt = render("verifier", plan=plan_text(state.plan), code=state.code.rstrip("\n"),
+                    result=frame(state.result, "output"), question=state.question)
     return agent.ask("verifier", prompt, parse_verdict, EXPECTED, lambda text: False, round_no)

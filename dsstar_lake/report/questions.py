@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from dsstar_lake.report.prompts import render
+from dsstar_lake.untrusted import visible
 
 if TYPE_CHECKING:
     from dsstar_lake.llm.call import LLM
@@ -98,7 +99,8 @@ def new_questions(pairs: list[tuple[str, str]], asked: list[SubQuestion], limit:
 
 def asked_text(questions: list[SubQuestion]) -> str:
     """Return the numbered list of sub-questions asked so far, for the refinement prompt."""
-    return "\n".join(f"[{q.n}] {q.text}" for q in questions) or "(none)"
+    # One line each: a model-written question with a newline cannot start a section of the prompt.
+    return "\n".join(f"[{q.n}] {visible(q.text)}" for q in questions) or "(none)"
 
 
 def generate(llm: LLM, prompt: str) -> list[tuple[str, str]] | None:

@@ -9,9 +9,10 @@ from typing import Any
 
 from rich.console import Console, Group
 from rich.live import Live
-from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
+
+from dsstar_lake.render import safe
 
 STYLE = {"queued": "dim", "running": "cyan", "answered": "green", "unverified": "yellow",
          "unanswered": "red", "skipped": "red"}
@@ -27,8 +28,8 @@ def question_table(questions: list[Any]) -> Table:
     table = Table("#", "sub-question", "status", "answer / doing", "run", expand=False)
     for q in questions:
         shown = q.answer if q.answered else q.detail
-        table.add_row(str(q.n), escape(_short(q.text, 60)), f"[{STYLE.get(q.status, '')}]{q.status}[/]",
-                      escape(_short(shown or "", 50)), escape(q.run_id or ""))
+        table.add_row(str(q.n), safe(_short(q.text, 60)), f"[{STYLE.get(q.status, '')}]{q.status}[/]",
+                      safe(_short(shown or "", 50)), safe(q.run_id or ""))
     return table
 
 
@@ -60,16 +61,16 @@ def report_progress(console: Console, enabled: bool = True) -> Iterator[Any]:
                 line(f"context: {len(data['entries'])} entries retrieved")
             elif event == "phase":
                 now["phase"] = data["text"]
-                line(escape(data["text"]))
+                line(safe(data["text"]))
             elif event == "questions":
                 now["questions"] = list(data["questions"])
                 for q in data["questions"]:
                     if q.round == data["round"]:
-                        line(f"  [{q.n}] {escape(q.text)}")
+                        line(f"  [{q.n}] {safe(q.text)}")
             elif event == "question" and data["question"].status not in ("queued", "running"):
                 q = data["question"]
                 line(f"  [{q.n}] [{STYLE.get(q.status, '')}]{q.status}[/]: "
-                     f"{escape(_short(q.answer if q.answered else q.detail, 80))}")
+                     f"{safe(_short(q.answer if q.answered else q.detail, 80))}")
             elif event == "done":
                 now["phase"] = "done"
 
@@ -81,10 +82,10 @@ def print_report(console: Console, report: Any) -> None:
     """Print where the report is, how many sub-questions were answered, what was flagged, and the cost."""
     console.print(question_table(report.questions))
     answered = len(report.answered)
-    console.print(f"[bold]{escape(report.title)}[/bold]", highlight=False)
+    console.print(f"[bold]{safe(report.title)}[/bold]", highlight=False)
     for path in report.files:
         if path.endswith((".md", ".html")):
-            console.print(f"  {escape(path)}", highlight=False)
+            console.print(f"  {safe(path)}", highlight=False)
     console.print(
         f"run {report.run_id} · {answered} of {len(report.questions)} sub-questions answered · "
         f"{report.rounds} refinement round{'s' if report.rounds != 1 else ''} · {report.llm_calls} calls · "
@@ -92,6 +93,6 @@ def print_report(console: Console, report: Any) -> None:
         f"{report.seconds:.1f} s",
         highlight=False)
     for text in report.notes:
-        console.print(f"[dim]note:[/dim] {escape(text)}", highlight=False)
+        console.print(f"[dim]note:[/dim] {safe(text)}", highlight=False)
     for text in report.problems:
-        console.print(f"[yellow]flagged:[/yellow] {escape(text)}", highlight=False)
+        console.print(f"[yellow]flagged:[/yellow] {safe(text)}", highlight=False)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from dsstar_lake.report.citations import Check
 from dsstar_lake.report.prompts import render
 from dsstar_lake.report.questions import SubQuestion
+from dsstar_lake.untrusted import frame, visible
 
 if TYPE_CHECKING:
     from dsstar_lake.llm.call import LLM
@@ -21,13 +22,14 @@ def evidence(questions: list[SubQuestion]) -> str:
     """Return the numbered sub-questions with their answers and figures, as the writer sees them."""
     parts = []
     for q in questions:
-        lines = [f"[{q.n}] {q.text}"]
+        # The question (model-written) stays on its line; the answer (what a script printed) sits in a frame.
+        lines = [f"[{q.n}] {visible(q.text)}"]
         if q.answered:
             answer = q.answer if len(q.answer) <= MAX_ANSWER_CHARS else q.answer[:MAX_ANSWER_CHARS] + " [...]"
-            lines.append("Answer" + ("" if q.verified else " (not verified)") + ":\n" + answer)
+            lines.append("Answer" + ("" if q.verified else " (not verified)") + ":\n" + frame(answer, "output"))
             lines += [f"Figure: {f}" for f in q.figures]
         else:
-            lines.append(f"Unanswered: {q.detail or 'no answer'} (do not cite)")
+            lines.append(f"Unanswered: {visible(q.detail or 'no answer')} (do not cite)")
         parts.append("\n".join(lines))
     return "\n\n".join(parts) or "(no evidence)"
 
@@ -56,7 +58,7 @@ def refine(llm: LLM, request: str, filenames: str, questions: list[SubQuestion],
 
 def fix(llm: LLM, report: str, found: Check, questions: list[SubQuestion]) -> str:
     """Ask the writer once to correct what the check found; return the corrected report."""
-    citable = "\n".join(f"[{q.n}] {q.text}" for q in questions if q.answered) or "(none)"
+    citable = "\n".join(f"[{q.n}] {visible(q.text)}" for q in questions if q.answered) or "(none)"
     figures = "\n".join(f for q in questions for f in q.figures) or "(none)"
     problems = "\n".join(f"- {line}" for line in found.problems(questions))
     prompt = render("writer_fix", report=report, problems=problems, citable=citable, figures=figures)
