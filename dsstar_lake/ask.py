@@ -132,6 +132,7 @@ def _drive(lake: Lake, record: RunRecord, state: AgentState, settings: Settings,
     llm = LLM(settings, provider=provider, recorder=record.record_call, cache_path=cache, run_id=record.id)
     agent = Agent(
         llm=llm, sandbox=sandbox, record=record, retriever=lake.retriever() if retrieve else None,
+        lookup=lambda rel: context.read_entry(lake, rel),
         max_rounds=max(1, int(settings["agent.max_rounds"])), max_debug=max(0, int(settings["agent.max_debug"])),
         k_extra=max(0, int(settings["agent.k_extra"])), max_result_chars=int(settings["agent.max_result_chars"]),
         summarize_over_chars=int(settings["agent.summarize_over_chars"]),
@@ -222,8 +223,7 @@ def build_answer(record: RunRecord, state: AgentState, spent: dict[str, float], 
         value=state.value,
         run_id=record.id,
         question=state.question,
-        # The final script often just prints what the last round computed, so both scripts count.
-        files_used=context.files_used(state.entries, state.final_code + "\n" + state.code, members),
+        files_used=files_used(state, members),
         context=[e.path for e in state.entries],
         rounds=state.round + 1,
         verified=state.verified,
@@ -239,6 +239,18 @@ def build_answer(record: RunRecord, state: AgentState, spent: dict[str, float], 
         resumable=resumable,
         plan=list(state.plan),
     )
+
+
+def files_used(state: AgentState, members: Callable[[str], list[str]] | None = None) -> list[str]:
+    """Return the lake files the answer rests on: what the final and the last round's scripts read, as traced.
+
+    The final script often just prints what the last round computed, so both count. Runs recorded before
+    reads were traced fall back to the names in the code.
+    """
+    traced = list(dict.fromkeys(state.final_reads + state.round_reads))
+    if traced:
+        return traced
+    return context.files_used(state.entries, state.final_code + "\n" + state.code, members)
 
 
 def changed_settings(before: Settings, after: Settings) -> dict[str, Any]:

@@ -211,12 +211,7 @@ def print_benchmark_report(console: Console, report: Any) -> None:
                       pct(row["context_recall"]), str(row["tokens"]), f"{row['cost_usd']:.4f}",
                       f"{row['llm_calls']:.1f}", f"{row['seconds']:.1f}", end_section=i == len(rows) - 2)
     console.print(table)
-    if report.judge is None:
-        console.print("string_approximate answers were scored by fuzzy matching (fuzzy_paraphrase): no "
-                      "eval.judge_model is set", highlight=False)
-    elif report.judge.get("calls") is not None:
-        console.print(f"string_approximate judged by {report.judge['model']}: {report.judge['calls']} call(s) "
-                      f"this session, ${report.judge['cost_usd']:.4f}", highlight=False)
+    console.print(safe(report.judging_note()), highlight=False)
     if report.skipped:
         console.print(f"skipped {len(report.skipped)} task(s) whose sources are absent from the lake (or that have "
                       "no answer to score): " + safe(", ".join(task_id for task_id, _ in report.skipped)), highlight=False)

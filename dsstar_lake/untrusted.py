@@ -84,3 +84,10 @@ def frame(text: object, kind: str, **attributes: object) -> str:
             break
     shown = "".join(f" {key}={quote(value)}" for key, value in attributes.items())
     return f"<{kind}{shown} tag={tag}>\n{body}\n</{kind} tag={tag}>"
+
+
+def fence(code: str, language: str = "python") -> str:
+    """Put code between Markdown fences longer than any run of backticks inside it, so it cannot close them."""
+    longest = max((len(run) for run in re.findall(r"`+", code)), default=0)
+    ticks = "`" * max(3, longest + 1)
+    return f"{ticks}{language}\n{code.rstrip()}\n{ticks}"

@@ -138,7 +138,9 @@ def test_right_wrong_and_erroring_tasks_are_scored_and_written(lake, tmp_path):
     assert list(summary) == ["other", "tiny", "overall"]
     assert events[0] == ("plan", {"tasks": 3, "todo": 3, "resumed": 0, "skipped": 1, "jobs": 3})
     assert sorted(data["done"] for event, data in events if event == "task") == [1, 2, 3]
-    assert report.judge is None  # no eval.judge_model: string_approximate would be fuzzy-matched
+    # No eval.judge_model: the run's own model would judge string_approximate answers (none here).
+    assert report.judge["model"] == lake.settings["llm.model"] and report.judge["calls"] == 0
+    assert all(r.judged_by is None for r in report.results)
 
 
 def test_resume_skips_finished_tasks_without_calling_the_model(lake, tmp_path):
@@ -274,7 +276,7 @@ def test_llm_judge_decides_string_approximate_through_the_call_site():
         [
             Rule(
                 role="judge",
-                match="/Reference answer\\s+The Bureau of Land Management/",
+                match="/Reference answer\\s+<reference tag=\\w+>\\s+The Bureau of Land Management/",
                 response="Yes, both name the BLM.",
             )
         ]

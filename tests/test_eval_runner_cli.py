@@ -121,15 +121,17 @@ def test_benchmark_table_results_file_judge_and_resume(setup):
     assert again.exit_code == 2 and "already holds results" in again.stderr and "--resume" in again.stderr
 
 
-def test_fuzzy_fallback_ids_and_oracle_from_the_command_line(setup):
+def test_the_runs_own_model_judges_ids_and_oracle_from_the_command_line(setup):
     lake, tmp, base = setup
-    result = invoke(*base, "--ids", "tiny-easy-2", "--json")
+    result = invoke(*base, "--ids", "tiny-easy-2", "--model", "run-model", "--json")
     assert result.exit_code == 0, result.output
-    row = json.loads(result.stdout)["results"][0]
-    # Without a judge, "Kings" is not a close enough paraphrase of "Kings County" for the fuzzy rule.
-    assert (row["score"], row["metric"], row["method"]) == (0.0, "fuzzy_paraphrase", "fuzzy")
-    text = invoke(*base, "--ids", "tiny-easy-2")
-    assert "scored by fuzzy matching" in text.stdout
+    data = json.loads(result.stdout)
+    row = data["results"][0]
+    # No --judge-model: the run's provider and model judge ("Kings" is too short for the fuzzy rule).
+    assert (row["score"], row["metric"], row["method"], row["judged_by"]) == (1.0, "llm_paraphrase", "judge", "run-model")
+    assert data["summary"]["overall"]["fuzzy"] == 0
+    text = invoke(*base, "--ids", "tiny-easy-2", "--model", "run-model")
+    assert "judged by run-model: 1 call(s)" in text.stdout and "0 row(s) scored by fuzzy matching" in text.stdout
 
     oracle = invoke(*base, "--ids", "tiny-easy-1", "--oracle", "--json")
     assert oracle.exit_code == 0, oracle.output

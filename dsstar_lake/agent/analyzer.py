@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from dsstar_lake.agent.execute import cap, error_report
 from dsstar_lake.agent.parse import extract_code
 from dsstar_lake.agent.prompts import render
-from dsstar_lake.untrusted import frame, quote
+from dsstar_lake.untrusted import fence, frame, quote
 
 if TYPE_CHECKING:
     from dsstar_lake.llm.call import LLM
@@ -57,6 +57,8 @@ def analyze_file(
             summarize = render("debugger_summarize", bug=frame(bug, "output"), filename="describe.py")
             bug = llm.complete("debugger", summarize).text
         data = frame("(the file to describe)", "data", path=f"data/{path}")
-        prompt = render("debugger_fix", filenames=shown, data=data, code=code.rstrip("\n"), bug=frame(bug, "output"))
+        prompt = render("debugger_fix", filenames=shown, data=data, code=fence(code), bug=frame(bug, "output"),
+                        question=f"Describe {shown}: what a coder needs to load it correctly.",
+                        packages=sandbox.packages(), output_chars=str(max_chars))
         code = _code(llm, "debugger", prompt)
     return Analysis(path, None, code, len(errors), errors)

@@ -8,6 +8,7 @@ from dsstar_lake.agent.planner import plan_text
 from dsstar_lake.agent.prompts import render
 from dsstar_lake.agent.runtime import Agent
 from dsstar_lake.agent.state import AgentState
+from dsstar_lake.untrusted import fence
 
 EXPECTED = "a single markdown Python code block (```python ... ```)"
 
@@ -20,12 +21,13 @@ def raw_code(text: str) -> str:
 def first_script(agent: Agent, state: AgentState, round_no: int) -> str:
     """Return s_0, the implementation of the first step."""
     prompt = render("coder_first", plan=plan_text(state.plan), example=context.example_path(state.entries),
-                    **agent.data(state))
+                    **agent.data(state), **agent.scripting(state))
     return agent.ask("coder", prompt, extract_code, EXPECTED, raw_code, round_no)
 
 
 def next_script(agent: Agent, state: AgentState, round_no: int) -> str:
     """Return s_{k+1}: the base script s_k rewritten to implement the plan up to its new last step."""
-    prompt = render("coder_next", base_code=state.code.rstrip("\n"), previous_plan=plan_text(state.plan[:-1]),
-                    step=state.plan[-1], example=context.example_path(state.entries), **agent.data(state))
+    prompt = render("coder_next", base_code=fence(state.code), previous_plan=plan_text(state.plan[:-1]),
+                    step=state.plan[-1], example=context.example_path(state.entries), **agent.data(state),
+                    **agent.scripting(state))
     return agent.ask("coder", prompt, extract_code, EXPECTED, raw_code, round_no)

@@ -108,9 +108,23 @@ def _own_description(conn: Any, row: Any, rel: str) -> str | None:
         return None
 
 
+def read_entry(lake: Any, rel: str) -> ContextEntry | None:
+    """Return the catalog entry describing a lake file a script read (its own, or its family's), or None."""
+    from index.lookup import entry_of_file
+
+    try:
+        row = entry_of_file(lake.connection(), rel)
+    except CatalogError:
+        return None
+    if row is None:
+        return None
+    return ContextEntry(row["id"], row["kind"], row["path"], row["description"], int(row["member_count"]), "read")
+
+
 def files_used(entries: list[ContextEntry], code: str,
                members: Callable[[str], list[str]] | None = None) -> list[str]:
-    """Return what a script reads: context files named in it; for a family, the members it names, else its glob."""
+    """Guess what a script reads from its code: context files named in it; for a family, the members it names,
+    else its glob. Only for runs recorded before reads were traced in the sandbox."""
     used: list[str] = []
     for e in entries:
         if e.kind != "family":

@@ -7,7 +7,7 @@ from dsstar_lake.agent.parse import extract_code
 from dsstar_lake.agent.prompts import render
 from dsstar_lake.agent.runtime import Agent
 from dsstar_lake.agent.state import AgentState
-from dsstar_lake.untrusted import frame
+from dsstar_lake.untrusted import fence, frame
 
 
 def summarize(agent: Agent, bug: str, filename: str, round_no: int) -> str:
@@ -20,5 +20,6 @@ def summarize(agent: Agent, bug: str, filename: str, round_no: int) -> str:
 
 def fix(agent: Agent, state: AgentState, code: str, bug: str, round_no: int) -> str:
     """Return the script revised to fix the error."""
-    prompt = render("debugger_fix", code=code.rstrip("\n"), bug=frame(bug, "output"), **agent.data(state))
+    prompt = render("debugger_fix", code=fence(code), bug=frame(bug, "output"), **agent.data(state),
+                    **agent.scripting(state))
     return agent.ask("debugger", prompt, extract_code, EXPECTED, raw_code, round_no)

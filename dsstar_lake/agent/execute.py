@@ -14,11 +14,17 @@ if TYPE_CHECKING:
 
 
 def cap(text: str, limit: int) -> str:
-    """Keep the head and tail of a long text, saying how much was cut."""
+    """Keep the head and tail of a long text in whole lines, saying how many lines and characters were cut."""
     if limit <= 0 or len(text) <= limit:
         return text
     half = limit // 2
-    return f"{text[:half]}\n[... {len(text) - limit} characters cut ...]\n{text[-half:]}"
+    head_end = text.rfind("\n", 0, half) + 1 or half  # whole lines where there are any
+    tail_start = text.find("\n", len(text) - half)
+    tail_start = tail_start + 1 if 0 <= tail_start < len(text) - 1 else len(text) - half
+    cut = text[head_end:tail_start]
+    lines = cut.count("\n")
+    return (f"{text[:head_end]}[... {lines} lines ({len(cut)} characters) cut from the middle: the output was "
+            f"{len(text)} characters, {limit} are shown ...]\n{text[tail_start:]}")
 
 
 def observation(result: ExecResult, limit: int) -> str:
@@ -45,6 +51,7 @@ def run_once(agent: Agent, state: AgentState, code: str, name: str, round_no: in
     # The context files are checked for changes even where the bounded walk of the lake does not reach them.
     watch = [e.path for e in state.entries if e.kind == "file"]
     result = agent.sandbox.run(code, agent.record.work, name=f"{name}.py", watch=watch)
+    state.reads = list(dict.fromkeys(state.reads + result.reads))
     agent.record.write_script(name, code, result)
     agent.record.event(
         "exec", round=round_no, name=name, ok=result.ok, returncode=result.returncode, outcome=result.describe(),

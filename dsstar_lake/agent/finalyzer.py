@@ -7,7 +7,7 @@ from dsstar_lake.agent.parse import extract_code
 from dsstar_lake.agent.prompts import render, template
 from dsstar_lake.agent.runtime import Agent
 from dsstar_lake.agent.state import AgentState
-from dsstar_lake.untrusted import frame
+from dsstar_lake.untrusted import fence, frame
 
 
 def guidelines(state: AgentState) -> str:
@@ -17,7 +17,7 @@ def guidelines(state: AgentState) -> str:
 
 def final_script(agent: Agent, state: AgentState, round_no: int) -> str:
     """Return the final solution script."""
-    prompt = render("finalyzer", code=state.code.rstrip("\n"),
-                    result=frame(state.result, "output"), question=state.question,
-                    guidelines=guidelines(state), **agent.data(state))
+    prompt = render("finalyzer", code=fence(state.code), result=frame(state.result, "output"),
+                    question=state.question, guidelines=guidelines(state), packages=agent.sandbox.packages(),
+                    **agent.data(state))
     return agent.ask("finalyzer", prompt, extract_code, EXPECTED, raw_code, round_no)

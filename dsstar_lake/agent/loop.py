@@ -67,6 +67,8 @@ def refine(agent: Agent, state: AgentState) -> None:
                            plan_after=list(state.plan))
     elif route.kind == "missing" and route.missing:
         widen(agent, state, route.missing, k)
+    elif route.kind == "missing":
+        agent.record.event("re_retrieval", round=k, missing="", added=[], skipped="no description of what is missing")
     state.plan.append(planner.next_step(agent, state, k + 1))
     _step_chosen(agent, state, k + 1)
     execute_round(agent, state, coder.next_script(agent, state, k + 1), k + 1)
@@ -87,10 +89,36 @@ def widen(agent: Agent, state: AgentState, missing: str, k: int) -> None:
     agent.progress("retrieve", {"round": k, "missing": missing, "added": item["added"]})
 
 
+def take_in_reads(agent: Agent, state: AgentState, k: int) -> None:
+    """Add to the context the catalog entries of lake files the scripts read but were not given.
+
+    A model that finds a file by listing data/ would otherwise go on guessing its format and fill values;
+    a family member brings its family's entry. At most k_extra entries a round, in first-read order.
+    """
+    if agent.lookup is None:
+        return
+    paths, ids = {e.path for e in state.entries}, set(state.entry_ids())
+    added = []
+    for rel in state.reads:
+        if rel in paths or len(added) >= agent.k_extra:
+            continue
+        entry = agent.lookup(rel)
+        if entry is None or entry.entry_id in ids:
+            continue
+        ids.add(entry.entry_id)
+        state.entries.append(entry)
+        added.append(entry.path)
+    if added:
+        agent.record.event("read_added", round=k, added=added)
+        agent.progress("read_added", {"round": k, "added": added})
+
+
 def execute_round(agent: Agent, state: AgentState, code: str, k: int) -> None:
     """Run round k's script (debugging it if it fails) and checkpoint the state."""
     code, result = run_with_debugging(agent, state, code, f"round_{k:02d}", k)
     state.code, state.result, state.result_ok = code, observation(result, agent.max_result_chars), result.ok
+    state.round_reads = list(result.reads)
+    take_in_reads(agent, state, k)
     state.round, state.phase = k, "verify"
     agent.checkpoint(state)
     agent.progress("round", {"round": k, "ok": result.ok, "plan": list(state.plan)})
@@ -102,7 +130,7 @@ def finalize(agent: Agent, state: AgentState, max_debug: int | None = None) -> N
     code = finalyzer.final_script(agent, state, state.round)
     code, result = run_with_debugging(agent, state, code, "solution", state.round, max_debug)
     agent.record.write_script("solution", code, result)
-    state.final_code = code
+    state.final_code, state.final_reads = code, list(result.reads)
     if result.ok and result.stdout.strip():
         state.value = result.stdout.strip()
     else:

@@ -15,11 +15,25 @@ def step_options(n_steps: int) -> str:
     return ", ".join(f"'Step {i}'" for i in range(1, n_steps + 1)) or "'Step 1'"
 
 
+def searched(state: AgentState) -> str:
+    """Return what re-retrievals looked for and what they added, and the files scripts read themselves."""
+    lines = []
+    for item in state.re_retrievals:
+        added = ", ".join(f"data/{p}" for p in item["added"])
+        what = f"added {added}" if added else "found nothing new (do not ask for it again)"
+        lines.append(f"- after round {item['round'] + 1}, missing {item['missing']!r}: {what}")
+    read = [e.path for e in state.entries if e.source == "read"]
+    if read:
+        lines.append("- files the scripts read themselves, now in the given data: "
+                     + ", ".join(f"data/{p}" for p in read))
+    return "\n".join(lines) or "(no search for missing data yet)"
+
+
 def decide(agent: Agent, state: AgentState, round_no: int) -> Route:
     """Return the route; an unreadable answer counts as Add Step."""
     n = len(state.plan)
     prompt = render("router", question=state.question, plan=plan_text(state.plan),
-                    result=frame(state.result, "output"),
+                    result=frame(state.result, "output"), searched=searched(state),
                     step_options=step_options(n), **agent.data(state))
     expected = f"{step_options(n)}, 'Add Step', or 'Missing data: <description>'"
     return agent.ask("router", prompt, lambda text: parse_route(text, n), expected, lambda text: Route("add"),

@@ -28,6 +28,8 @@ class Agent:
     sandbox: Sandbox
     record: RunRecord
     retriever: Any | None = None  # None: the context was given (--files), so no re-retrieval
+    # The catalog entry describing a lake file (its own or its family's), for files a script read unasked.
+    lookup: Callable[[str], Any] | None = None
     max_rounds: int = 20
     max_debug: int = 3
     k_extra: int = 5
@@ -56,6 +58,11 @@ class Agent:
         """Return the {filenames} and {data} prompt variables for the current context."""
         return {"filenames": context.filenames(state.entries),
                 "data": context.data_block(state.entries, self.description_chars)}
+
+    def scripting(self, state: AgentState) -> dict[str, str]:
+        """Return what the roles that write scripts are told besides the data: the question, packages, budget."""
+        return {"question": state.question, "packages": self.sandbox.packages(),
+                "output_chars": str(self.max_result_chars)}
 
     def ask(
         self,

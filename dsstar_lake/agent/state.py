@@ -17,7 +17,7 @@ class ContextEntry:
     path: str  # lake-relative file path, or the family's glob
     description: str
     member_count: int = 1
-    source: str = "retrieval"  # retrieval | missing-data | given
+    source: str = "retrieval"  # retrieval | missing-data | given | read (a script read it)
     score: float | None = None
 
     @classmethod
@@ -52,6 +52,11 @@ class AgentState:
     verified: bool = False
     stop_reason: str | None = None  # verified | max_rounds | budget | error
     re_retrievals: list[dict[str, Any]] = field(default_factory=list)
+    # Lake files the scripts read (traced in the sandbox), in first-read order; and those of the last round's
+    # and the final script, which together are the answer's files_used.
+    reads: list[str] = field(default_factory=list)
+    round_reads: list[str] = field(default_factory=list)
+    final_reads: list[str] = field(default_factory=list)
     backtracks: int = 0
     final_code: str = ""
     value: str = ""

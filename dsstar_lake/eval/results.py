@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import fnmatch
 import json
 import threading
@@ -15,6 +16,8 @@ from dsstar_lake.errors import UsageError
 
 # A family glob uses only '*'; a literal '[' or '?' in a folder name must not act as a wildcard.
 _GLOB_SPECIALS = str.maketrans({"[": "[[]", "?": "[?]"})
+_PATH_FIELDS = ("files_used", "context", "gold")  # always JSON lists of strings in a row
+FUZZY = "fuzzy"  # judged_by of a string_approximate row that fuzzy matching decided
 
 
 @dataclass
@@ -49,16 +52,51 @@ class TaskResult:
     seconds: float = 0.0
     error: str | None = None
     judge_error: str | None = None
+    # Who decided a string_approximate row: the judge's model, "fuzzy" (no model configured, or the judge
+    # failed), or None (equal strings, another answer type, or a failed run).
+    judged_by: str | None = None
+
+    def __post_init__(self) -> None:
+        for name in _PATH_FIELDS:
+            setattr(self, name, path_list(getattr(self, name)))
 
     def to_dict(self) -> dict[str, Any]:
-        """Return the JSONL row."""
+        """Return the JSONL row (path fields checked again: a caller may have set them after construction)."""
+        self.__post_init__()
         return asdict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TaskResult:
-        """Rebuild a row read back from the results file."""
+        """Rebuild a row read back from the results file (path fields as lists, old rows' fuzzy flag filled in)."""
         known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in known})
+        row = cls(**{k: v for k, v in data.items() if k in known})
+        if "judged_by" not in data and row.metric == "fuzzy_paraphrase":
+            row.judged_by = FUZZY  # written before rows carried the flag
+        return row
+
+
+def path_list(value: Any) -> list[str]:
+    """Return a row's file list as a list of strings; raise TypeError for anything that is not one.
+
+    Rows once held a string here; such a string is read as the list it was written from: JSON or a Python
+    list literal, else comma- or newline-separated paths.
+    """
+    if value is None:
+        return []
+    if isinstance(value, str):
+        text = value.strip()
+        if text.startswith("["):
+            for read in (json.loads, ast.literal_eval):
+                try:
+                    parsed = read(text)
+                except (ValueError, SyntaxError):
+                    continue
+                if isinstance(parsed, list):
+                    return path_list(parsed)
+        return [p.strip() for p in text.replace("\n", ",").split(",") if p.strip()]
+    if isinstance(value, (list, tuple)) and all(isinstance(p, str) for p in value):
+        return list(value)
+    raise TypeError(f"a file list must be a list of strings, not {type(value).__name__}: {value!r:.80}")
 
 
 @dataclass
@@ -88,6 +126,7 @@ class BenchmarkReport:
                 "n": n,
                 "score": round(sum(r.score for r in rows) / n, 4),
                 "errors": sum(r.method == "error" for r in rows),
+                "fuzzy": sum(r.judged_by == FUZZY for r in rows),
                 "recall": mean(r.recall for r in rows),
                 "context_recall": mean(r.context_recall for r in rows),
                 "tokens": round(sum(r.tokens for r in rows) / n),
@@ -97,11 +136,25 @@ class BenchmarkReport:
             }
         return table
 
+    def judging_note(self) -> str:
+        """Return one line on who judged string_approximate answers, with the count of fuzzy-matched rows."""
+        fuzzy = sum(r.judged_by == FUZZY for r in self.results)
+        flagged = f"{fuzzy} row(s) scored by fuzzy matching (judged_by = {FUZZY})"
+        if self.judge is None:
+            return f"no model is configured to judge string_approximate answers: {flagged}"
+        if self.judge.get("calls") is None:
+            return f"string_approximate judged by a custom judge; {flagged}"
+        return (
+            f"string_approximate judged by {self.judge['model']}: {self.judge['calls']} call(s) this session, "
+            f"${self.judge['cost_usd']:.4f}; {flagged}"
+        )
+
     def to_dict(self) -> dict[str, Any]:
         """Return the report as JSON-ready data."""
         return {
             "oracle": self.oracle,
             "judge": self.judge,
+            "judging": self.judging_note(),
             "out": self.out,
             "resumed": self.resumed,
             "summary": self.summary(),
@@ -143,7 +196,10 @@ def read_results(out: Path, oracle: bool) -> dict[str, TaskResult]:
             raise UsageError(
                 f"{out} was written {mode} --oracle; resume it the same way, or choose another --out"
             )
-        rows[data["id"]] = TaskResult.from_dict(data)
+        try:
+            rows[data["id"]] = TaskResult.from_dict(data)
+        except (TypeError, ValueError):
+            continue  # a row that cannot be rebuilt (fields missing or mistyped) is run again, like a torn one
     return rows
 
 

@@ -22,13 +22,13 @@ from dsstar_lake.errors import DslakeError, UsageError
 from dsstar_lake.eval.answers import parse_answer
 from dsstar_lake.eval.metrics import METRIC_OF, Score, score_best
 from dsstar_lake.eval.resolve import read_missing
-from dsstar_lake.eval.results import BenchmarkReport, ResultWriter, TaskResult, coverage, read_results
+from dsstar_lake.eval.results import FUZZY, BenchmarkReport, ResultWriter, TaskResult, coverage, read_results
 from dsstar_lake.eval.retrieval import default_missing_list, gold_files
 from dsstar_lake.eval.tasks import Task, load_tasks
 
 Progress = Callable[[str, dict[str, Any]], None]
 GUIDELINES_PATH = Path(__file__).resolve().with_name("guidelines.txt")
-FROM_SETTINGS: Any = object()  # judge=FROM_SETTINGS: build the judge from eval.judge_model
+FROM_SETTINGS: Any = object()  # judge=FROM_SETTINGS: eval.judge_model, else the run's own provider and model
 # Sentences of a question that say how the answer must look; the guidelines repeat them.
 _FORMAT = re.compile(
     r"\b(?:round(?:ed|ing)?|decimals?|significant (?:digits|figures)|percent(?:age)?s?|format(?:ted)?|"
@@ -147,8 +147,9 @@ def run_benchmark(
 ) -> BenchmarkReport:
     """Answer and score every task whose sources are in the lake; return the report (and append rows to out).
 
-    judge: FROM_SETTINGS builds an LLM judge from eval.judge_model (None when it is empty: fuzzy fallback);
-    a callable judge(predicted, truth) -> bool, or None, is used as given.
+    judge: FROM_SETTINGS builds an LLM judge from eval.judge_model, else from the run's provider (the one
+    given, or the configured one) and model; None only when no model is configured (fuzzy fallback, flagged).
+    A callable judge(predicted, truth) -> bool, or None, is used as given.
     """
     options = options or BenchmarkOptions()
     progress = progress or (lambda event, data: None)
@@ -313,14 +314,24 @@ def run_task(
         row.error = f"scoring failed: {type(exc).__name__}: {exc}"
         return row
     row.score, row.metric, row.method = result.value, result.metric, result.method
+    row.judged_by = judged_by(result, judge)
     return row
+
+
+def judged_by(result: Score, judge: Any) -> str | None:
+    """Return who decided a string_approximate score: the judge's model, "fuzzy", or None (no judgement)."""
+    if result.method == "judge":
+        return str(getattr(judge, "model", None) or "custom")
+    if result.method == "fuzzy" and result.metric == "fuzzy_paraphrase":
+        return FUZZY  # list_approximate's fuzzy item matching is its metric, not a missing judge
+    return None
 
 
 # ---------------------------------------------------------------- plumbing
 
 
 def _settings_judge(lake: Any, settings: Any, provider: Any, out: Path | None) -> Any:
-    """Build the judge from eval.judge_model; its calls are recorded beside the results file."""
+    """Build the judge (eval.judge_model, else the run's model); its calls are recorded beside the results file."""
     from dsstar_lake.ask import CACHE_NAME
     from dsstar_lake.eval.judge import make_judge
     from dsstar_lake.llm import JsonlRecorder
