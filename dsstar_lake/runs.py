@@ -241,14 +241,16 @@ def show_run(record: RunRecord) -> dict[str, Any]:
             role["output_tokens"] += item.get("output_tokens") or 0
             role["cost_usd"] += item.get("cost_usd") or 0.0
             role["errors"] += bool(item.get("error"))
-        elif kind in ("exec", "verdict", "route", "step") and isinstance(item.get("round"), int):
+        elif kind in ("exec", "verdict", "route", "step", "read_added") and isinstance(item.get("round"), int):
             slot = rounds.setdefault(item["round"], {"round": item["round"], "scripts": []})
             if kind == "exec":
-                slot["scripts"].append({k: item.get(k) for k in ("name", "ok", "outcome", "stdout_head")})
+                slot["scripts"].append({k: item.get(k) for k in ("name", "ok", "outcome", "stdout_head", "reads")})
             elif kind == "verdict":
                 slot["sufficient"] = item.get("sufficient")
             elif kind == "route":
                 slot["route"] = item.get("route")
+            elif kind == "read_added":
+                slot["read_added"] = item.get("added") or []
             else:
                 slot["step"] = item.get("step")
     return {

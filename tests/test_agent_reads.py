@@ -48,6 +48,8 @@ def test_files_a_script_finds_join_the_context_and_are_the_files_used(lake):
         prompts(provider, "router")[0]
     execs = trace(lake, answer.run_id, "exec")
     assert execs[0]["reads"] == [] and execs[1]["reads"] == days
+    shown = lake.run(answer.run_id)["rounds"][0]  # what `dslake runs show` prints
+    assert shown["scripts"][1]["reads"] == days and shown["read_added"] == ["sensors/daily/readings_*.csv"]
     # The roles that write code see the question, the packages that import, and the output budget.
     for role in ("coder", "debugger"):
         text = prompts(provider, role)[0]

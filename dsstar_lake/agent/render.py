@@ -109,14 +109,17 @@ def print_run(console: Console, run: dict[str, Any]) -> None:
     console.print("[bold]plan[/bold]")
     for i, step in enumerate(run["plan"], 1):
         console.print(f"  {i}. {safe(step)}", highlight=False)
-    table = Table("round", "step", "scripts", "verdict", "route")
+    table = Table("round", "step", "scripts", "read", "verdict", "route")
     for r in run["rounds"]:
         scripts = safe(", ".join(f"{s['name']} {'ok' if s['ok'] else 'failed'}" for s in r["scripts"]))
+        read = sorted({path for s in r["scripts"] for path in s.get("reads") or []})
+        read_text = safe(_short(", ".join(read), 40)) + (f" (+{len(r['read_added'])} in context)"
+                                                         if r.get("read_added") else "")
         verdict = {True: "sufficient", False: "insufficient"}.get(r.get("sufficient"), "")
         route = r.get("route") or {}
         route_text = {"add": "add step", "step": f"back to step {route.get('step')}",
                       "missing": f"missing: {_short(route.get('missing') or '', 30)}"}.get(route.get("kind"), "")
-        table.add_row(str(r["round"] + 1), safe(_short(r.get("step") or "", 40)), scripts, verdict,
+        table.add_row(str(r["round"] + 1), safe(_short(r.get("step") or "", 40)), scripts, read_text, verdict,
                       safe(route_text))
     console.print(table)
     calls = Table("role", "calls", "tokens in", "tokens out", "cost")
