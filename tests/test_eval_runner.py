@@ -17,7 +17,6 @@ from dsstar_lake.eval.runner import (
     load_benchmark,
     run_benchmark,
     score_answer,
-    stated_format,
 )
 from dsstar_lake.eval.tasks import Task
 from dsstar_lake.lake import Lake
@@ -236,7 +235,7 @@ print(round(sum(vals) / len(vals), 2))
     assert "# Given data: " + ", ".join(f'"data/{g}"' for g in gold) + "\n" in prompts(provider, "planner")[0]
     finalyzer = prompts(provider, "finalyzer")[0]
     assert "a JSON list on one line" in finalyzer
-    assert "follow it: Round your answer to 2 decimal places." in finalyzer
+    assert "Round the number to exactly 2 decimal places, as the question asks." in finalyzer
 
 
 def test_retrieval_without_a_catalog_is_one_clear_error(tmp_path):
@@ -307,19 +306,18 @@ def test_a_failing_judge_falls_back_to_fuzzy_and_says_so():
     assert "judge failed" in problem and "quota gone" in problem
 
 
-def test_guidelines_repeat_the_format_the_question_states():
+def test_guidelines_restate_the_form_the_question_asks_for():
     question = (
         "What is the average Potassium in ppm? Assume linear interpolation. "
         "Round your answer to 4 decimal places."
     )
-    assert stated_format(question) == ["Round your answer to 4 decimal places."]
-    assert stated_format("Which county had the most unhealthy days?") == []
     text = benchmark_guidelines(question, extra="Use SI units.")
     assert text.startswith("Print only the final answer")
-    assert text.splitlines()[-2:] == [
-        "The question states the format; follow it: Round your answer to 4 decimal places.",
-        "Use SI units.",
-    ]
+    assert text.splitlines()[-2:] == ["Round the number to exactly 4 decimal places, as the question asks.",
+                                      "Use SI units."]
+    assert "Assume linear interpolation" not in text  # a method sentence is not a format rule
+    plain = benchmark_guidelines("Which county had the most unhealthy days?")
+    assert plain == benchmark_guidelines("")  # nothing stated, nothing added
 
 
 def test_coverage_counts_family_globs_and_missing_files():

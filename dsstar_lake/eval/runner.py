@@ -9,7 +9,6 @@ its error recorded, and the benchmark goes on.
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -19,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from dsstar_lake.errors import DslakeError, UsageError
+from dsstar_lake.eval.answer_form import form_rules
 from dsstar_lake.eval.answers import parse_answer
 from dsstar_lake.eval.metrics import METRIC_OF, Score, score_best
 from dsstar_lake.eval.resolve import read_missing
@@ -30,13 +30,6 @@ Progress = Callable[[str, dict[str, Any]], None]
 GUIDELINES_PATH = Path(__file__).resolve().with_name("guidelines.txt")
 FROM_SETTINGS: Any = object()  # judge=FROM_SETTINGS: eval.judge_model, else the run's own provider and model
 # Sentences of a question that say how the answer must look; the guidelines repeat them.
-_FORMAT = re.compile(
-    r"\b(?:round(?:ed|ing)?|decimals?|significant (?:digits|figures)|percent(?:age)?s?|format(?:ted)?|"
-    r"express(?:ed)?|in the form|units?|comma[- ]separated|sorted|ascending|descending|order(?:ed)?|yyyy|"
-    r"answer (?:as|with|in)|report (?:it|them|the \w+|your answer) (?:as|in))\b",
-    re.I,
-)
-_SENTENCE = re.compile(r"(?<=[.?!])\s+")
 
 
 @dataclass
@@ -88,17 +81,14 @@ def _base_guidelines() -> str:
     return GUIDELINES_PATH.read_text(encoding="utf-8").strip()
 
 
-def stated_format(question: str) -> list[str]:
-    """Return the sentences of a question that say how the answer must look (rounding, units, order...)."""
-    return [s.strip() for s in _SENTENCE.split(question.strip()) if _FORMAT.search(s)]
-
-
 def benchmark_guidelines(question: str, extra: str = "") -> str:
-    """Return the finalyzer guidelines of a benchmark run: an answer that parses, in the format asked for."""
+    """Return the finalyzer guidelines of a benchmark run: an answer that parses, in the form the question asks.
+
+    The question's own wording about the answer's form comes first (the finalyzer sees the whole question);
+    the options it offers and the rounding it asks for are restated as rules (eval/answer_form.py).
+    """
     parts = [_base_guidelines()]
-    stated = stated_format(question)
-    if stated:
-        parts.append("The question states the format; follow it: " + " ".join(stated))
+    parts += form_rules(question)
     if extra.strip():
         parts.append(extra.strip())
     return "\n".join(parts)
