@@ -136,8 +136,16 @@ def index(lake: str, paths: tuple[str, ...], catalog: str | None, chroma_url: st
 
         prepare_watch(handle)
     _print_json(summary.to_dict()) if as_json else print_index_summary(out, summary)
+    if not as_json:
+        _print_notes(summary.notes)
     if watch:
         watch_lake(handle, lambda s: _print_json(s.to_dict()) if as_json else print_index_summary(out, s), err)
+
+
+def _print_notes(notes: list[str]) -> None:
+    """Print what an index run wants the user to hear (dslake's own sentences, no file names)."""
+    for note in notes:
+        out.print(f"note: {note}", highlight=False, markup=False)
 
 
 @cli.command()

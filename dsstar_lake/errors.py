@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import errno
+import sqlite3
+
 
 class DslakeError(Exception):
     """An error the user can act on: a message, an optional hint, an exit code."""
@@ -33,6 +36,10 @@ class CatalogError(DslakeError):
     exit_code = 3
 
 
+class DiskFull(CatalogError):
+    """The disk (or a quota) holding the catalog is full; what was being written was rolled back."""
+
+
 class CatalogLocked(CatalogError):
     """Another process holds the catalog's writer lock."""
 
@@ -61,3 +68,22 @@ class BudgetExceeded(DslakeError):
 
 class RunNotFound(UsageError):
     """No run with that id in the catalog."""
+
+
+# Chroma's Rust core reports a full disk only in its message text.
+_FULL_TEXTS = ("database or disk is full", "no space left on device", "disk quota exceeded")
+
+
+def is_disk_full(exc: BaseException | None) -> bool:
+    """Tell whether an OS, SQLite or Chroma error (or one it was raised from) means the disk is full."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            return True
+        if getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL:
+            return True
+        if any(text in str(exc).lower() for text in _FULL_TEXTS):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import sqlite3
@@ -13,7 +12,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dsstar_lake.errors import CatalogError, CatalogLocked, LakeNotFound, UsageError
+from dsstar_lake.catalog_errors import disk_full, manifest_errors, read_only
+from dsstar_lake.errors import CatalogError, CatalogLocked, LakeNotFound, UsageError, is_disk_full
 from dsstar_lake.settings import USER_CONFIG_PATH, Settings
 from index import catalog as catalog_db
 
@@ -48,25 +48,6 @@ class LakeStatus:
         return asdict(self)
 
 
-def manifest_errors(method: Callable[..., Any]) -> Callable[..., Any]:
-    """Turn SQLite corruption met anywhere in a command into one CatalogError with the way out."""
-
-    @functools.wraps(method)
-    def wrapper(self: Lake, *args: Any, **kwargs: Any) -> Any:
-        try:
-            return method(self, *args, **kwargs)
-        except sqlite3.DatabaseError as exc:
-            if "locked" in str(exc) or "busy" in str(exc):
-                raise CatalogError(f"the catalog at {self.catalog_dir} is busy ({exc})",
-                                   hint="another process is writing it; try again in a moment") from None
-            raise CatalogError(
-                f"the catalog manifest {self.db_path} is damaged ({exc})",
-                hint="run `dslake index LAKE --rebuild` to rebuild it from the lake, keeping valid cached descriptions",
-            ) from None
-
-    return wrapper
-
-
 def _dir_size(path: Path) -> int:
     total = 0
     for root, _, files in os.walk(path):
@@ -85,6 +66,7 @@ class Lake:
         self.root = root
         self.catalog_dir = catalog_dir
         self.settings = settings
+        self._readonly: bool | None = None  # None: decided on first use, from whether the folder is writable
         # One connection and one retriever per thread: report answers sub-questions in parallel threads,
         # and a SQLite connection must not interleave two threads' transactions.
         self._local = threading.local()
@@ -106,8 +88,12 @@ class Lake:
         catalog: str | os.PathLike[str] | None = None,
         settings: Settings | None = None,
         overrides: dict[str, Any] | None = None,
+        readonly: bool | None = None,
     ) -> Lake:
-        """Open a lake (and its catalog, default <lake>/.dslake); either path or catalog must be given."""
+        """Open a lake (and its catalog, default <lake>/.dslake); either path or catalog must be given.
+
+        readonly: never write to the catalog (None: so when its folder is not writable, e.g. a read-only mount).
+        """
         if path is None and catalog is None:
             raise UsageError("give a lake folder or --catalog DIR")
         root = None
@@ -130,6 +116,7 @@ class Lake:
         if settings is not None and overrides:
             resolved = settings.with_overrides(overrides)
         lake = cls(root, catalog_dir, resolved)
+        lake._readonly = readonly
         if lake.root is None:
             lake.root = lake._stored_root()
         return lake
@@ -139,6 +126,13 @@ class Lake:
             return None
         value = catalog_db.get_meta(self.connection(), "lake_root")
         return Path(value) if value else None
+
+    @property
+    def readonly(self) -> bool:
+        """Return whether this catalog is used without writing (its folder is not writable, or it was asked)."""
+        if self._readonly is None:
+            self._readonly = self.catalog_dir.is_dir() and not catalog_db.writable(self.catalog_dir)
+        return self._readonly
 
     @property
     def db_path(self) -> Path:
@@ -152,6 +146,8 @@ class Lake:
             probe.write_text("")
             probe.unlink()
         except OSError as exc:
+            if is_disk_full(exc):
+                raise disk_full(self.catalog_dir) from None
             raise CatalogError(
                 f"cannot write the catalog at {self.catalog_dir}: {exc.strerror or exc}",
                 hint="choose a writable place with --catalog DIR",
@@ -167,9 +163,17 @@ class Lake:
 
     def _connect(self) -> sqlite3.Connection:
         try:
+            if self.readonly:
+                conn = catalog_db.connect(self.db_path, readonly=True)
+                if catalog_db.pending_migrations(conn):
+                    conn.close()
+                    raise read_only(self.catalog_dir, "was written by an older dslake (its schema needs an update)")
+                return conn
             conn = catalog_db.connect(self.db_path)
             catalog_db.migrate(conn)
         except sqlite3.DatabaseError as exc:
+            if is_disk_full(exc):
+                raise disk_full(self.catalog_dir) from None
             raise CatalogError(
                 f"the catalog manifest {self.db_path} is damaged ({exc})",
                 hint="run `dslake index LAKE --rebuild` to rebuild it from the lake, keeping valid cached descriptions",
@@ -195,7 +199,8 @@ class Lake:
 
         url = self.chroma_url()
         path = None if url else self.catalog_dir / CHROMA_DIR
-        return VectorStore.open(path=path, url=url, collection=self.settings["catalog.collection"])
+        return VectorStore.open(path=path, url=url, collection=self.settings["catalog.collection"],
+                                readonly=self.readonly)
 
     def embedder(self) -> Any:
         """Return the process-wide embedding model (loaded on first encode)."""
@@ -248,10 +253,13 @@ class Lake:
         from index.profilers.base import Limits
         from index.scan import scan_lake
         from index.sync import sync_vectors
+        from index.vector_check import check_and_repair, record_stamp
 
         if self.root is None:
             raise UsageError("indexing needs the lake folder", hint="dslake index LAKE [--catalog DIR]")
         mode = resolve_mode(self.settings, analyzer, provider)
+        if self.readonly:
+            raise read_only(self.catalog_dir, "indexing writes to it")
         self._create_catalog()
         try:
             with catalog_db.writer_lock(self.catalog_dir):
@@ -262,7 +270,7 @@ class Lake:
                 with catalog_db.transaction(conn):
                     catalog_db.set_meta(conn, "lake_root", str(self.root))
                 self._persist_catalog_settings()
-                self._repair_vectors_if_lost(conn)
+                drift = check_and_repair(conn, self._vector_stamp(), self.vector_store)
                 scan = scan_lake(self.root, self.catalog_dir, bool(self.settings["index.follow_symlinks"]),
                                  only=None if rebuild else paths)
                 options = IndexOptions(
@@ -290,6 +298,11 @@ class Lake:
                     summary.analysis = analysis.to_dict()
                     if analysis.analyzed:
                         summary.embedded += refresh_entries(conn, options, sync, report)
+                record_stamp(conn, self._vector_stamp())
+                if drift.total:
+                    summary.vectors_repaired = drift.total
+                    summary.notes.append(f"the vector store had drifted from the manifest ({drift.describe()}): "
+                                         "re-embedded from the manifest's cards, nothing profiled again")
                 return summary
         except catalog_db.CatalogLockHeld as exc:
             raise CatalogLocked(
@@ -308,11 +321,13 @@ class Lake:
             tmp.write_text(text)
             tmp.replace(path)
 
-    def _repair_vectors_if_lost(self, conn: sqlite3.Connection) -> None:
-        """If the embedded Chroma folder vanished, forget what the manifest thought it held so it is re-embedded."""
-        if self.chroma_url() is None and not (self.catalog_dir / CHROMA_DIR).exists():
-            with catalog_db.transaction(conn):
-                conn.execute("DELETE FROM vectors")
+    def _vector_stamp(self) -> Any:
+        """Return the embedded store's cheap stamp (index.vector_check), or None for a server or an unknown layout."""
+        from index.vector_check import local_stamp
+
+        if self.chroma_url():
+            return None
+        return local_stamp(self.catalog_dir / CHROMA_DIR, self.settings["catalog.collection"])
 
     def _prepare_rebuild(self) -> None:
         from index.rebuild import rebuild_catalog
@@ -347,9 +362,14 @@ class Lake:
         store = None
         problems: list[str] = []
         if self.chroma_url() is None and not (self.catalog_dir / CHROMA_DIR).exists() and files:
-            problems.append("the vector store folder is missing")
+            problems.append("the vector store folder is missing; a plain `dslake index LAKE` re-embeds every entry "
+                            "from the manifest's cards (nothing is profiled again)")
         elif check_vectors:
             store = self.vector_store()
+        else:
+            from index.vector_check import count_problems
+
+            problems.extend(count_problems(conn, self._vector_stamp()))
         problems.extend(check_consistency(conn, store))
         entries, families = conn.execute("SELECT count(*), coalesce(sum(kind = 'family'), 0) FROM entries").fetchone()
         last = catalog_db.get_meta(conn, "last_index_at")
@@ -432,6 +452,10 @@ class Lake:
         return [row[0] for row in self.connection().execute(
             "SELECT path FROM files WHERE entry_id = ? ORDER BY path", (entry_id,))]
 
+    def _need_writable(self, why: str) -> None:
+        if self.readonly:
+            raise read_only(self.catalog_dir, why)
+
     # ---- questions: the DS-STAR loop and its run records (dsstar_lake/ask.py, dsstar_lake/runs.py) -------------
 
     def ask(
@@ -449,6 +473,7 @@ class Lake:
         """Answer a question with the DS-STAR loop over retrieved files (or exactly `files`); return an Answer."""
         from dsstar_lake.ask import ask
 
+        self._need_writable("`ask` keeps its run record in it")
         flags = {"retrieve.k": k, "agent.guidelines": guidelines, "agent.max_rounds": max_rounds, **(overrides or {})}
         return ask(self, question, files=files, overrides=flags, provider=provider, progress=progress)
 
@@ -471,6 +496,7 @@ class Lake:
         """Continue an interrupted run from its last completed round; return its Answer."""
         from dsstar_lake.ask import resume
 
+        self._need_writable("`runs resume` adds to the run's record in it")
         return resume(self, run_id, overrides=overrides, provider=provider, progress=progress)
 
     def report(
@@ -490,6 +516,7 @@ class Lake:
         """Write a cited report for an open-ended request (DS-STAR+); return a Report."""
         from dsstar_lake.report.pipeline import build_report
 
+        self._need_writable("`report` keeps its runs' records in it")
         flags = {"report.rounds": rounds, "report.max_questions": max_questions, "report.jobs": jobs,
                  "report.k": k, "report.format": format, **(overrides or {})}
         return build_report(self, request, out=out, overrides=flags, provider=provider, progress=progress)

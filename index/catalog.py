@@ -110,10 +110,12 @@ class CatalogLockHeld(Exception):
 
 
 def connect(db_path: Path, readonly: bool = False) -> sqlite3.Connection:
-    """Open the manifest with WAL journaling so readers see a consistent snapshot while an index writes."""
+    """Open the manifest with WAL journaling so readers see a consistent snapshot while an index writes.
+
+    readonly: never write the database nor create its side files (a catalog on a read-only mount or folder).
+    """
     if readonly:
-        uri = f"file:{db_path}?mode=ro"
-        conn = sqlite3.connect(uri, uri=True, timeout=30, isolation_level=None, check_same_thread=False)
+        conn = _connect_readonly(db_path)
     else:
         conn = sqlite3.connect(db_path, timeout=30, isolation_level=None, check_same_thread=False)
         conn.execute("PRAGMA journal_mode=WAL")
@@ -121,6 +123,49 @@ def connect(db_path: Path, readonly: bool = False) -> sqlite3.Connection:
     conn.execute("PRAGMA foreign_keys=ON")
     conn.row_factory = sqlite3.Row
     return conn
+
+
+def _connect_readonly(db_path: Path) -> sqlite3.Connection:
+    """Open without writing anything: through the WAL when a writer left one, else the file alone (immutable).
+
+    mode=ro needs the WAL's -wal and -shm files and creates them when they are missing (or fails with "unable to
+    open database file" where it cannot), so it is used only when both exist: an index is running or was cut
+    off, and its last commits are in the -wal. Otherwise the main file is the whole database (a clean index
+    checkpoints and removes the -wal on close) and immutable=1 reads it with no side file and no lock.
+    """
+    side_files = all(db_path.with_name(db_path.name + suffix).exists() for suffix in ("-wal", "-shm"))
+    if side_files:
+        try:
+            return _opened(f"file:{db_path}?mode=ro")
+        except sqlite3.OperationalError:
+            pass  # e.g. a -shm this user may not read: the main file alone is still a consistent catalog
+    return _opened(f"file:{db_path}?immutable=1")
+
+
+def _opened(uri: str) -> sqlite3.Connection:
+    """Connect and read once: SQLite opens files lazily, so a connection that cannot read fails only here."""
+    conn = sqlite3.connect(uri, uri=True, timeout=30, isolation_level=None, check_same_thread=False)
+    try:
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.Error:
+        conn.close()
+        raise
+    return conn
+
+
+def writable(folder: Path) -> bool:
+    """Tell whether this process may create and change files in folder (False on a read-only mount too)."""
+    manifest = folder / MANIFEST_NAME
+    return os.access(folder, os.W_OK) and (not manifest.exists() or os.access(manifest, os.W_OK))
+
+
+def pending_migrations(conn: sqlite3.Connection) -> list[str]:
+    """Return the names of the migrations this manifest still lacks (without applying them)."""
+    try:
+        done = {row[0] for row in conn.execute("SELECT name FROM _migrations")}
+    except sqlite3.OperationalError:
+        done = set()
+    return [name for name, _ in MIGRATIONS if name not in done]
 
 
 def migrate(conn: sqlite3.Connection) -> list[str]:
@@ -166,9 +211,17 @@ def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     try:
         yield conn
     except BaseException:
-        conn.execute("ROLLBACK")
+        # SQLite has already rolled back after some errors (SQLITE_FULL among them): a second ROLLBACK would
+        # raise "no transaction is active" and hide the real error.
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
         raise
-    conn.execute("COMMIT")
+    try:
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:  # a COMMIT that failed (disk full) leaves the transaction open
+            conn.execute("ROLLBACK")
+        raise
 
 
 @contextlib.contextmanager

@@ -45,6 +45,8 @@ class IndexSummary:
     seconds: float = 0.0
     failures: list[tuple[str, str]] = field(default_factory=list)
     analysis: dict[str, Any] | None = None  # what the optional analyzer added (filled in by its caller)
+    vectors_repaired: int = 0  # vectors the store had lost or changed behind the manifest's back (re-embedded)
+    notes: list[str] = field(default_factory=list)  # what else the user should hear about this run
 
     def to_dict(self) -> dict[str, Any]:
         """Return the summary as JSON-ready data."""
@@ -213,11 +215,9 @@ def _profile_all(
     summary: IndexSummary,
     progress: Progress,
 ) -> None:
-    from pebble import ProcessExpired, ProcessPool
+    from pebble import ProcessPool
 
     jobs = options.jobs or os.cpu_count() or 1
-    pending: list[tuple[FileStat, dict[str, Any]]] = []
-    last_flush = time.monotonic()
     with ProcessPool(max_workers=min(jobs, len(todo)), initializer=limit_memory,
                      initargs=(options.memory_mb,), context=_pool_context()) as pool:
         futures = {
@@ -225,36 +225,56 @@ def _profile_all(
                                                    options.hash_algorithm), timeout=options.timeout_s): f
             for f in todo
         }
-        for future in as_completed(futures):
-            f = futures[future]
-            try:
-                result = future.result()
-            except BrokenProcessPool:
-                _write_results(conn, pending)  # keep what was profiled
-                raise DslakeError(
-                    "the profiler processes could not start; when dslake is called from a Python script, the call "
-                    "must be under `if __name__ == '__main__':` (profilers start in fresh processes that import "
-                    "the script again)") from None
-            except FutureTimeout:
-                result = {"error": f"profiling took longer than {options.timeout_s:g} s and was stopped",
-                          "error_kind": "timeout", "hash": None, "profile": None}
-            except ProcessExpired as exc:
-                result = {"error": f"profiler process died ({exc}); likely out of memory",
-                          "error_kind": "crash", "hash": None, "profile": None}
-            pending.append((f, result))
-            if result.get("profile"):
-                summary.profiled += 1
-            elif result.get("hash") and not result.get("error"):
-                summary.reused += 1
-            if f.path in new_paths:
-                summary.added += 1
-            else:
-                summary.changed += 1
-            progress("file", {"path": f.path})
-            if len(pending) >= options.write_batch or time.monotonic() - last_flush > 2.0:
-                _write_results(conn, pending)
-                pending = []
-                last_flush = time.monotonic()
+        try:
+            _collect(conn, futures, new_paths, options, summary, progress)
+        except BaseException:
+            pool.stop()  # a write that failed (a full disk) must not wait for every file still queued
+            raise
+
+
+def _collect(
+    conn: sqlite3.Connection,
+    futures: dict[Any, FileStat],
+    new_paths: set[str],
+    options: IndexOptions,
+    summary: IndexSummary,
+    progress: Progress,
+) -> None:
+    """Record the profilers' results as they finish, writing them in batches."""
+    from pebble import ProcessExpired
+
+    pending: list[tuple[FileStat, dict[str, Any]]] = []
+    last_flush = time.monotonic()
+    for future in as_completed(futures):
+        f = futures[future]
+        try:
+            result = future.result()
+        except BrokenProcessPool:
+            _write_results(conn, pending)  # keep what was profiled
+            raise DslakeError(
+                "the profiler processes could not start; when dslake is called from a Python script, the call "
+                "must be under `if __name__ == '__main__':` (profilers start in fresh processes that import "
+                "the script again)") from None
+        except FutureTimeout:
+            result = {"error": f"profiling took longer than {options.timeout_s:g} s and was stopped",
+                      "error_kind": "timeout", "hash": None, "profile": None}
+        except ProcessExpired as exc:
+            result = {"error": f"profiler process died ({exc}); likely out of memory",
+                      "error_kind": "crash", "hash": None, "profile": None}
+        pending.append((f, result))
+        if result.get("profile"):
+            summary.profiled += 1
+        elif result.get("hash") and not result.get("error"):
+            summary.reused += 1
+        if f.path in new_paths:
+            summary.added += 1
+        else:
+            summary.changed += 1
+        progress("file", {"path": f.path})
+        if len(pending) >= options.write_batch or time.monotonic() - last_flush > 2.0:
+            _write_results(conn, pending)
+            pending = []
+            last_flush = time.monotonic()
     if pending:
         _write_results(conn, pending)
 

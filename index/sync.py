@@ -8,6 +8,7 @@ from typing import Any, Protocol
 
 from index.catalog import get_meta, set_meta, transaction
 from index.remote import card_metadata
+from index.vector_check import compare, drift_problem
 
 EMBED_BATCH = 256
 
@@ -16,6 +17,7 @@ class Store(Protocol):
     def upsert(self, ids: list[str], embeddings: Any, metadatas: list[dict[str, Any]]) -> None: ...
     def delete(self, ids: list[str]) -> None: ...
     def ids(self) -> set[str]: ...
+    def card_hashes(self) -> dict[str, str | None]: ...
     def reset(self) -> None: ...
 
 
@@ -112,8 +114,7 @@ def check_consistency(conn: sqlite3.Connection, store: Store | None = None) -> l
     if pending:
         problems.append(f"{pending} entries not yet embedded")
     if store is not None:
-        stored = store.ids()
-        if stored != entry_ids:
-            problems.append(f"vector store out of sync: {len(entry_ids - stored)} missing, "
-                            f"{len(stored - entry_ids)} extra")
+        drift = compare(conn, store)
+        if drift.total:
+            problems.append(drift_problem(drift))
     return problems

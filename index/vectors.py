@@ -19,6 +19,7 @@ import time
 import urllib.error
 import urllib.request
 import warnings
+import weakref
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -28,7 +29,7 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
-from dsstar_lake.errors import CatalogError, UsageError
+from dsstar_lake.errors import CatalogError, DiskFull, UsageError, is_disk_full
 
 SPACE = "cosine"
 DEFAULT_PORT = 8000
@@ -36,6 +37,8 @@ DEFAULT_PORT = 8000
 _NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 # What Chroma accepts as a collection name.
 _NAME_HINT = "use 3-512 characters of [a-zA-Z0-9._-], starting and ending with a letter or digit"
+_FULL_HINT = ("free some space, then run `dslake index LAKE` again: vectors not yet written are recorded as pending "
+              "in the manifest and embedded then")
 
 
 def _chroma_errors() -> tuple[type[BaseException], ...]:
@@ -69,14 +72,21 @@ class VectorStore:
         self._client = client
         self.collection_name = collection_name
         self.where = where  # the folder or URL, for messages
+        self._cleanup: Any = None  # removes the private copy of a read-only store
         self._collection = self._get_or_create()
         self._max_batch = int(client.get_max_batch_size())
 
     @classmethod
     def open(
-        cls, path: Path | None = None, url: str | None = None, collection: str = "dslake-entries"
+        cls, path: Path | None = None, url: str | None = None, collection: str = "dslake-entries",
+        readonly: bool = False,
     ) -> VectorStore:
-        """Open (creating if needed) a collection in a local folder or on a Chroma server at url."""
+        """Open (creating if needed) a collection in a local folder or on a Chroma server at url.
+
+        readonly: the folder must not be written (a read-only catalog); the store is read from a private copy.
+        """
+        if readonly and path is not None:
+            return cls._open_copy(Path(path), collection)
         if (path is None) == (not url):
             raise UsageError("give the vector store either a folder or a server URL, not both or neither")
         with warnings.catch_warnings():
@@ -103,11 +113,18 @@ class VectorStore:
                 # chromadb's first open of a folder is not thread-safe ("Could not connect to tenant"):
                 # serialise client creation within the process.
                 with _OPEN_LOCK:
-                    if not Path(path).exists():
+                    opened_before = _OPENED.get(str(path))
+                    if not Path(path).exists() or (opened_before and opened_before != _identity(Path(path))):
+                        # Deleted, or deleted and made again by another process: the cached client writes
+                        # to the old, unlinked database.
                         forget_cached_client(Path(path))
                     Path(path).mkdir(parents=True, exist_ok=True)
                     client = chromadb.PersistentClient(path=str(path), settings=settings)
+                    _OPENED[str(path)] = _identity(Path(path))
             except Exception as exc:
+                if is_disk_full(exc):
+                    raise DiskFull(f"disk full: cannot open the vector store in {path}",
+                                   hint=_FULL_HINT) from exc
                 raise CatalogError(
                     f"cannot open the vector store in {path}: {exc}",
                     hint="check that the folder is readable and writable; if it is damaged, delete it "
@@ -126,6 +143,33 @@ class VectorStore:
                 if "name" in str(exc).lower()
                 else "if the store is damaged, delete it and re-index",
             ) from exc
+
+    @classmethod
+    def _open_copy(cls, path: Path, collection: str) -> VectorStore:
+        """Open a private temporary copy of a store that must not be written.
+
+        Chroma writes to its folder whenever a client opens it (a read-only one fails with "attempt to write a
+        readonly database") and has no read-only mode; the copy costs about as much as reading the store once.
+        """
+        if not (path / "chroma.sqlite3").is_file():
+            raise CatalogError(f"the vector store {path} is missing and the catalog is read-only",
+                               hint="run `dslake index LAKE` where the catalog is writable: it re-embeds from the "
+                               "manifest")
+        copy = Path(tempfile.mkdtemp(prefix="dslake-vectors-"))
+        try:
+            shutil.copytree(path, copy / "chroma")
+        except OSError as exc:
+            shutil.rmtree(copy, ignore_errors=True)
+            raise CatalogError(f"cannot copy the read-only vector store {path} to read it: {exc}",
+                               hint="set TMPDIR to a folder with room for it") from exc
+        try:
+            store = cls.open(path=copy / "chroma", collection=collection)
+        except BaseException:
+            shutil.rmtree(copy, ignore_errors=True)
+            raise
+        store.where = f"vector store {path} (read from a copy)"
+        store._cleanup = weakref.finalize(store, shutil.rmtree, copy, True)
+        return store
 
     def _get_or_create(self) -> Any:
         with warnings.catch_warnings():
@@ -160,6 +204,8 @@ class VectorStore:
             )
             if "dimension" in str(exc):
                 hint = "the collection holds vectors of another size: reset the vector store and re-embed"
+            if is_disk_full(exc):
+                raise DiskFull(f"disk full: cannot {action} in the {self.where}", hint=_FULL_HINT) from exc
             raise CatalogError(f"cannot {action} in the {self.where}: {exc}", hint=hint) from exc
 
     @property
@@ -247,6 +293,10 @@ class VectorStore:
         cosine = stored @ query / np.where(norms > 0, norms, 1.0)
         return [(entry_id, float(value)) for entry_id, value in zip(result["ids"], cosine, strict=True)]
 
+    def card_hashes(self) -> dict[str, str | None]:
+        """Return {id: the card hash stored with the vector} for every vector (None where none was stored)."""
+        return {entry_id: meta.get("card_hash") for entry_id, meta in self.metadata().items()}
+
     def ids(self) -> set[str]:
         """Return every id in the collection (read in pages)."""
         return set(self.metadata(with_metadata=False))
@@ -298,6 +348,8 @@ class VectorStore:
         _close_client(self._client)
         self._client = None
         self._collection = None
+        if self._cleanup is not None:
+            self._cleanup()
 
     def __enter__(self) -> VectorStore:
         return self
@@ -307,6 +359,15 @@ class VectorStore:
 
 
 _OPEN_LOCK = threading.Lock()
+_OPENED: dict[str, tuple[int, int] | None] = {}  # folder -> identity of the database this process opened there
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path / "chroma.sqlite3")
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
 
 
 def forget_cached_client(path: Path) -> None:
