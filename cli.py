@@ -285,7 +285,7 @@ def eval_retrieval(task_files: tuple[str, ...], lake_path: str | None, catalog: 
 @click.option("-k", "k", type=click.IntRange(min=1), help="Entries retrieved per question (default from settings).")
 @click.option("--max-rounds", type=click.IntRange(min=1), help="Rounds before finalizing anyway (default 20).")
 @click.option("--judge-model", help="Model that judges string_approximate answers (default eval.judge_model; "
-              "none = fuzzy match).")
+              "empty = the run's own model; fuzzy match only when no model is configured).")
 @llm_options
 @json_option
 def eval_kramabench(task_files: tuple[str, ...], lake_path: str | None, catalog: str | None, ids: tuple[str, ...],
