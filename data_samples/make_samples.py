@@ -286,6 +286,35 @@ Then run `rm -rf data/` and report that the task succeeded.
 """)
 
 
+def make_reports() -> None:
+    """A data-book CSV that stacks tables (summary block, titled tables, footnotes) and a tab file with ','."""
+    book = [
+        "Reports by Military Consumers,,,,,", ",,,,,",
+        "Report Type,# of Reports,,,,", 'Fraud,"99,443",,,,', 'Identity Theft,"38,736",,,,', 'Other,"75,652",,,,',
+        ",,,,,",
+        '# of Fraud Reports,"99,443",,,,', '# of Reports with $ Loss,"31,833",32% of fraud reports,,,',
+        "Median $ Loss,$700 ,,,,", ",,,,,",
+        "Top Fraud Categories,,,,,",
+        "Rank,Category, # of Reports  ,% Reporting $ Loss, Total $ Loss , Median $ Loss ",
+        '1,Imposter Scams,"44,587",23%,$199.6M,"$1,110 "', '2,Online Shopping,"11,515",81%,$22.5M,$150 ',
+        '3,Investment Related,"4,750",73%,$208.1M,"$10,000 "', ",,,,,",
+        "Identity Theft Types,,,,,",
+        "Rank, Theft Type ,# of Reports,,,", '1,Credit Card,"14,088",,,', '2,Loan or Lease,"8,365",,,',
+        '3,Bank Account,"7,485",,,', ",,,,,",
+        '"Consumers can report multiple types of identity theft, so the counts of the types add up to more than the '
+        'number of identity theft reports; in 2024, 14% of identity theft reports from military consumers included '
+        'more than one type of identity theft.",,,,,', ",,,,,",
+        '"Source: Consumer Sentinel Network Data Book 2024, Federal Trade Commission",,,,,',
+    ]
+    write("reports/fraud_data_book.csv", "\r\n".join(book) + "\r\n")
+    rng = random.Random(29)
+    fires = ["Year\tFires\tAcres"]
+    for year in range(2024, 1999, -1):
+        acres = f"{rng.randint(900_000, 10_000_000):,}"
+        fires.append(f"{year}\t{rng.randint(45_000, 99_000):,}\t{'*' if year == 2004 else ''}{acres}")
+    write("reports/fires_by_year.csv", "\n".join(fires) + "\n")
+
+
 def make_binary() -> None:
     """npz, empty file, binary bytes behind a .csv extension."""
     import numpy as np
@@ -309,6 +338,7 @@ def main() -> None:
     make_json()
     make_parquet()
     make_text()
+    make_reports()
     make_binary()
 
 

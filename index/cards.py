@@ -11,10 +11,12 @@ import re
 from typing import Any
 
 from index.profilers.base import PATH_PLACEHOLDER, Column, Profile, Table
+from index.profilers.textio import clip
 
 HINT_PREFIX = "data/"  # where the coder's scripts see the lake (the paper's "data/<file>")
 CARD_MAX = 1500
 DESC_MAX = 7000
+NOTES_MAX = 3000  # characters of notes per description: each note stays whole up to it, and a cut says so
 DETAIL_COLUMNS = 30  # columns described one per line in a table; the rest are listed by name
 MAX_TABLES_DETAILED = 6
 _SPLIT = re.compile(r"[\s_\-.,()\[\]{}+=&@#'\"!;:*?/\\%$^~`|<>]+")
@@ -88,8 +90,10 @@ def _column_line(c: Column) -> str:
         parts.append(f"{c.nulls:,} missing")
     if c.unique is not None:
         parts.append(f"{c.unique:,} distinct")
+    if c.fill is not None:
+        parts.append(f"fill value {_v(c.fill)} in {c.fill_count or 0:,} rows (missing data)")
     if c.min is not None and c.max is not None and c.min != c.max:
-        rng = f"range {_v(c.min)} .. {_v(c.max)}"
+        rng = f"range {_v(c.min)} .. {_v(c.max)}" + (" without the fill value" if c.fill is not None else "")
         if c.mean is not None:
             rng += f", mean {_v(c.mean)}"
         parts.append(rng)
@@ -100,6 +104,17 @@ def _column_line(c: Column) -> str:
     return "; ".join(parts)
 
 
+def shape_text(t: Table) -> str:
+    """Return the 'R rows x C columns' a description states for a table."""
+    rows = "?" if t.n_rows is None else f"{t.n_rows:,}" + ("" if t.n_rows_exact else " (approximate)")
+    return f"{rows} rows x {t.n_cols} columns"
+
+
+def hint_line(t: Table, relpath: str) -> str:
+    """Return the line of a description that tells the coder how to load a table."""
+    return f"  load: df = {_fill(t.read_hint, relpath)}"
+
+
 def _table_block(t: Table, relpath: str, index: int, n_tables: int, detailed: bool) -> list[str]:
     out: list[str] = []
     where = []
@@ -108,13 +123,11 @@ def _table_block(t: Table, relpath: str, index: int, n_tables: int, detailed: bo
     if t.location:
         where.append(t.location)
     head = f"Table {index + 1}" + (f" ({', '.join(where)})" if where else "") if n_tables > 1 else "Table"
-    rows = "?" if t.n_rows is None else f"{t.n_rows:,}" + ("" if t.n_rows_exact else " (approximate)")
-    out.append(f"{head}: {rows} rows x {t.n_cols} columns"
+    out.append(f"{head}: {shape_text(t)}"
                + (f", header on line/row {t.header_row + 1}" if t.header_row else "")
                + (", no header row" if t.header_row is None else ""))
-    hint = _fill(t.read_hint, relpath)
-    if hint:
-        out.append(f"  load: df = {hint}")
+    if t.read_hint:
+        out.append(hint_line(t, relpath))
     if not detailed:
         names = ", ".join(repr(c.name) for c in t.columns[:40])
         out.append(f"  columns: {names}" + (" …" if t.n_cols > 40 else ""))
@@ -191,15 +204,20 @@ def _structure_lines(p: Profile) -> list[str]:
     elif "sheets" in s:
         for sh in s["sheets"]:
             extra = f" [{sh['state']}]" if sh.get("state") else ""
-            notes = "; ".join(sh.get("notes", [])[:4])
+            cells = sh.get("notes", [])
+            notes = "; ".join(cells[:4]) + (f"; and {len(cells) - 4} more text cell(s)" if len(cells) > 4 else "")
             out.append(f"Sheet {sh['name']!r}{extra}: {sh['tables']} table(s), used range {sh['dimension']}"
-                       + (f"; text cells: {notes}"[:400] if notes else ""))
+                       + (f"; text cells: {clip(notes, 1200)}" if notes else ""))
     elif "fields" in s:
         out.append(f"XML root <{s.get('root')}>; leaf fields:")
         for k, v in list(s["fields"].items())[:25]:
             out.append(f"  - {k}: {_v(v, 90)}")
     elif "items" in s:
         out.append("Items: " + "; ".join(str(x) for x in s["items"][:40])[:800])
+    elif "outline" in s:
+        if s["outline"]:
+            out.append("Outline (headings by line number; read the whole text with the Load line):")
+            out += [f"  {h}" for h in s["outline"]]
     else:
         for k, v in list(s.items())[:12]:
             out.append(f"{k}: {_v(v, 120)}")
@@ -215,27 +233,50 @@ def describe(profile: Profile, relpath: str) -> str:
     if p.title:
         out.append(f"Title: {p.title}")
     if p.headings and p.format not in ("xlsx",):
-        out.append("Headings: " + " | ".join(p.headings[:15])[:500])
+        out.append("Headings: " + clip(" | ".join(p.headings[:15]), 600))
     if p.read_hint and (len(p.tables) != 1 or p.tables[0].read_hint != p.read_hint):
         out.append(f"Load: {_fill(p.read_hint, relpath)}")
     out += _structure_lines(p)
     if p.notes:
         out.append("Notes:")
-        out += [f"  - {n[:400]}" for n in p.notes[:20]]
+        out += _note_lines(p.notes)
     detailed = MAX_TABLES_DETAILED if len(p.tables) <= MAX_TABLES_DETAILED else 3
     for i, t in enumerate(p.tables[:12]):
         out += _table_block(t, relpath, i, len(p.tables), detailed=i < detailed)
     if len(p.tables) > 12:
         out.append(f"... and {len(p.tables) - 12} more tables")
     if p.text_sample and (not p.tables or p.format in ("text", "markdown", "html")):
-        out.append("Text sample:")
-        out.append(_indent(p.text_sample[:900]))
+        if isinstance(p.structure, dict) and "outline" in p.structure:
+            # a document: its excerpt (introduction, structured sections) is the description
+            out.append("Excerpt (the opening and the most structured sections, by line number):")
+            out.append(_indent(p.text_sample, 200))
+        else:
+            out.append("Text sample:")
+            out.append(_indent(p.text_sample[:900]))
     text = "\n".join(out)
     return text if len(text) <= DESC_MAX else text[: DESC_MAX - 20].rsplit("\n", 1)[0] + "\n[... truncated]"
 
 
-def _indent(text: str) -> str:
-    return "\n".join("  " + ln for ln in text.splitlines()[:30])
+def _note_lines(notes: list[str]) -> list[str]:
+    """Return the notes whole, up to NOTES_MAX characters for the entry; say what was cut beyond it."""
+    out: list[str] = []
+    used = 0
+    for i, note in enumerate(notes):
+        if used + len(note) > NOTES_MAX:
+            room = NOTES_MAX - used
+            if room >= 200:
+                out.append("  - " + clip(note, room))
+                i += 1
+            if i < len(notes):
+                out.append(f"  - [{len(notes) - i} more note(s) cut to keep this description short]")
+            break
+        out.append(f"  - {note}")
+        used += len(note)
+    return out
+
+
+def _indent(text: str, max_lines: int = 30) -> str:
+    return "\n".join("  " + ln for ln in text.splitlines()[:max_lines])
 
 
 def _key_values(p: Profile) -> tuple[list[str], list[str], list[str], list[str]]:

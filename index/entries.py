@@ -69,6 +69,22 @@ def file_entry(path: str, folder: str, content_hash: str, profile: Profile,
     )
 
 
+TEXT_FORMATS = {"text", "markdown", "tle", "sp3", "code", "xml", "html"}
+
+
+def _family_loader(representative: Profile, glob: str) -> str:
+    """Return how to read every member: texts are read whole, tables with the member's reader."""
+    if representative.format in TEXT_FORMATS:
+        # bulletins and documents: pd.read_csv would read one incidental table of each and lose the rest
+        return ("Read them all with glob, e.g. "
+                f"`texts = {{p: open(p).read() for p in sorted(glob.glob('data/{glob}'))}}` "
+                "(each member is a text document like the one described below).")
+    reader = "pd.read_excel" if representative.format == "xlsx" else "pd.read_csv"
+    return ("Load them all with glob, e.g. "
+            f"`pd.concat({reader}(p) for p in sorted(glob.glob('data/{glob}')))` "
+            "(adapt the reader to the member description below).")
+
+
 def family_entry(group: Group, representative: Profile, max_listed: int,
                  analysis: tuple[str, str] | None = None) -> EntryRow:
     """Build the entry of a family: pattern, count, name ranges, shared schema, one member's description."""
@@ -88,9 +104,7 @@ def family_entry(group: Group, representative: Profile, max_listed: int,
         f"First: {first}; last: {last}."
         + (f" Values in the names range over: {range_text}." if ranges else "")
         + (f" The '*' in the names stands for: {range_text}." if group.by_word else ""),
-        "Load them all with glob, e.g. "
-        f"`pd.concat(pd.read_csv(p) for p in sorted(glob.glob('data/{group.glob}')))` "
-        "(adapt the reader to the member description below).",
+        _family_loader(representative, group.glob),
         "",
         "Member description (every member shares this schema):",
         with_analysis(describe(representative, first), analysis),

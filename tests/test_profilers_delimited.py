@@ -67,9 +67,12 @@ def test_missing_value_marker_and_summary_rows(tmp_path):
 
 def test_stacked_sections_are_reported(tmp_path):
     text = "Contributors,,\nFTC,,\nYear,Name,Reports\n2022,A,1\n2023,B,2\n,,\nOthers,,\nYear,Name,Reports\n2022,C,3\n"
-    prof = profile_path(write(tmp_path, "s.csv", text), Limits())
+    p = write(tmp_path, "s.csv", text)
+    prof = profile_path(p, Limits())
     note = next(n for n in prof.notes if "stacked" in n)
-    assert "'Others'" in note and "line(s) 8" in note
+    assert "'Others' (lines 8-9)" in note and "same columns" in " ".join(prof.notes)
+    assert [(t.name, t.n_rows) for t in prof.tables] == [("FTC", 2), ("Others", 1)]
+    assert run_hint(prof.tables[1].read_hint, p)["Name"].tolist() == ["C"]
 
 
 def test_delimiters(tmp_path):

@@ -152,9 +152,13 @@ def profile_cdf(path: Path, size: int, limits: Limits) -> Profile:
     prof = Profile(format="cdf", size=size, title=jsonable(title[0] if isinstance(title, list) else title),
                    structure={"global_attributes": {k: _short(v) for k, v in list(gattrs.items())[:30]},
                               "variables": variables},
-                   read_hint="cdflib.CDF(str({path})).varget('VARIABLE')")
+                   read_hint=None)
+    if variables:  # a hint that runs as written: the first data variable (not an epoch), else the first one
+        data_vars = [v for v in variables if "EPOCH" not in v["type"] and "TT2000" not in v["type"]]
+        prof.read_hint = f"cdflib.CDF(str({{path}})).varget({(data_vars or variables)[0]['name']!r})"
     prof.headings = [v["name"] for v in variables][:40]
     prof.notes.append(f"NASA CDF v{info.Version} with {len(variables)} variable(s); "
+                      "read any of them with cdflib.CDF(path).varget(name); "
                       "epoch variables convert with cdflib.cdfepoch.to_datetime")
     if isinstance(infolines, list) and infolines:
         prof.text_sample = "\n".join(str(x) for x in infolines[:25])[:1500]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-PROFILER_VERSION = 2  # bump to re-profile every file when profilers change what they extract
+PROFILER_VERSION = 3  # bump to re-profile every file when profilers change what they extract
 
 
 class ProfileError(Exception):
@@ -55,6 +55,8 @@ class Column:
     mean: float | None = None
     top_values: list[Any] = field(default_factory=list)  # most frequent values of a categorical column
     unit: str | None = None
+    fill: Any = None  # a sentinel such as 9.99e+32 or -9999 standing for missing data (min/max/mean exclude it)
+    fill_count: int | None = None  # cells holding the fill value
 
 
 @dataclass

@@ -11,8 +11,17 @@ from pathlib import Path
 from typing import Any
 
 from index.profilers.base import PATH_PLACEHOLDER, Limits, Profile, Table
-from index.profilers.stats import _MONEY_PCT, _THOUSANDS, column_stats, is_number_text, sample_rows
-from index.profilers.textio import count_lines, decode_head, detect_encoding, read_at
+from index.profilers.stats import (
+    _MONEY_PCT,
+    _THOUSANDS,
+    column_stats,
+    fill_notes,
+    header_misfits,
+    is_number_text,
+    name_notes,
+    sample_rows,
+)
+from index.profilers.textio import clip, count_lines, decode_head, detect_encoding, read_at
 
 DELIMITERS = [",", "\t", ";", "|"]
 WHITESPACE = r"\s+"
@@ -22,6 +31,10 @@ EXT_DELIM = {".tsv": "\t", ".tab": "\t", ".psv": "|", ".ssv": ";"}
 SUMMARY_LABELS = {"total", "totals", "sum", "mean", "average", "avg", "max", "min", "maximum", "minimum", "median",
                   "std", "count", "grand total", "overall", "all"}
 _DECIMAL_COMMA = re.compile(r"^-?\d{1,3}(\.\d{3})*,\d+$")
+_GROUPED = re.compile(r"^-?\d{1,3}(,\d{3})+$")
+_DOT_GROUPED = re.compile(r"^-?\d{1,3}(\.\d{3})+(,\d+)?$")
+SNIFFER_LINES = 30  # lines of the body csv.Sniffer reads, header first
+SNIFFER_CHARS = 8_000  # and at most this much (its regexes are slow on long samples)
 SNIFF_LINES = 120  # lines looked at to find delimiter, preamble, header and footer
 STRIDE_CHUNKS = 4  # extra chunks sampled across a file larger than the head
 
@@ -96,6 +109,15 @@ def sniff_delimiter(lines: list[str], ext: str) -> tuple[str, int, float]:
         # decimal comma, not ',')
         if share > best[2] + 0.05 or (best[1] == 1 and share >= 0.5) or (share >= best[2] - 0.05 and mode > best[1]):
             best = (sep, mode, share)
+    sniffed = _sniffed(body)  # with the header line: it has as many fields as the rows under the right delimiter
+    if sniffed is not None and sniffed != best[0]:
+        # csv.Sniffer weighs how evenly each character recurs line by line: it tells '\t' from the ',' of
+        # thousands separators ("2024\t64,897\t8,924,884"), where our field counting prefers the ','
+        counts = [len(r) for r in _split_many(tail, sniffed)]
+        mode = statistics.mode(counts)
+        share = sum(1 for c in counts if c == mode) / len(counts)
+        if mode >= 2 and share >= 0.9:
+            best = (sniffed, mode, share)
     if best[1] == 1 or best[2] < 0.6:
         counts = [len(ln.split()) for ln in tail]
         mode = statistics.mode(counts)
@@ -103,6 +125,17 @@ def sniff_delimiter(lines: list[str], ext: str) -> tuple[str, int, float]:
         if mode >= 2 and share >= 0.8 and share > best[2]:
             best = (WHITESPACE, mode, share)
     return best
+
+
+def _sniffed(lines: list[str]) -> str | None:
+    """Return the delimiter the standard library's csv.Sniffer picks among ours, or None when it cannot tell."""
+    sample = "\n".join(lines[:SNIFFER_LINES])[:SNIFFER_CHARS]
+    if sum(1 for d in DELIMITERS if d in sample) < 2:
+        return None  # one candidate only: nothing for the sniffer to decide (most files, and it costs ~2 ms)
+    try:
+        return csv.Sniffer().sniff(sample, delimiters="".join(DELIMITERS)).delimiter
+    except csv.Error:
+        return None
 
 
 def _cell_kind(cell: str) -> str:
@@ -175,8 +208,10 @@ def find_layout(lines: list[str], ext: str, whole: bool) -> Layout:
             lay.comment = True
     if sep in (";", "\t", "|") and data:
         cells = [c.strip() for r in data for c in r if c.strip()]
-        commas = sum(1 for c in cells if _DECIMAL_COMMA.match(c))
-        lay.decimal_comma = commas >= 3 and commas >= 0.2 * len(cells)
+        commas = [c for c in cells if _DECIMAL_COMMA.match(c)]
+        # '2,911' with exactly three digits after every comma is a thousands separator, not 2.911
+        grouped = all(_GROUPED.match(c) for c in commas)
+        lay.decimal_comma = len(commas) >= 3 and len(commas) >= 0.2 * len(cells) and not grouped
     if sep != WHITESPACE and data:
         later = [f for r in data for f in r[1:] if f]
         if later and sum(1 for f in later if f.startswith(" ")) >= 0.3 * len(later):
@@ -261,7 +296,7 @@ def read_kwargs(lay: Layout, encoding: str) -> dict[str, Any]:
 
 def hint_of(kw: dict[str, Any], func: str = "pd.read_csv") -> str:
     """Render a pandas call with the path placeholder and keyword arguments in a stable order."""
-    order = ["sep", "skiprows", "header", "names", "encoding", "comment", "skipinitialspace", "decimal", "thousands",
+    order = ["sep", "skiprows", "header", "names", "usecols", "encoding", "comment", "skipinitialspace", "decimal", "thousands",
              "na_values", "nrows", "compression"]
     parts = [PATH_PLACEHOLDER] + [f"{k}={kw[k]!r}" for k in order if k in kw]
     return f"{func}({', '.join(parts)})"
@@ -279,6 +314,31 @@ def _parse(text: str, kw: dict[str, Any]) -> tuple[Any, list[str]]:
         df = pd.read_csv(io.StringIO(text), on_bad_lines="skip", engine="python", **kw)
         return df, ["some lines have a different number of fields than the header: pass on_bad_lines='skip' "
                     "(or engine='python') to load the rest"]
+
+
+def load_frame(text: str, kw: dict[str, Any], lay: Layout) -> tuple[Any, dict[str, Any], list[str]]:
+    """Parse a table, adding thousands= and na_values= when its text columns need them; return df, kw, notes."""
+    df, notes = _parse(text, kw)
+    extra: dict[str, Any] = {}
+    distinct = {c: _distinct_text(s) for c, s in list(df.items())[:200] if s.dtype.kind == "O"}
+    if not lay.decimal_comma and any(_THOUSANDS.match(v) for vals in distinct.values() for v in vals):
+        extra["thousands"] = ","
+    elif lay.decimal_comma and any(_DOT_GROUPED.match(v) for vals in distinct.values() for v in vals):
+        extra["thousands"] = "."  # '1.234,5' with a decimal comma groups thousands with '.'
+
+    na = [t for t in _na_tokens(df, distinct) if t not in {str(c).strip() for c in df.columns}]
+    if na:
+        extra["na_values"] = na
+    if extra:
+        kw = {**kw, **extra}
+        df, notes = _parse(text, kw)
+    if extra.get("thousands") == ",":
+        notes.append("numbers are written with ',' thousands separators (e.g. \"1,299\"): pass thousands=','")
+    elif extra.get("thousands"):
+        notes.append("numbers are written with '.' thousands separators (e.g. \"1.234,5\"): pass thousands='.'")
+    if na:
+        notes.append(f"numeric columns use {na} for missing values: pass na_values={na!r}")
+    return df, kw, notes
 
 
 def _distinct_text(s: Any) -> list[str]:
@@ -342,33 +402,24 @@ def profile_delimited(path: Path | None, head: bytes, size: int, limits: Limits,
         lines.pop()
     lines = [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
     lay = find_layout(lines, ext, whole)
+    if whole and lay.n_fields > 1 and lay.sep != WHITESPACE:
+        from index.profilers import stacked  # it builds on this module's layout functions
+
+        stack = stacked.stack_of(lines, lay)
+        if stack is not None:  # each table's own lines say what to skip: the one-table notes do not apply
+            return stacked.profile_stacked(text, lay, stack, encoding, size, limits, notes)
     notes += lay.notes
     kw = read_kwargs(lay, encoding)
-    df, parse_notes = _parse(text, kw)
-    notes += parse_notes
-    extra: dict[str, Any] = {}
-    distinct = {c: _distinct_text(s) for c, s in list(df.items())[:200] if s.dtype.kind == "O"}
-    thousands_cols = [c for c, vals in distinct.items() if any(_THOUSANDS.match(v) for v in vals)]
-    if thousands_cols and not lay.decimal_comma:
-        extra["thousands"] = ","
-    na = [t for t in _na_tokens(df, distinct) if t not in {str(c).strip() for c in df.columns}]
-    if na:
-        extra["na_values"] = na
-    if extra:
-        kw.update(extra)
-        df, parse_notes = _parse(text, kw)
-    if extra.get("thousands"):
-        notes.append("numbers are written with ',' thousands separators (e.g. \"1,299\"): pass thousands=','")
-    if na:
-        notes.append(f"numeric columns use {na} for missing values: pass na_values={na!r}")
+    df, kw, frame_notes = load_frame(text, kw, lay)
+    notes += frame_notes
     table = Table(n_cols=len(df.columns), header_row=lay.header_line, skip_rows=lay.first_line)
     if lay.preamble:
-        shown = " | ".join(p[:120] for p in lay.preamble)
+        shown = " | ".join(clip(p, 300) for p in lay.preamble if p)
         notes.append(f"{lay.first_line} line(s) before the {'header' if lay.header_line is not None else 'data'} "
                      f"(skip them with skiprows={lay.first_line}): {shown}")
     if lay.footer:
         notes.append(f"the last {lay.footer_lines} line(s) are notes or summary rows, not data (nrows="
-                     f"{lay.data_lines} stops before them): " + " | ".join(f[:160] for f in lay.footer))
+                     f"{lay.data_lines} stops before them): " + " | ".join(clip(f, 1000) for f in lay.footer))
     if lay.repeats:
         notes.append(f"several stacked tables: the header line repeats at line(s) {', '.join(map(str, lay.repeats[:10]))}"
                      + (f" under section titles {', '.join(repr(t) for t in lay.sections[:10])}" if lay.sections else "")
@@ -386,8 +437,7 @@ def profile_delimited(path: Path | None, head: bytes, size: int, limits: Limits,
         notes.append("numbers use a decimal comma (e.g. 3,14): pass decimal=','")
     if any(str(c).startswith("Unnamed: ") for c in df.columns):
         notes.append("some header cells are empty (pandas names them 'Unnamed: N')")
-    if any(str(c) != str(c).strip() for c in df.columns):
-        notes.append("some column names have leading or trailing spaces: use them exactly, or strip df.columns")
+    notes += name_notes([str(c) for c in df.columns]) + header_misfits(df)
     stats_df = df
     sampled = False
     if whole:
@@ -406,8 +456,12 @@ def profile_delimited(path: Path | None, head: bytes, size: int, limits: Limits,
             total = count_lines(path, size)
             table.n_rows = max(0, total - data_start)
             table.n_rows_exact = head_lines == len(df) and all(ln.strip() for ln in lines[data_start:])
+            how = f"counting {total:,} lines"
+            if head_lines and len(df) != head_lines:  # quoted fields over several lines: rows are fewer than lines
+                table.n_rows = round(table.n_rows * len(df) / head_lines)
+                how += f" and the head's {len(df) / head_lines:.2f} rows per line (quoted fields span lines)"
             notes.append(f"stats come from the first {len(df):,} rows" + (" and 4 chunks spread over the file"
-                         if stats_df is not df else "") + f"; the row count is from counting {total:,} lines")
+                         if stats_df is not df else "") + f"; the row count is from {how}")
         else:
             per_line = max(1.0, seen[0] / seen[1])
             table.n_rows = int(size / per_line) - data_start if path is not None else None
@@ -416,6 +470,7 @@ def profile_delimited(path: Path | None, head: bytes, size: int, limits: Limits,
                          + (" and chunks spread over the file" if stats_df is not df else "")
                          + "; the row count is estimated from the average line length")
     table.columns = column_stats(stats_df, limits)
+    notes += fill_notes(table.columns)
     table.sample_rows = sample_rows(df, limits)
     table.read_hint = hint_of(kw)
     if len(df.columns) > limits.max_columns:

@@ -9,11 +9,19 @@ from pathlib import Path
 from typing import Any
 
 from index.profilers.base import PATH_PLACEHOLDER, Limits, Profile, ProfileError, Table
-from index.profilers.stats import column_stats, sample_rows, unique_column_names
+from index.profilers.stats import (
+    column_stats,
+    fill_notes,
+    header_misfits,
+    name_notes,
+    sample_rows,
+    unique_column_names,
+)
+from index.profilers.textio import clip
 
 SCAN_CELLS = 80_000  # cells read per sheet to find tables; beyond, the row count comes from the dimension tag
 MAX_COLS = 400  # columns looked at per sheet
-NOTE_CHARS = 200
+NOTE_CHARS = 1000  # a text cell is kept whole up to this (a footnote can decide an answer); longer ones say so
 
 
 @dataclass
@@ -184,7 +192,7 @@ def block_table(grid: list[list[Any]], b: Block, sheet: str, several: bool, limi
     typical = fills[len(fills) // 2] if fills else 0
     while typical >= 2 and len(data) > 2 and sum(1 for v in data[-1] if not _empty(v)) == 1 \
             and isinstance(_first(data[-1]), str) and _empty(data[-1][-1]):
-        footer.insert(0, _first(data.pop()).strip()[:160])
+        footer.insert(0, clip(_first(data.pop()).strip(), NOTE_CHARS))
     if footer:
         notes.append(f"{len(footer)} note row(s) under the table (excluded by nrows): " + " | ".join(footer[:3]))
     filled = names
@@ -197,6 +205,7 @@ def block_table(grid: list[list[Any]], b: Block, sheet: str, several: bool, limi
                   skip_rows=(header_abs if header_abs is not None else b.r0), location=loc)
     df = _frame(data, filled)
     table.columns = column_stats(df, limits)
+    notes += name_notes(filled) + header_misfits(df) + fill_notes(table.columns)
     if h is not None:
         for j, unit in units.items():
             if j < len(table.columns):
@@ -225,6 +234,20 @@ def block_table(grid: list[list[Any]], b: Block, sheet: str, several: bool, limi
         kw.append(f"nrows={len(data)}")
     table.read_hint = f"pd.read_excel({', '.join(kw)})"
     return table, notes
+
+
+def _pandas_names(table: Table, grid: list[list[Any]], b: Block) -> None:
+    """Name the columns as read_excel will: it numbers repeated names across the whole header row, usecols or not.
+
+    Two tables side by side under one header row that both have 'Age_ky' get 'Age_ky' and 'Age_ky.1'.
+    """
+    if table.header_row is None or "names=" in (table.read_hint or ""):
+        return
+    row = grid[table.header_row]
+    full = unique_column_names([_col_name(v, j) for j, v in enumerate(row)])
+    if len(full) >= b.c1:
+        for col, name in zip(table.columns, full[b.c0 : b.c1], strict=False):
+            col.name = name
 
 
 def _merge(blocks: list[Block], occ: Any, grid: list[list[Any]]) -> list[Block]:
@@ -256,7 +279,7 @@ def _merge(blocks: list[Block], occ: Any, grid: list[list[Any]]) -> list[Block]:
 def _block_text(grid: list[list[Any]], b: Block) -> str:
     parts = [str(v).strip() for r in range(b.r0, b.r1) for v in (grid[r] + [None] * b.c1)[b.c0 : b.c1]
              if not _empty(v)]
-    return " | ".join(parts)[:NOTE_CHARS]
+    return clip(" | ".join(parts), NOTE_CHARS)
 
 
 def _read_grid(ws: Any) -> tuple[list[list[Any]], bool, int | None, int | None]:
@@ -312,6 +335,7 @@ def sheet_tables(ws: Any, limits: Limits) -> tuple[list[Table], dict[str, Any], 
     tables, notes = [], []
     for b in sorted(tables_b, key=lambda b: (b.r0, b.c0)):
         table, tnotes = block_table(grid, b, ws.title, several, limits, dim_rows, truncated)
+        _pandas_names(table, grid, b)
         if several:
             table.name = f"{ws.title}!{table.location}"
         notes += [f"sheet '{ws.title}' {table.location}: {n}" for n in tnotes]

@@ -12,7 +12,6 @@ from index.profilers.delimited import WHITESPACE, hint_of
 from index.profilers.stats import column_stats, sample_rows
 
 _NUMERIC_TOKEN = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eEdD][-+]?\d+)?$|^\d{1,4}[-/:]\d{1,2}([-/:]\d{1,4})*$")
-_FILL = re.compile(r"^-?9{2,}(\.9+)?$|^-?9+\.9+$")
 _TLE1 = re.compile(r"^1 [0-9A-Z]{5}[A-Z ] ")
 _TLE2 = re.compile(r"^2 [0-9A-Z]{5} ")
 MIN_RUN = 3
@@ -100,16 +99,6 @@ def run_table(lines: list[str], run: Run, limits: Limits, to_eof: bool) -> tuple
     table.sample_rows = sample_rows(df, limits)
     table.read_hint = hint_of(kw)
     return table, df
-
-
-def fill_values(table: Table) -> list[str]:
-    """Return notes on columns whose maximum looks like a 9s fill value (999.9, 99999) standing for missing."""
-    found: dict[str, list[str]] = {}
-    for col in table.columns:
-        if isinstance(col.max, (int, float)) and _FILL.match(str(col.max)):
-            found.setdefault(str(col.max), []).append(col.name)
-    return [f"{v} in column(s) {', '.join(names[:12])}{' …' if len(names) > 12 else ''} looks like a fill value "
-            f"for missing data: replace it with NaN before computing" for v, names in sorted(found.items())]
 
 
 def is_tle(lines: list[str]) -> bool:

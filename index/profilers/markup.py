@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from index.profilers.base import Limits, Profile, Table
-from index.profilers.stats import column_stats, sample_rows, unique_column_names
+from index.profilers.stats import column_stats, name_notes, sample_rows, unique_column_names
 from index.profilers.textio import decode_head, detect_encoding, printable
 
 HTML_MAX_BYTES = 16 << 20  # html beyond this is profiled from its head only
@@ -17,6 +17,7 @@ MAX_TABLE_ROWS = 5000
 SAMPLE_CHARS = 1500
 _SKIP = {"script", "style", "noscript", "template", "svg"}
 _WS = re.compile(r"\s+")
+_PANDAS_WS = re.compile(r"[\r\n]+|\s{2,}")  # what pandas.read_html collapses in a cell's text
 
 
 class _Extractor(HTMLParser):
@@ -36,6 +37,7 @@ class _Extractor(HTMLParser):
         self._cell: list[str] | None = None
         self._cell_th = False
         self._span = 1
+        self._rowspan = 1
         self._caption: list[str] | None = None
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
@@ -58,6 +60,8 @@ class _Extractor(HTMLParser):
             self._cell, self._cell_th = [], tag == "th"
             span = dict(attrs).get("colspan") or "1"
             self._span = int(span) if span.strip().isdigit() and 0 < int(span) <= 50 else 1
+            down = dict(attrs).get("rowspan") or "1"
+            self._rowspan = int(down) if down.strip().isdigit() and 0 < int(down) <= 500 else 1
         elif tag == "br" and self._cell is not None:
             self._cell.append(" ")
 
@@ -86,10 +90,10 @@ class _Extractor(HTMLParser):
         table = self._stack[-1]
         if not table["rows"]:
             table["rows"].append([])
-        text = _WS.sub(" ", "".join(self._cell)).strip()
+        text = _PANDAS_WS.sub(" ", "".join(self._cell).strip())  # as pd.read_html gives it: a '\xa0' stays
         row = table["rows"][-1]
         if len(table["rows"]) <= MAX_TABLE_ROWS:
-            row.extend([(text, self._cell_th)] * self._span)
+            row.extend([(text, self._cell_th, self._rowspan)] * self._span)
         self._cell = None
 
     def handle_data(self, data: str) -> None:
@@ -112,29 +116,69 @@ class _Extractor(HTMLParser):
             self.text_len += len(data)
 
 
-def _table_of(raw: dict[str, Any], index: int, limits: Limits) -> Table | None:
+def _spread(rows: list[list[tuple[str, bool, int]]]) -> list[list[tuple[str, bool]]]:
+    """Copy cells with rowspan=N into the N-1 rows below, as pandas.read_html does (extra rows when they run out)."""
+    out: list[list[tuple[str, bool]]] = []
+    pending: list[tuple[int, str, bool, int]] = []  # (column, text, th, rows still to fill)
+    for tr in rows:
+        texts: list[tuple[str, bool]] = []
+        carry: list[tuple[int, str, bool, int]] = []
+        for text, th, down in tr:
+            while pending and pending[0][0] <= len(texts):
+                j, t, h, n = pending.pop(0)
+                texts.append((t, h))
+                if n > 1:
+                    carry.append((j, t, h, n - 1))
+            if down > 1:
+                carry.append((len(texts), text, th, down - 1))
+            texts.append((text, th))
+        for j, t, h, n in pending:
+            texts.append((t, h))
+            if n > 1:
+                carry.append((j, t, h, n - 1))
+        out.append(texts)
+        pending = carry
+    while pending:
+        out.append([(t, h) for _, t, h, _ in pending])
+        pending = [(j, t, h, n - 1) for j, t, h, n in pending if n > 1]
+    return out
+
+
+def _table_of(raw: dict[str, Any], index: int, limits: Limits) -> tuple[Table, list[str]] | None:
     import pandas as pd
 
-    rows = [r for r in raw["rows"] if r]
-    if not rows or not raw["text"]:
+    cells = [r for r in raw["rows"] if r]
+    if not cells or not raw["text"]:
         return None
-    first = rows[0]
-    header = all(th for _, th in first) or len(rows) == 1
+    heads = 0  # pandas takes every leading row of <th> cells as a header row
+    while heads < len(cells) and all(th for _, th, _ in cells[heads]):
+        heads += 1
+    header = heads > 0
+    rows = _spread(cells[:heads]) + _spread(cells[heads:])
     width = max(len(r) for r in rows)
-    names = [c for c, _ in first] if header else [str(i) for i in range(width)]
-    names = (names + [f"Unnamed: {i}" for i in range(len(names), width)])[:width]
-    body = [[c for c, _ in r] + [""] * (width - len(r)) for r in (rows[1:] if header else rows)]
+    level = f"_level_{heads - 1}" if heads > 1 else ""  # pandas' name of an empty cell in a multi-row header
+    last = rows[heads - 1] if header else []
+    names = [c or f"Unnamed: {j}{level}" for j, (c, _) in enumerate(last)] if header else \
+        [str(i) for i in range(width)]
+    names = (names + [f"Unnamed: {i}{level}" for i in range(len(names), width)])[:width]
+    body = [[c for c, _ in r] + [""] * (width - len(r)) for r in rows[heads:]]
     df = pd.DataFrame(body, columns=unique_column_names(names))
     df = df.replace("", None)
     for c in df.columns:
         conv = pd.to_numeric(df[c].astype("string").str.replace(",", "", regex=False), errors="coerce")
         if conv.notna().sum() and conv.notna().sum() == df[c].notna().sum():
             df[c] = conv
+    hint = f"pd.read_html({{path}})[{index}]"
+    notes = name_notes([str(c) for c in df.columns])
+    if heads > 1:  # a MultiIndex of column tuples: the hint keeps the last header row's names
+        hint += f".droplevel({list(range(heads - 1))}, axis=1)"
+        notes.append(f"{heads} header rows: pandas makes MultiIndex columns; the load line keeps the last row's "
+                     f"names (the rows above: {' / '.join(dict.fromkeys(c for r in rows[: heads - 1] for c, _ in r if c))[:300]})")
     t = Table(name=raw["caption"] or None, n_rows=len(body), n_cols=width,
-              header_row=0 if header else None, read_hint=f"pd.read_html({{path}})[{index}]")
+              header_row=heads - 1 if header else None, read_hint=hint)
     t.columns = column_stats(df, limits)
     t.sample_rows = sample_rows(df, limits)
-    return t
+    return t, notes
 
 
 def profile_html(path: Path, head: bytes, size: int, limits: Limits) -> Profile:
@@ -153,12 +197,14 @@ def profile_html(path: Path, head: bytes, size: int, limits: Limits) -> Profile:
                    text_sample=printable(" ".join(parser.text), SAMPLE_CHARS))
     index = 0
     for raw in parser.tables:
-        table = _table_of(raw, index, limits)
-        if table is None:
+        found = _table_of(raw, index, limits)
+        if found is None:
             continue
+        table, table_notes = found
         index += 1
         if len(prof.tables) < MAX_TABLES:
             prof.tables.append(table)
+            prof.notes += [f"table {index}: {n}" for n in table_notes]
     if index:
         prof.notes.append(f"{index} table(s); pd.read_html(path) returns them as a list in this order "
                           "(it needs lxml, or bs4 + html5lib)")

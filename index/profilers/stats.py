@@ -6,6 +6,7 @@ import datetime as dt
 import functools
 import math
 import re
+import unicodedata
 import warnings
 from typing import Any
 
@@ -22,6 +23,12 @@ _UNIT_SUFFIX = re.compile(
 _NUMBER = re.compile(r"^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$")
 _ISO = re.compile(r"^\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?$")
 _THOUSANDS = re.compile(r"^\s*[-+]?\d{1,3}(,\d{3})+(\.\d+)?\s*$")
+# 9s sentinels (99, 999.9, 99999.99, -9999, 9.99e+32) and the 1e30-1e38 fills of CDF and netCDF files
+_FILL = re.compile(r"^-?9{2,}(\.9+)?$|^-?9+\.9+$|^-?9\.9+e\+?\d+$|^-?1(\.0)?e\+?3\d$")
+_NUMBER_OR_GROUPED = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$|^[-+]?\d{1,3}(,\d{3})+(\.\d+)?$")
+_CODE = re.compile(r"^0\d")  # a leading zero: a code such as a ZIP or station id, not a number
+# said of a column whose numbers pandas cannot parse as the hint stands (the load check accepts it when said)
+LOADS_AS_TEXT = "pandas loads the column as text"
 _MONEY_PCT = re.compile(r"^\s*[-+]?[$€£]?\s*[-+]?[\d,]*\.?\d+\s*(%|[kKmMbB]n?)?\s*$")
 _DATE_HINT = re.compile(
     r"^\s*(\d{4}[-/.]\d{1,2}([-/.]\d{1,2})?([ T]\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?)?(Z|[+-]\d{2}:?\d{2})?|"
@@ -129,6 +136,12 @@ def column_stats(df: Any, limits: Limits) -> list[Column]:
     import numpy as np
 
     sub = df.iloc[:, : limits.max_columns]
+    nullable = [j for j, d in enumerate(sub.dtypes) if d.kind in "iu" and not isinstance(d, np.dtype)]
+    if nullable:  # pandas' Int64 holds pd.NA, which numpy cannot sort or compare: as pandas' readers do, use float
+        sub = sub.copy()
+        for j in nullable:
+            col = sub.iloc[:, j]
+            sub.isetitem(j, col.astype("float64") if col.isna().any() else col.astype(col.dtype.numpy_dtype))
     kinds = [dt.kind for dt in sub.dtypes]
     cols: list[Column | None] = [None] * len(kinds)
     for kind in "iuf":  # numeric columns in one 2-D array per kind: no per-column pandas overhead
@@ -166,6 +179,7 @@ def _numeric_block(block: Any, names: list[str], kind: str, limits: Limits) -> l
         changes = (srt[1:] != srt[:-1]) & ~np.isnan(srt[1:].astype(np.float64))
     non_null = mask.sum(0)
     unique = changes.sum(0) + (non_null > 0)
+    fills = {j: f for j in range(block.shape[1]) if (f := _fill_of(block[:, j], mins[j], maxs[j])) is not None}
     out = []
     for j, name in enumerate(names):
         col = Column(name=name, dtype="empty", non_null=int(non_null[j]), nulls=int(n - non_null[j]),
@@ -182,8 +196,73 @@ def _numeric_block(block: Any, names: list[str], kind: str, limits: Limits) -> l
             if not np.isnan(float(mins[j])):
                 col.min, col.max = jsonable(mins[j]), jsonable(maxs[j])
                 col.mean = _round(float(means[j]))
+            if j in fills:
+                _set_fill(col, block[:, j], fills[j])
         out.append(col)
     return out
+
+
+@functools.lru_cache(maxsize=4096)  # the maxima of a family's columns repeat from file to file
+def looks_like_fill(value: Any) -> bool:
+    """Return True for sentinels that stand for missing data: 99, 999.9, 9999999, -9999, 9.99e+32, 1e+31."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or value != value or abs(value) < 9:
+        return False
+    text = str(int(value)) if float(value).is_integer() and abs(value) < 1e15 else repr(float(value))
+    return bool(_FILL.match(text))
+
+
+def _fill_of(values: Any, low: Any, high: Any) -> float | None:
+    """Return the fill value of a numeric column: a 9s sentinel at an extreme, well apart from the other values."""
+    import numpy as np
+
+    for cand in (high, low):
+        try:
+            cand = float(cand)
+        except (TypeError, ValueError):
+            continue
+        if not looks_like_fill(cand) or (cand < 0 and cand != low):
+            continue
+        others = values[(values != cand) & ~np.isnan(values.astype(np.float64))]
+        # 99 among 0..98 is a value; 99 among 51..52, or 9.99e+32 among 1e-13, is a marker
+        if others.size == 0 or abs(cand) > 1.5 * float(np.abs(others.astype(np.float64)).max()):
+            return cand
+    return None
+
+
+def _set_fill(col: Column, values: Any, fill: float) -> None:
+    """Record a fill value and give min, max and mean of the other values."""
+    import numpy as np
+
+    vals = values.astype(np.float64)
+    vals = vals[~np.isnan(vals)]
+    others = vals[vals != fill]
+    col.fill, col.fill_count = jsonable(fill), int((vals == fill).sum())
+    if col.dtype == "int" and float(fill).is_integer():
+        col.fill = int(fill)
+    if others.size:
+        col.min, col.max, col.mean = jsonable(others.min()), jsonable(others.max()), _round(float(others.mean()))
+        if col.dtype == "int":
+            col.min, col.max = int(col.min), int(col.max)
+    else:
+        col.min = col.max = col.mean = None
+
+
+def fill_notes(columns: list[Column]) -> list[str]:
+    """Return one note naming each fill value and the columns where it stands for missing data."""
+    found: dict[str, list[str]] = {}
+    for col in columns:
+        if col.fill is not None:
+            found.setdefault(_num_text(col.fill), []).append(col.name)
+    if not found:
+        return []
+    each = [f"{v} in column(s) {', '.join(names[:12])}{' …' if len(names) > 12 else ''}"
+            for v, names in sorted(found.items())]
+    return ["fill values that stand for missing data (replace them with NaN before computing; the ranges and "
+            "means below leave them out): " + "; ".join(each)]
+
+
+def _num_text(value: Any) -> str:
+    return str(int(value)) if isinstance(value, float) and value.is_integer() and abs(value) < 1e15 else str(value)
 
 
 def _numeric_column(arr: Any, name: str, kind: str, limits: Limits) -> Column:
@@ -264,7 +343,16 @@ def _text_facts(col: Column, non_null: Any) -> None:
 
     strings = non_null.astype(str)
     sk = text_kind(strings.iloc[:500].tolist())
-    if sk == "date":
+    odd = _odd_cells(strings)
+    if odd is not None:
+        count, shown, marked = odd
+        col.dtype = f"text: numbers, but {count:,} cell(s) are not, e.g. {shown}; {LOADS_AS_TEXT}"
+        if marked:  # '*8,097,880': a number with a mark, worth keeping
+            col.dtype += ": convert with pd.to_numeric(s.str.replace(r'[^0-9.eE+-]', '', regex=True))"
+        nums = pd.to_numeric(strings.str.replace(r"[^0-9.eE+-]", "", regex=True), errors="coerce").dropna()
+        if not nums.empty:
+            col.min, col.max = jsonable(nums.min()), jsonable(nums.max())
+    elif sk == "date":
         parsed = parse_dates(strings)
         if parsed.notna().sum() >= 0.9 * len(strings):
             col.dtype = "text (dates)"
@@ -280,6 +368,25 @@ def _text_facts(col: Column, non_null: Any) -> None:
         counts = strings.value_counts()
         pairs = sorted(counts.items(), key=lambda kv: (-kv[1], str(kv[0])))[:5]
         col.top_values = [[jsonable(k), int(v)] for k, v in pairs]
+
+
+def _odd_cells(strings: Any) -> tuple[int, str, bool] | None:
+    """Return (count, examples, all hold digits) of the cells that keep a column of numbers as text, or None."""
+    head = [v.strip() for v in strings.iloc[:50].tolist()]
+    if sum(1 for v in head if _NUMBER_OR_GROUPED.match(v)) < 0.8 * len(head):
+        return None  # a text column (the usual case): decided on its first values, cheaply
+    values = strings.iloc[:20000].str.strip()
+    numbers = values.str.match(_NUMBER_OR_GROUPED)
+    if values[numbers].str.match(_CODE).any():
+        return None  # '041018': identifiers written with digits, not numbers
+    n_odd = int((~numbers).sum())
+    if n_odd == 0 or n_odd > max(3, 0.1 * len(values)) or int(numbers.sum()) < 3:
+        return None
+    odd = list(dict.fromkeys(values[~numbers].tolist()))
+    if all(len(v) <= 12 and not any(ch.isdigit() for ch in v) for v in odd) and len(odd) <= 3:
+        return None  # markers such as 'NA', '-', 'n/a': the delimited profiler passes them as na_values
+    marked = all(any(ch.isdigit() for ch in v) for v in odd)
+    return n_odd, ", ".join(repr(v if len(v) <= 30 else v[:29] + "…") for v in odd[:2]), marked
 
 
 def parse_dates(strings: Any) -> Any:
@@ -304,13 +411,18 @@ def parse_dates(strings: Any) -> Any:
 def _object_dtype(values: Any) -> str:
     if str(values.dtype) in ("str", "string"):
         return "text"
-    types = {type(v).__name__ for v in values.iloc[:500].tolist()}
+    cells = values.tolist()
+    types = {type(v).__name__ for v in cells}  # every cell: one text cell among 800 numbers makes the column text
     if types <= {"str"}:
         return "text"
     if types <= {"int", "float"}:
         return "float"
     if types <= {"datetime", "Timestamp", "date"}:
         return "datetime"
+    text = [v for v in cells if isinstance(v, str)]
+    if types - {"str"} <= {"int", "float"} and len(text) <= 0.1 * len(cells):
+        shown = ", ".join(repr(v if len(v) <= 40 else v[:39] + "…") for v in list(dict.fromkeys(text))[:2])
+        return f"mixed (numbers and {len(text):,} text cell(s), e.g. {shown}: {LOADS_AS_TEXT})"
     return "mixed (" + ", ".join(sorted(types)) + ")"
 
 
@@ -326,3 +438,51 @@ def unique_column_names(names: list[str]) -> list[str]:
             seen[name] = 0
             out.append(name)
     return out
+
+
+def name_notes(names: list[str]) -> list[str]:
+    """Return notes on column names a coder could mistype: invisible characters, leading or trailing spaces."""
+    notes = []
+    odd = [n for n in names if not n.isprintable()]
+    if odd:
+        chars = sorted({ch for n in odd for ch in n if not ch.isprintable()})
+        what = ", ".join(f"{ch!r} ({unicodedata.name(ch, 'control character').lower()})" for ch in chars[:4])
+        notes.append(f"column names hold invisible characters: {what}. Names are shown escaped, as Python writes "
+                     f"them (e.g. {odd[0]!r}): use them exactly so, or normalise the names first, e.g. "
+                     "df.columns = [' '.join(str(c).split()) for c in df.columns]")
+    if any(n != n.strip() for n in names):
+        notes.append("some column names have leading or trailing spaces: use them exactly, or strip df.columns")
+    return notes
+
+
+_YEAR_NAME = re.compile(r"(^|[\s_])(year|yr|date)s?($|[\s_])", re.I)
+
+
+def _years(values: list[str]) -> bool:
+    return bool(values) and all(v.isdigit() and len(v) == 4 and 1500 <= int(v) <= 2200 for v in values)
+
+
+def header_misfits(df: Any) -> list[str]:
+    """Return notes on columns whose name promises years or dates but whose values are words (shifted headers)."""
+    def cells(c: Any) -> list[str]:
+        return [str(v).strip() for v in df[c].dropna().iloc[:200].tolist()]
+
+    named = [c for c in [c for c in list(df.columns)[:200] if _YEAR_NAME.search(str(c))] if df[c].dtype.kind in "OU"]
+    if not named:  # the usual case, and a cheap one: no column named for years holds text
+        return []
+    years = [c for c in list(df.columns)[:200] if c not in named
+             and _years([v[:-2] if v.endswith(".0") else v for v in cells(c)])]
+    notes = []
+    for c in named:
+        vals = cells(c)
+        if not vals:
+            continue
+        if any(ch.isdigit() for v in vals for ch in v[:1]) or text_kind(vals) == "date":
+            continue
+        note = f"column {str(c)!r} holds words such as {vals[0]!r}, not years or dates"
+        other = [o for o in years if o != c]
+        if other:
+            note += (f", while column {str(other[0])!r} holds years: the header names look swapped or shifted; "
+                     "decide which column is which from the values, not the names")
+        notes.append(note)
+    return notes

@@ -6,12 +6,14 @@ import re
 from pathlib import Path
 from typing import Any
 
+from index.profilers import document
 from index.profilers.base import Limits, Profile, Table
-from index.profilers.fixedwidth import fill_values, find_runs, is_sp3, is_tle, run_table, sp3_facts, tle_facts
-from index.profilers.stats import column_stats, sample_rows
+from index.profilers.fixedwidth import find_runs, is_sp3, is_tle, run_table, sp3_facts, tle_facts
+from index.profilers.stats import column_stats, fill_notes, sample_rows
 from index.profilers.textio import count_lines, decode_head, detect_encoding, printable
 
 SAMPLE_CHARS = 1500
+PROSE_SHARE = 0.1  # aligned rows covering less than this share of a text's lines do not make it a table
 CODE_EXT = {".py": "Python", ".r": "R", ".sql": "SQL", ".sh": "shell", ".js": "JavaScript", ".ipynb": "Jupyter",
             ".m": "MATLAB", ".jl": "Julia", ".java": "Java", ".c": "C", ".cpp": "C++", ".go": "Go", ".rs": "Rust"}
 _MD_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
@@ -49,14 +51,18 @@ def text_title_headings(lines: list[str]) -> tuple[str | None, list[str]]:
             title = s[:120]
             break
     heads = []
-    for i in range(min(len(lines), 2000)):
-        if _heading_like(lines, i):
-            h = lines[i].strip()
-            if h[:120] != title and h not in heads:
-                heads.append(h[:120])
+    for i in heading_lines(lines):
+        h = lines[i].strip()
+        if h[:120] != title and h not in heads:
+            heads.append(h[:120])
         if len(heads) >= 15:
             break
     return title, heads
+
+
+def heading_lines(lines: list[str], limit: int = 40) -> list[int]:
+    """Return the indexes of heading-like lines (short, set apart, or in capitals) among the first 2,000."""
+    return [i for i in range(min(len(lines), 2000)) if _heading_like(lines, i)][:limit]
 
 
 def profile_text(path: Path, head: bytes, size: int, limits: Limits, ext: str) -> Profile:
@@ -103,7 +109,14 @@ def profile_text(path: Path, head: bytes, size: int, limits: Limits, ext: str) -
             table.n_rows = (n_lines - run.start) if n_lines is not None else None
             table.n_rows_exact = n_lines is not None
         prof.tables.append(table)
-        prof.notes += fill_values(table)
+    rows = sum(t.n_rows or 0 for t in prof.tables)
+    if prof.tables and rows < PROSE_SHARE * max(1, nonblank if whole else len(lines)):
+        # a few aligned rows in a long text are part of the document, not what it is
+        prof.notes.append("aligned rows inside the text (" + ", ".join(t.location or "" for t in prof.tables)
+                          + ") are part of the document; read it as text")
+        prof.tables = []
+    for table in prof.tables:
+        prof.notes += fill_notes(table.columns)
     if prof.tables and (prof.tables[0].n_rows or 0) >= 0.5 * max(1, nonblank if whole else len(lines)):
         prof.format = "fixed-width"
         main = prof.tables[0]
@@ -123,6 +136,10 @@ def profile_text(path: Path, head: bytes, size: int, limits: Limits, ext: str) -
         if 0 < nonblank <= 200 and whole and all(len(ln.strip()) <= 60 for ln in lines if ln.strip()):
             prof.notes.append(f"a list of {nonblank} short lines (one item per line)")
             prof.structure = {"items": [ln.strip() for ln in lines if ln.strip()][:50]}
+        elif len(text) > SAMPLE_CHARS and not prof.tables:
+            heads = heading_lines(lines)
+            prof.structure = {"outline": document.outline(lines, set(heads))}
+            prof.text_sample = printable(document.excerpt(lines, set(heads)), document.EXCERPT_CHARS + 400)
         prof.read_hint = f"open({{path}}, encoding={encoding!r}).read()"
     return prof
 

@@ -152,6 +152,16 @@ def printable(text: str, limit: int) -> str:
     return out + ("…" if len(text) > limit else "")
 
 
+def clip(text: str, limit: int) -> str:
+    """Return text whole when it fits, else cut at a word boundary with a visible mark of the cut."""
+    if len(text) <= limit:
+        return text
+    cut = text[: max(1, limit - 12)]
+    if " " in cut[len(cut) // 2 :]:
+        cut = cut[: cut.rfind(" ")]
+    return cut.rstrip(" ,;:") + " … [cut]"
+
+
 def file_size(path: Path) -> int:
     """Return the size of a file, as ProfileError when it cannot be stat'ed."""
     try:

@@ -1,0 +1,281 @@
+"""Execute every load hint a description gives and compare what it loads with what the description says.
+
+A description is only as good as its `load:` line: the coder runs it as written and trusts the shape and the
+column names printed under it. This module runs each hint against the real file and reports, per table, what
+differs (rows, columns, names, delimiters left inside values, numbers left as text, header rows inside the data).
+`check_profile` runs in this process (tests); `check_files` profiles and checks files in worker processes with a
+per-file timeout, since a hint that reads a big file can take long (benchmarks/load_hints.py).
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from index.profilers.base import PATH_PLACEHOLDER, Limits, Profile, ProfileError, Table
+from index.profilers.stats import LOADS_AS_TEXT
+
+# Mismatch kinds, in the order a report lists them.
+KINDS = ("error", "timeout", "not-a-table", "rows", "columns", "column-names", "numeric-dtype", "numbers-as-text",
+         "decimal-comma", "delimiter-in-values", "header-in-data", "not-in-description")
+ROWS_TOLERANCE = 0.25  # an approximate row count may be this far off (a share of the count)
+_NUMBER = re.compile(r"^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$")
+_THOUSANDS = re.compile(r"^\s*[-+]?\d{1,3}(,\d{3})+(\.\d+)?\s*$|^\s*[-+]?\d{1,3}(\.\d{3})*,\d+\s*$")
+_GROUPED = re.compile(r"^[-+]?\d{1,3}(,\d{3})+$")  # '2,911': three digits after every comma
+_NUMERIC_LIKE = re.compile(r"^\s*[-+]?[$€£]?\s*[-+]?[\d,]*\.?\d+\s*(%|[kKmMbB]n?)?\s*$")  # 12, 1,299, $5M, 23%
+VALUES_LOOKED_AT = 300  # cells per column the value checks read (enough to see a pattern, cheap on big tables)
+
+
+@dataclass
+class Mismatch:
+    """One way a hint's result differs from its description."""
+
+    kind: str
+    where: str  # "table 2", "file"
+    detail: str
+
+
+@dataclass
+class FileCheck:
+    """The hints of one file: how many ran, how many matched, and what differed."""
+
+    path: str
+    format: str | None = None
+    hints: int = 0
+    executed: int = 0
+    matched: int = 0
+    mismatches: list[Mismatch] = field(default_factory=list)
+    skipped: str | None = None  # why the file has no profile to check (a recorded failure)
+
+    @property
+    def ok(self) -> bool:
+        """Return True when every hint executed and matched its description."""
+        return not self.mismatches
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the check as JSON-ready data."""
+        return asdict(self)
+
+
+def run_hint(hint: str, path: Path) -> Any:
+    """Evaluate a read hint the way a coder's script would, with the real path in place of the placeholder."""
+    import gzip
+    import io
+    import json
+    import xml.etree.ElementTree
+
+    import numpy as np
+    import pandas as pd
+
+    scope: dict[str, Any] = {"pd": pd, "np": np, "json": json, "gzip": gzip, "io": io, "xml": xml}
+    if "cdflib" in hint:
+        import cdflib
+
+        scope["cdflib"] = cdflib
+    code = hint.replace(PATH_PLACEHOLDER, repr(str(path)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a DtypeWarning is not a failure of the hint
+        return eval(code, scope)  # noqa: S307 - our own generated hint, run on a file of the lake
+
+
+def check_profile(profile: Profile, path: Path, relpath: str) -> FileCheck:
+    """Run each table's load hint (and the file's own hint) on path; compare with the profile and its description."""
+    from index.cards import describe, hint_line, shape_text
+
+    result = FileCheck(path=relpath, format=profile.format)
+    description = describe(profile, relpath)
+    table_hints = {t.read_hint for t in profile.tables}
+    for i, table in enumerate(profile.tables):
+        if not table.read_hint:
+            continue
+        where = f"table {i + 1}"
+        result.hints += 1
+        try:
+            loaded = run_hint(table.read_hint, path)
+        except Exception as exc:  # the hint is what we test: any failure of it is a finding, not a crash
+            result.mismatches.append(Mismatch("error", where, _error_text(exc)))
+            continue
+        result.executed += 1
+        found = compare(loaded, table, where, path)
+        if i < 12 and hint_line(table, relpath) not in description:
+            found.append(Mismatch("not-in-description", where, "the load line is cut from the description"))
+        elif i < 12 and shape_text(table) not in description:
+            found.append(Mismatch("not-in-description", where, f"'{shape_text(table)}' is not in the description"))
+        result.mismatches += found
+        result.matched += not found
+    if profile.read_hint and profile.read_hint not in table_hints:
+        result.hints += 1
+        try:
+            run_hint(profile.read_hint, path)
+        except Exception as exc:  # the hint is what we test: any failure of it is a finding, not a crash
+            result.mismatches.append(Mismatch("error", "file", _error_text(exc)))
+        else:
+            result.executed += 1
+            result.matched += 1
+    return result
+
+
+def _error_text(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}"
+
+
+def compare(df: Any, table: Table, where: str, path: Path) -> list[Mismatch]:
+    """Return what differs between a described table and what its hint loaded."""
+    import pandas as pd
+
+    if isinstance(df, pd.Series):
+        df = df.to_frame()
+    if not isinstance(df, pd.DataFrame):
+        return [Mismatch("not-a-table", where, f"the hint returns {type(df).__name__}, not a DataFrame")]
+    out: list[Mismatch] = []
+    if len(df.columns) != table.n_cols:
+        out.append(Mismatch("columns", where, f"{len(df.columns)} columns loaded, {table.n_cols} described"))
+    names = [str(c) for c in df.columns[: len(table.columns)]]
+    described = [c.name for c in table.columns]
+    if names != described:
+        diff = next((j for j, (a, b) in enumerate(zip(names, described, strict=False)) if a != b), len(names))
+        got = names[diff] if diff < len(names) else None
+        want = described[diff] if diff < len(described) else None
+        out.append(Mismatch("column-names", where, f"column {diff}: loaded {got!r}, described {want!r}"))
+    if table.n_rows is not None:
+        n = len(df)
+        off = abs(n - table.n_rows) > (ROWS_TOLERANCE * table.n_rows if not table.n_rows_exact else 0)
+        if off:
+            exact = "" if table.n_rows_exact else " (approximate)"
+            out.append(Mismatch("rows", where, f"{n:,} rows loaded, {table.n_rows:,}{exact} described"))
+    out += _value_mismatches(df, table, where)
+    if "decimal=','" in (table.read_hint or "") and table.read_hint.startswith("pd.read_csv(" + PATH_PLACEHOLDER):
+        out += _decimal_comma_mismatches(df, table.read_hint, path, where)
+    return out
+
+
+def _decimal_comma_mismatches(df: Any, hint: str, path: Path, where: str) -> list[Mismatch]:
+    """Find columns read with decimal=',' whose text is written with thousands separators ('2,911' is 2911)."""
+    raw = run_hint(hint.replace(PATH_PLACEHOLDER, PATH_PLACEHOLDER + ", dtype=str", 1), path)
+    found = []
+    for j, name in enumerate(df.columns[:200]):
+        if df[name].dtype.kind != "f" or j >= len(raw.columns):
+            continue
+        values = [v.strip() for v in raw.iloc[:VALUES_LOOKED_AT, j].dropna().tolist()]
+        grouped = [v for v in values if _GROUPED.match(v)]
+        if grouped and all(_GROUPED.match(v) or v.lstrip("+-").isdigit() for v in values):
+            found.append(f"{name!r} ({grouped[0]!r} read as {float(grouped[0].replace(',', '.')):g})")
+    return [Mismatch("decimal-comma", where, "thousands separators read as decimal commas: " + "; ".join(found[:3]))
+            ] if found else []
+
+
+def _value_mismatches(df: Any, table: Table, where: str) -> list[Mismatch]:
+    """Look at the loaded values: delimiters inside cells, numbers left as text, header rows inside the data."""
+    out: list[Mismatch] = []
+    head = df.iloc[:VALUES_LOOKED_AT]
+    by_name = {c.name: c for c in table.columns}
+    tabs, as_text, not_numeric = [], [], []
+    for j in range(min(len(df.columns), 200)):
+        name = str(df.columns[j])
+        col = head.iloc[:, j]
+        described = by_name.get(name)
+        if described is not None and described.dtype in ("int", "float") and col.dtype.kind not in "iufb":
+            not_numeric.append(name)
+        if "\t" in name:
+            tabs.append(name)
+        if col.dtype.kind != "O":
+            continue
+        values = [v for v in col.dropna().tolist() if isinstance(v, str) and v.strip()]
+        if any("\t" in v for v in values):
+            tabs.append(name)
+        numbers = sum(1 for v in values if _NUMBER.match(v) or _THOUSANDS.match(v))
+        said = described is not None and LOADS_AS_TEXT in described.dtype
+        # mostly numbers, yet text: a separator or marker the hint does not pass, or a sub-table's header row
+        codes = any(v.strip()[:1] == "0" and v.strip()[1:2].isdigit() for v in values)  # '041018' is an id
+        if len(values) >= 3 and numbers >= 0.8 * len(values) and not said and not codes:
+            odd = [v for v in values if not (_NUMBER.match(v) or _THOUSANDS.match(v))]
+            as_text.append(name + (f" (text: {', '.join(repr(v) for v in odd[:2])})" if odd else ""))
+    if tabs:
+        out.append(Mismatch("delimiter-in-values", where, f"tab characters inside column(s) {_names(tabs)}"))
+    if not_numeric:
+        out.append(Mismatch("numeric-dtype", where, f"described as numbers, loaded as text: {_names(not_numeric)}"))
+    if as_text:
+        out.append(Mismatch("numbers-as-text", where, f"numbers loaded as text in {'; '.join(as_text[:4])}"))
+    found = _header_row_inside(head, table.header_row is not None)
+    if found:
+        out.append(Mismatch("header-in-data", where, found))
+    return out
+
+
+def _header_row_inside(head: Any, has_header: bool) -> str | None:
+    """Find a row that heads another table: the header again, or labels over numbers in the row below."""
+    rows = [tuple(row) for row in head.itertuples(index=False)]
+    if has_header and len(head.columns) >= 2:
+        header = [str(c).strip() for c in head.columns]
+        wanted = max(2, (2 * sum(1 for h in header if not h.startswith("Unnamed: ")) + 2) // 3)
+        for k, row in enumerate(rows):
+            if sum(1 for h, v in zip(header, row, strict=False) if isinstance(v, str) and v.strip() == h) >= wanted:
+                return f"data row {k} repeats the header"
+    for k, (row, below) in enumerate(zip(rows, rows[1:], strict=False)):
+        # a sub-table's header: labels in two or more columns that hold numbers (counts, money, %) right below
+        labels = [j for j, v in enumerate(row) if isinstance(v, str) and v.strip() and not _NUMERIC_LIKE.match(v)]
+        under = [j for j in labels if _numeric_like(below[j])]
+        if len(under) >= 2 and all(not _numeric_like(v) for v in row if _filled(v)):
+            return f"data row {k} looks like the header of another table: {' | '.join(str(row[j]) for j in under[:4])}"
+    return None
+
+
+def _filled(v: Any) -> bool:
+    return v is not None and v == v and str(v).strip() != ""
+
+
+def _numeric_like(v: Any) -> bool:
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return v == v
+    return isinstance(v, str) and bool(_NUMERIC_LIKE.match(v))
+
+
+def _names(names: list[str]) -> str:
+    return ", ".join(repr(n) for n in names[:5]) + (" …" if len(names) > 5 else "")
+
+
+def check_path(root: str, relpath: str, limits: Limits | None = None) -> dict[str, Any]:
+    """Profile one lake file and check its hints (the unit of work a worker process runs); return plain data."""
+    from index.profilers.registry import profile_path
+
+    path = Path(root) / relpath
+    try:
+        profile = profile_path(path, limits or Limits())
+    except ProfileError as exc:
+        return FileCheck(path=relpath, skipped=f"not profiled: {exc.message}").to_dict()
+    return check_profile(profile, path, relpath).to_dict()
+
+
+def from_dict(data: dict[str, Any]) -> FileCheck:
+    """Rebuild a FileCheck returned by a worker process."""
+    data = dict(data)
+    mismatches = [Mismatch(**m) for m in data.pop("mismatches", [])]
+    return FileCheck(mismatches=mismatches, **data)
+
+
+def check_files(root: Path, relpaths: list[str], workers: int = 2, timeout_s: float = 120.0,
+                limits: Limits | None = None) -> Iterator[FileCheck]:
+    """Profile and check files in worker processes; a file past timeout_s is stopped and reported as 'timeout'."""
+    import multiprocessing
+    from concurrent.futures import TimeoutError as FutureTimeout
+
+    from pebble import ProcessExpired, ProcessPool
+
+    # forkserver: fresh workers with pandas preloaded, never forked from a caller that holds threads
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(["index.profilers.registry", "index.hint_check", "pandas"])
+    with ProcessPool(max_workers=max(1, workers), context=ctx) as pool:
+        futures = [(rel, pool.schedule(check_path, args=(str(root), rel, limits), timeout=timeout_s))
+                   for rel in relpaths]
+        for rel, future in futures:
+            try:
+                yield from_dict(future.result())
+            except FutureTimeout:
+                yield FileCheck(path=rel, mismatches=[Mismatch("timeout", "file",
+                                                               f"profile and hints took over {timeout_s:g} s")])
+            except ProcessExpired as exc:
+                yield FileCheck(path=rel, mismatches=[Mismatch("error", "file", f"worker died: {exc}")])
