@@ -20,6 +20,12 @@ def fenced(body: str) -> str:
     return f"Here is the code:\n```python\n{body.strip()}\n```\nIt prints the result."
 
 
+def rules_file(path: Path, *rules: dict[str, Any]) -> str:
+    """Write scripted-provider rules as JSONL (for --scripted-file) and return the path."""
+    path.write_text("\n".join(json.dumps(r) for r in rules) + "\n")
+    return str(path)
+
+
 def scripted(*answers: tuple[str, str], fallback: dict[str, str] | None = None) -> ScriptedProvider:
     """Answer each (role, text) once, in order per role; `fallback` answers a role after its list runs out.
 

@@ -5,17 +5,12 @@ from __future__ import annotations
 import json
 
 import pytest
-from agent_helpers import SUM_WIDGETS, TOP_REGION_ONLY, fenced
+from agent_helpers import SUM_WIDGETS, TOP_REGION_ONLY, fenced, rules_file
 from click.testing import CliRunner
 from conftest import write_table_lake
 
 from cli import cli
 from dsstar_lake.llm.testing import LLM_ENV_VARS
-
-
-def rules_file(path, *rules):
-    path.write_text("\n".join(json.dumps(r) for r in rules) + "\n")
-    return str(path)
 
 
 @pytest.fixture

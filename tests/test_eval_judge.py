@@ -134,8 +134,9 @@ def test_the_judge_prompt_frames_answer_and_truth():
 # ---------------------------------------------------------------- files_used is always a list
 
 
-def test_files_used_as_a_string_in_an_old_results_file_reads_back_as_a_list(tmp_path):
-    base = TaskResult(
+def _result(files_used: object) -> TaskResult:
+    """Return a scored string_exact row with no context or gold, holding files_used as given."""
+    return TaskResult(
         id="a",
         domain="d",
         query="q",
@@ -147,13 +148,17 @@ def test_files_used_as_a_string_in_an_old_results_file_reads_back_as_a_list(tmp_
         metric="success",
         method="rule",
         run_id=None,
-        files_used=[],
+        files_used=files_used,  # type: ignore[arg-type]
         context=[],
         gold=[],
         recall=None,
         context_recall=None,
         oracle=False,
-    ).to_dict()
+    )
+
+
+def test_files_used_as_a_string_in_an_old_results_file_reads_back_as_a_list(tmp_path):
+    base = _result(files_used=[]).to_dict()
     old = [
         {**base, "id": "a", "files_used": "sales.csv, ozone_by_county.csv"},
         {**base, "id": "b", "files_used": '["sales.csv"]', "context": "['x.csv', 'y.csv']"},
@@ -174,25 +179,7 @@ def test_files_used_as_a_string_in_an_old_results_file_reads_back_as_a_list(tmp_
 
 
 def test_a_row_is_written_with_files_used_as_a_list():
-    row = TaskResult(
-        id="a",
-        domain="d",
-        query="q",
-        answer="x",
-        parsed="x",
-        truth="x",
-        answer_type="string_exact",
-        score=1.0,
-        metric="success",
-        method="rule",
-        run_id=None,
-        files_used=("sales.csv",),
-        context=[],
-        gold=[],
-        recall=None,
-        context_recall=None,
-        oracle=False,
-    )
+    row = _result(files_used=("sales.csv",))
     row.files_used = "sales.csv"  # type: ignore[assignment]  # set after construction, as a caller might
     assert json.loads(json.dumps(row.to_dict()))["files_used"] == ["sales.csv"]
     row.files_used = {"sales.csv": 1}  # type: ignore[assignment]

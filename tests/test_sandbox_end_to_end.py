@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 
 import pytest
-from agent_helpers import fenced
+from agent_helpers import fenced, rules_file
 from click.testing import CliRunner
 from conftest import write_table_lake
 from sandbox_helpers import BACKENDS
@@ -55,11 +55,6 @@ def digest(root: Path, skip: str = "") -> dict[str, str]:
             and not (skip and p.relative_to(root).as_posix().startswith(skip))}
 
 
-def rules(path: Path, *items: dict) -> str:
-    path.write_text("\n".join(json.dumps(item) for item in items) + "\n")
-    return str(path)
-
-
 @pytest.fixture
 def setting(tmp_path, monkeypatch):
     for name in LLM_ENV_VARS:
@@ -90,7 +85,7 @@ def test_links_a_script_plants_are_never_written_through(backend, setting, tmp_p
     config = (catalog / "config.toml").read_bytes()
     lake_before = digest(lake, skip=".dslake")
     hostile = HOSTILE.format(victim=str(victim), lake_file=str(lake / "sales.csv"))
-    path = rules(tmp_path / "rules.jsonl",
+    path = rules_file(tmp_path / "rules.jsonl",
                  {"role": "planner", "response": "Sum the widget units in data/sales.csv."},
                  {"role": "coder", "response": fenced(hostile)},
                  {"role": "debugger", "response": fenced("print(14)")},
@@ -120,7 +115,7 @@ def test_a_script_that_rewrites_the_catalog_config_aborts_the_run_and_the_config
     assert CliRunner().invoke(cli, ["index", str(lake)]).exit_code == 0
     rewrite = ("open('../../../config.toml', 'a').write("
                "'[sandbox]\\nbackend = \"subprocess\"\\n[llm]\\nbase_url = \"http://elsewhere/v1\"\\n')\nprint(14)")
-    path = rules(tmp_path / "rules.jsonl",
+    path = rules_file(tmp_path / "rules.jsonl",
                  {"role": "planner", "response": "Sum the widget units."},
                  {"role": "coder", "response": fenced(rewrite)},
                  {"role": "*", "response": "Yes"})

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any
 from dsstar_lake.errors import DslakeError
 from dsstar_lake.report.prompts import template
 from dsstar_lake.report.questions import SubQuestion
-from dsstar_lake.sandbox.figures import figure_names, read_figure
+from dsstar_lake.sandbox.figures import read_figure
+from dsstar_lake.sandbox.workfolder import regular_files
 
 if TYPE_CHECKING:
     from dsstar_lake.lake import Lake
@@ -126,8 +127,10 @@ def collect_figures(work: Path, figures_dir: Path, n: int, limit: int) -> list[s
     The work folder is the script's: an image is read without following links, so a link planted there
     (to a host file, say) is never embedded in the report.
     """
-    out = []
-    for name in figure_names(work)[: max(0, limit)]:
+    out: list[str] = []
+    for name in regular_files(work):
+        if len(out) >= limit:
+            break
         data = read_figure(work, name)
         if data is None:
             continue

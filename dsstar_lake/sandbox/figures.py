@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dsstar_lake.sandbox.workfolder import read_regular, regular_files
+from dsstar_lake.sandbox.workfolder import read_regular
 
 # What a script may save as a figure, by extension, with the bytes such a file starts with.
 IMAGE_MAGIC = {".png": (b"\x89PNG\r\n\x1a\n",), ".jpg": (b"\xff\xd8\xff",), ".jpeg": (b"\xff\xd8\xff",),
@@ -24,8 +24,3 @@ def read_figure(work: Path, name: str) -> bytes | None:
     if suffix == ".svg":
         return data if b"<svg" in data[:1024] else None  # an SVG's tag may follow an XML prolog or a comment
     return data if data.startswith(magic) else None
-
-
-def figure_names(work: Path) -> list[str]:
-    """Return the names of the images at the top of a work folder, sorted."""
-    return [name for name in regular_files(work) if read_figure(work, name) is not None]
