@@ -1,18 +1,23 @@
-"""Settings declared once in configs/default.toml, resolved as defaults < user config < environment < flags."""
+"""Settings declared once in default.toml, resolved as defaults < user config < environment < flags.
+
+The package reads its own copy (dsstar_lake/default.toml, shipped in the wheel); configs/default.toml is the
+documented copy in the repository, and a test keeps the two equal.
+"""
 
 from __future__ import annotations
 
 import os
+import tomllib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import tomllib
-
 from dsstar_lake.errors import ConfigError
 
-DEFAULTS_PATH = Path(__file__).resolve().parent.parent / "configs" / "default.toml"
+# Inside the package, so that a wheel install (not only an editable one) finds every setting's default.
+DEFAULTS_RESOURCE = "default.toml"
 USER_CONFIG_PATH = Path(os.environ.get("XDG_CONFIG_HOME", Path.home() / ".config")) / "dslake" / "config.toml"
 ENV_PREFIX = "DSLAKE_"
 # Sections whose keys are free-form (not declared in the defaults).
@@ -32,6 +37,11 @@ def _flatten(tree: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
         else:
             flat[dotted] = dict(value) if isinstance(value, Mapping) else value
     return flat
+
+
+def read_defaults() -> dict[str, Any]:
+    """Return the packaged defaults as a TOML tree (a missing file is a broken install, so it raises)."""
+    return tomllib.loads(resources.files("dsstar_lake").joinpath(DEFAULTS_RESOURCE).read_text(encoding="utf-8"))
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
@@ -88,7 +98,7 @@ class Settings:
 
         guarded_files: config files (a catalog's) that may not set the GUARDED, safety-deciding settings.
         """
-        defaults = _flatten(_read_toml(DEFAULTS_PATH))
+        defaults = _flatten(read_defaults())
         values = dict(defaults)
         sources = {key: "default" for key in values}
         files = [USER_CONFIG_PATH] if config_files is None else config_files

@@ -1,3 +1,5 @@
+from pathlib import Path
+
 import pytest
 
 from dsstar_lake.errors import ConfigError
@@ -43,3 +45,13 @@ def test_a_catalog_config_cannot_set_what_decides_safety(tmp_path):
     catalog_config.write_text('[catalog]\nchroma_url = ""\n[retrieve]\nk = 5\n')
     settings = Settings.load(config_files=[user, catalog_config], environ={}, guarded_files=(catalog_config,))
     assert settings["retrieve.k"] == 5 and settings["sandbox.backend"] == "subprocess"  # the user's own
+
+
+def test_the_packaged_defaults_are_the_documented_copy():
+    # The package reads dsstar_lake/default.toml (so a wheel install has it); configs/default.toml is what the
+    # README points at. Edit the documented copy, then: cp configs/default.toml dsstar_lake/default.toml
+    root = Path(__file__).resolve().parent.parent
+    documented = (root / "configs" / "default.toml").read_bytes()
+    packaged = (root / "dsstar_lake" / "default.toml").read_bytes()
+    assert packaged == documented, "run: cp configs/default.toml dsstar_lake/default.toml"
+    assert Settings.load(config_files=[], environ={})["catalog.dirname"] == ".dslake"
