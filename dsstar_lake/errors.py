@@ -1,53 +1,26 @@
-"""One error hierarchy for everything a user can cause; cli.py turns these into a line and an exit code."""
+"""One error hierarchy for everything a user can cause; cli.py turns these into a line and an exit code.
+
+The base and the kinds the index raises are defined in index/errors.py (so index/ imports nothing above it)
+and re-exported here; the kinds only the agent and the models raise are defined here.
+"""
 
 from __future__ import annotations
 
-import errno
-import sqlite3
+from index.errors import (
+    CatalogError,
+    CatalogLocked,
+    ConfigError,
+    DiskFull,
+    DslakeError,
+    LakeNotFound,
+    UsageError,
+    is_disk_full,
+)
 
-
-class DslakeError(Exception):
-    """An error the user can act on: a message, an optional hint, an exit code."""
-
-    exit_code = 1
-
-    def __init__(self, message: str, hint: str | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.hint = hint
-
-    def __str__(self) -> str:
-        return self.message
-
-
-class UsageError(DslakeError):
-    """Bad arguments or paths given by the user."""
-
-    exit_code = 2
-
-
-class LakeNotFound(UsageError):
-    """The lake path does not exist or is not a folder."""
-
-
-class CatalogError(DslakeError):
-    """The catalog cannot be opened, written, or is damaged."""
-
-    exit_code = 3
-
-
-class DiskFull(CatalogError):
-    """The disk (or a quota) holding the catalog is full; what was being written was rolled back."""
-
-
-class CatalogLocked(CatalogError):
-    """Another process holds the catalog's writer lock."""
-
-    exit_code = 4
-
-
-class ConfigError(UsageError):
-    """A setting has a bad value or a config file cannot be read."""
+__all__ = [
+    "BudgetExceeded", "CatalogError", "CatalogLocked", "ConfigError", "DiskFull", "DslakeError", "LakeNotFound",
+    "ModelNotConfigured", "ProviderError", "RunNotFound", "UsageError", "is_disk_full",
+]
 
 
 class ModelNotConfigured(UsageError):
@@ -68,22 +41,3 @@ class BudgetExceeded(DslakeError):
 
 class RunNotFound(UsageError):
     """No run with that id in the catalog."""
-
-
-# Chroma's Rust core reports a full disk only in its message text.
-_FULL_TEXTS = ("database or disk is full", "no space left on device", "disk quota exceeded")
-
-
-def is_disk_full(exc: BaseException | None) -> bool:
-    """Tell whether an OS, SQLite or Chroma error (or one it was raised from) means the disk is full."""
-    seen: set[int] = set()
-    while exc is not None and id(exc) not in seen:
-        seen.add(id(exc))
-        if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
-            return True
-        if getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL:
-            return True
-        if any(text in str(exc).lower() for text in _FULL_TEXTS):
-            return True
-        exc = exc.__cause__ or exc.__context__
-    return False

@@ -22,7 +22,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from dsstar_lake.errors import ConfigError
+from index.errors import ConfigError
 
 MODEL_NAME = "all-MiniLM-L6-v2"
 DIM = 384

@@ -15,10 +15,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dsstar_lake.errors import DslakeError
 from index import fulltext
 from index.catalog import set_meta, transaction
 from index.entries import EntryRow, family_entry, file_entry
+from index.errors import DslakeError
 from index.families import Member, group_folder
 from index.profile_task import limit_memory, profile_file_task
 from index.profilers.base import PROFILER_VERSION, Limits, Profile

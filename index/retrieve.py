@@ -8,8 +8,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from dsstar_lake.errors import CatalogError, ConfigError
 from index import fulltext
+from index.errors import CatalogError, ConfigError
 
 
 @dataclass

@@ -29,7 +29,7 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
-from dsstar_lake.errors import CatalogError, DiskFull, UsageError, is_disk_full
+from index.errors import CatalogError, DiskFull, UsageError, is_disk_full
 
 SPACE = "cosine"
 DEFAULT_PORT = 8000
