@@ -238,6 +238,8 @@ def build_answer(record: RunRecord, state: AgentState, spent: dict[str, float], 
         error=error or state.error,
         resumable=resumable,
         plan=list(state.plan),
+        assumptions=list(state.assumptions),
+        alternatives=[dict(a) for a in state.alternatives],
     )
 
 

@@ -198,7 +198,7 @@ def test_unparseable_answers_are_retried_then_treated_conservatively(lake):
     events = trace(lake, answer.run_id, "unparseable")
     assert [(e["role"], e["action"]) for e in events] == [
         ("coder", "retry"), ("verifier", "retry"), ("verifier", "fallback"), ("router", "retry"), ("router", "fallback")]
-    assert events[2]["fallback"] is False and events[4]["fallback"] == "Route(kind='add', step=None, missing=None)"
+    assert events[2]["fallback"].startswith("Verdict(sufficient=False") and events[4]["fallback"] == "Route(kind='add', step=None, missing=None)"
     assert trace(lake, answer.run_id, "route")[0]["route"]["kind"] == "add"
     retry = prompts(provider, "coder")[1]
     assert retry.endswith("Answer with a single markdown Python code block (```python ... ```) only.\n")

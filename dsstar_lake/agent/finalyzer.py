@@ -1,13 +1,20 @@
-"""Finalyzer: turn the last script into one that prints just the answer, in the requested format (G.6)."""
+"""Finalyzer: turn the last script into one that prints just the answer, in the requested format (G.6).
+
+After the code block it names the readings the answer rests on (readings.py); it is shown those noted so far.
+"""
 
 from __future__ import annotations
 
-from dsstar_lake.agent.coder import EXPECTED, raw_code
+from dsstar_lake.agent.coder import raw_code
 from dsstar_lake.agent.parse import extract_code
 from dsstar_lake.agent.prompts import render, template
+from dsstar_lake.agent.readings import Readings, as_text, split_readings
 from dsstar_lake.agent.runtime import Agent
 from dsstar_lake.agent.state import AgentState
 from dsstar_lake.untrusted import fence, frame
+
+EXPECTED = ("a single markdown Python code block (```python ... ```), then any 'Assumption:' or 'Alternative:' "
+            "lines outside it")
 
 
 def guidelines(state: AgentState) -> str:
@@ -15,9 +22,18 @@ def guidelines(state: AgentState) -> str:
     return state.guidelines.strip() or template("guidelines_default").strip()
 
 
-def final_script(agent: Agent, state: AgentState, round_no: int) -> str:
-    """Return the final solution script."""
+def parse(text: str) -> tuple[str, Readings] | None:
+    """Return the script and the readings named outside its code block; None when there is no script."""
+    readings, rest = split_readings(text)
+    code = extract_code(rest)
+    return None if code is None else (code, readings)
+
+
+def final_script(agent: Agent, state: AgentState, round_no: int, noted: Readings) -> tuple[str, Readings]:
+    """Return the final solution script and the readings the finalyzer named (noted: those so far)."""
+    shown = as_text(noted)
     prompt = render("finalyzer", code=fence(state.code), result=frame(state.result, "output"),
                     question=state.question, guidelines=guidelines(state), packages=agent.sandbox.packages(),
-                    **agent.data(state))
-    return agent.ask("finalyzer", prompt, extract_code, EXPECTED, raw_code, round_no)
+                    readings=frame(shown, "output") if shown else "(none noted)", **agent.data(state))
+    return agent.ask("finalyzer", prompt, parse, EXPECTED,
+                     lambda text: (raw_code(split_readings(text)[1]), split_readings(text)[0]), round_no)

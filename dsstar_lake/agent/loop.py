@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dsstar_lake.agent import coder, context, finalyzer, planner, router, verifier
 from dsstar_lake.agent.execute import observation, run_with_debugging
+from dsstar_lake.agent.readings import from_record, parse_readings, settle, to_record
 from dsstar_lake.agent.runtime import Agent
 from dsstar_lake.agent.state import AgentState
 from dsstar_lake.errors import BudgetExceeded
@@ -48,8 +49,11 @@ def first_round(agent: Agent, state: AgentState) -> None:
 def refine(agent: Agent, state: AgentState) -> None:
     """Verify round k; if insufficient, route, plan the next step, rewrite and run the script (round k+1)."""
     k = state.round
-    ok = verifier.sufficient(agent, state, k)
-    agent.record.event("verdict", round=k, sufficient=ok)
+    verdict = verifier.verify(agent, state, k)
+    ok = verdict.sufficient
+    state.assumptions, state.alternatives = to_record(verdict.readings)
+    agent.record.event("verdict", round=k, sufficient=ok, assumptions=state.assumptions,
+                       alternatives=state.alternatives)
     agent.progress("verdict", {"round": k, "sufficient": ok})
     if ok or k + 1 >= agent.max_rounds:
         state.verified = ok
@@ -127,7 +131,12 @@ def execute_round(agent: Agent, state: AgentState, code: str, k: int) -> None:
 def finalize(agent: Agent, state: AgentState, max_debug: int | None = None) -> None:
     """Have the finalyzer write solution.py, run it, and take its output as the answer."""
     agent.progress("finalize", {"round": state.round})
-    code = finalyzer.final_script(agent, state, state.round)
+    # Values the last round's script printed as other readings (or as figures the data states) count too.
+    printed = parse_readings(state.result, f"printed by the round {state.round + 1} script") if state.result_ok \
+        else None
+    verified = from_record(state.assumptions, state.alternatives)
+    noted = settle("", [verified], state.plan, printed)
+    code, named = finalyzer.final_script(agent, state, state.round, noted)
     code, result = run_with_debugging(agent, state, code, "solution", state.round, max_debug)
     agent.record.write_script("solution", code, result)
     state.final_code, state.final_reads = code, list(result.reads)
@@ -138,6 +147,9 @@ def finalize(agent: Agent, state: AgentState, max_debug: int | None = None) -> N
         state.value = state.result.strip() if state.result_ok else ""
         failure = f"the final script did not print an answer ({result.describe()})"
         state.error = f"{state.error}; {failure}" if state.error else failure
+    state.assumptions, state.alternatives = to_record(settle(state.value, [named, verified], state.plan, printed))
+    agent.record.event("readings", round=state.round, assumptions=state.assumptions,
+                       alternatives=state.alternatives)
     state.phase = "done"
     agent.checkpoint(state)
 

@@ -4,18 +4,28 @@ from __future__ import annotations
 
 from dsstar_lake.agent.parse import clean_step
 from dsstar_lake.agent.prompts import render
+from dsstar_lake.agent.readings import split_readings
 from dsstar_lake.agent.runtime import Agent
 from dsstar_lake.agent.state import AgentState
 from dsstar_lake.untrusted import frame
 
-EXPECTED = "one step, in one or two plain sentences"
+EXPECTED = "one step, in one or two plain sentences, then any 'Assumption: ...' lines"
 
 
 def plan_text(plan: list[str]) -> str:
     """Return a plan as a numbered list (the paper's '1. {Step 1} ... k. {Step k}')."""
     if not plan:
         return "(no steps yet: the earlier steps were judged wrong and removed)"
-    return "\n".join(f"{i}. {step}" for i, step in enumerate(plan, 1))
+    return "\n".join(f"{i}. " + step.replace("\n", "\n   ") for i, step in enumerate(plan, 1))
+
+
+def parse_step(text: str) -> str | None:
+    """Return the step, cleaned, with the planner's Assumption lines under it (they travel with the step)."""
+    readings, rest = split_readings(text)
+    step = clean_step(rest)
+    if step is None:
+        return None
+    return "\n".join([step, *(f"Assumption: {a}" for a in readings.assumptions)])
 
 
 def _fallback(state: AgentState) -> str:
@@ -28,11 +38,11 @@ def _fallback(state: AgentState) -> str:
 def first_step(agent: Agent, state: AgentState, round_no: int) -> str:
     """Return the first step p_0 from the question and the data context."""
     prompt = render("planner_first", question=state.question, **agent.data(state))
-    return agent.ask("planner", prompt, clean_step, EXPECTED, lambda text: _fallback(state), round_no)
+    return agent.ask("planner", prompt, parse_step, EXPECTED, lambda text: _fallback(state), round_no)
 
 
 def next_step(agent: Agent, state: AgentState, round_no: int) -> str:
     """Return the next step given the current plan and the last result."""
     prompt = render("planner_next", question=state.question, plan=plan_text(state.plan),
                     result=frame(state.result, "output"), **agent.data(state))
-    return agent.ask("planner", prompt, clean_step, EXPECTED, lambda text: _fallback(state), round_no)
+    return agent.ask("planner", prompt, parse_step, EXPECTED, lambda text: _fallback(state), round_no)

@@ -67,6 +67,7 @@ def print_answer(console: Console, answer: Any) -> None:
     """Print the answer, the files used and the run id, with what the run cost."""
     title = "answer" + ("" if answer.verified else " (not verified)")
     console.print(Panel(safe(answer.value or "(no answer)", multiline=True), title=title, title_align="left"))
+    print_readings(console, answer.assumptions, answer.alternatives)
     console.print(f"files used: {safe(', '.join(answer.files_used) or '(none detected)')}", highlight=False)
     console.print(
         f"run {safe(answer.run_id)} · {answer.rounds} round{'s' if answer.rounds != 1 else ''} · "
@@ -77,6 +78,19 @@ def print_answer(console: Console, answer: Any) -> None:
     )
     if answer.error:
         console.print(f"[yellow]note:[/yellow] {safe(answer.error)}", highlight=False)
+
+
+def print_readings(console: Console, assumptions: list[str], alternatives: list[dict[str, str]]) -> None:
+    """Print the assumptions an answer rests on and the other readings' values, one per line."""
+    if assumptions:
+        console.print("assumptions:", highlight=False)
+        for sentence in assumptions:
+            console.print(f"  - {safe(sentence)}", highlight=False)
+    if alternatives:
+        console.print("other readings:", highlight=False)
+        for alt in alternatives:
+            how = f" ({safe(alt.get('how'))})" if alt.get("how") else ""
+            console.print(f"  - {safe(alt.get('reading', ''))}: {safe(alt.get('value', ''))}{how}", highlight=False)
 
 
 def print_runs(console: Console, runs: list[dict[str, Any]]) -> None:

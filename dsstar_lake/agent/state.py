@@ -60,6 +60,10 @@ class AgentState:
     backtracks: int = 0
     final_code: str = ""
     value: str = ""
+    # The readings the answer rests on (agent/readings.py): the last verifier's while the loop runs, then
+    # the finalyzer's settled with them. alternatives are {"reading", "value", "how"}.
+    assumptions: list[str] = field(default_factory=list)
+    alternatives: list[dict[str, str]] = field(default_factory=list)
     error: str | None = None
     # What earlier sessions of this run spent (a resumed run adds its own).
     spent: dict[str, float] = field(default_factory=dict)
@@ -105,6 +109,8 @@ class Answer:
     error: str | None = None
     resumable: bool = False
     plan: list[str] = field(default_factory=list)
+    assumptions: list[str] = field(default_factory=list)  # the choices of reading the answer rests on
+    alternatives: list[dict[str, str]] = field(default_factory=list)  # other readings: reading, value, how
 
     def to_dict(self) -> dict[str, Any]:
         """Return JSON-ready data (the content of answer.json)."""

@@ -1,19 +1,43 @@
-"""Verifier: is the plan, as implemented and run, enough to answer the question? (G.4)"""
+"""Verifier: is the plan, as implemented and run, enough to answer the question? (G.4)
+
+Besides Yes or No it names the readings the answer rests on and the other readings' values (readings.py),
+and says when a figure the data itself states differs from the computed one.
+"""
 
 from __future__ import annotations
+
+from dataclasses import dataclass, field
 
 from dsstar_lake.agent.parse import parse_verdict
 from dsstar_lake.agent.planner import plan_text
 from dsstar_lake.agent.prompts import render
+from dsstar_lake.agent.readings import Readings, split_readings
 from dsstar_lake.agent.runtime import Agent
 from dsstar_lake.agent.state import AgentState
 from dsstar_lake.untrusted import fence, frame
 
-EXPECTED = "'Yes' or 'No'"
+EXPECTED = "'Yes' or 'No' on the first line, then any 'Assumption:', 'Alternative:' or 'Stated:' lines"
 
 
-def sufficient(agent: Agent, state: AgentState, round_no: int) -> bool:
-    """Return True when the verifier says Yes; an unreadable verdict counts as No (insufficient)."""
+@dataclass
+class Verdict:
+    """The verifier's answer: sufficient or not, and the readings it named."""
+
+    sufficient: bool
+    readings: Readings = field(default_factory=Readings)
+
+
+def parse(text: str) -> Verdict | None:
+    """Return the verdict and readings; None when the answer says neither Yes nor No clearly."""
+    readings, rest = split_readings(text)
+    ok = parse_verdict(rest)
+    return None if ok is None else Verdict(ok, readings)
+
+
+def verify(agent: Agent, state: AgentState, round_no: int) -> Verdict:
+    """Return the verdict; an unreadable one counts as No (insufficient), with the readings it did name."""
     prompt = render("verifier", plan=plan_text(state.plan), code=fence(state.code),
                     result=frame(state.result, "output"), question=state.question)
-    return agent.ask("verifier", prompt, parse_verdict, EXPECTED, lambda text: False, round_no)
+    return agent.ask("verifier", prompt, parse, EXPECTED,
+                     lambda text: Verdict(False, split_readings(text)[0]), round_no)
+

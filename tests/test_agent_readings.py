@@ -1,0 +1,152 @@
+"""Readings (issue 21): the assumptions an answer rests on and the alternatives' values, parsed from every role."""
+
+from __future__ import annotations
+
+import json
+
+from agent_helpers import FAST, SUM_WIDGETS, fenced, prompts, run_dir, scripted, trace
+
+from dsstar_lake.agent import finalyzer, verifier
+from dsstar_lake.agent.planner import parse_step, plan_text
+from dsstar_lake.agent.readings import Alternative, Readings, parse_readings, settle, split_readings
+
+
+def test_lines_of_each_kind_are_read_and_removed_from_the_answer():
+    text = ("Yes\nAssumption: Territories are not states.\n"
+            "Alternative: counting territories = 52 (all rows of reports.csv)\n"
+            "Stated: the table's total row = 12.3%\n")
+    found, rest = split_readings(text)
+    assert rest == "Yes"
+    assert found.assumptions == ["Territories are not states."]
+    assert found.alternatives == [
+        Alternative("counting territories", "52", "all rows of reports.csv"),
+        Alternative("the figure stated in the table's total row", "12.3%", "stated in the data, not computed"),
+    ]
+
+
+def test_headers_bullets_and_markdown_are_read():
+    text = ("**Assumptions:**\n- Rounded after multiplying.\n* Reports, not reporters\n\n"
+            "1. **Alternative:** reporters = 1,204\n- Alternatives:\n  - rounding first → 7.1\n")
+    found = parse_readings(text, how="default")
+    assert found.assumptions == ["Rounded after multiplying.", "Reports, not reporters"]
+    assert found.alternatives == [Alternative("reporters", "1,204", "default"),
+                                  Alternative("rounding first", "7.1", "default")]
+
+
+def test_malformed_alternatives_are_dropped_not_errors():
+    text = ("Alternative: no value given\nAlternative: = 5\nAlternative: reading =\nAlternative:\n"
+            "Assumption:\nAlternatives: not a list\nAlternative: ratio a=b = 0.5 (sum(a) / len(b))\n"
+            "Alternative: share = 3 (unclosed\n")
+    found = parse_readings(text)
+    assert found.assumptions == []
+    assert found.alternatives == [Alternative("ratio a=b", "0.5", "sum(a) / len(b)"),
+                                  Alternative("share", "3 (unclosed", "")]
+
+
+def test_no_readings_and_code_inside_fences_is_left_alone():
+    assert not parse_readings("Yes")
+    assert not parse_readings("")
+    code = "```python\nAssumption: int = 3\nprint('Alternative: x = 1')\n```"
+    found, rest = split_readings(code + "\nAssumption: the year is 2024")
+    assert rest == code and found.assumptions == ["the year is 2024"]
+    assert len(parse_readings("Assumption: " + "x" * 1000).assumptions[0]) == 300
+
+
+def test_planner_keeps_its_assumptions_under_the_step():
+    step = parse_step("**Step 1:** Count the reports per state.\n"
+                      "Assumption: territories are not states; other reading: include PR and GU")
+    assert step == ("Count the reports per state.\n"
+                    "Assumption: territories are not states; other reading: include PR and GU")
+    assert parse_step("Assumption: only this") is None  # no step: the planner is asked again
+    assert plan_text([step, "Divide."]) == ("1. Count the reports per state.\n   Assumption: territories are not "
+                                            "states; other reading: include PR and GU\n2. Divide.")
+
+
+def test_verifier_reads_the_verdict_apart_from_the_readings():
+    found = verifier.parse("Assumption: there are no territories in the data\nAlternative: none = 0\nYes")
+    assert found.sufficient is True
+    assert found.readings.assumptions == ["there are no territories in the data"]
+    assert verifier.parse("No\nAssumption: yes-votes only").sufficient is False
+    assert verifier.parse("Yes").readings == Readings()
+    assert verifier.parse("Assumption: a\nAlternative: b = 1") is None  # readings but no verdict
+
+
+def test_finalyzer_reads_the_script_apart_from_the_readings():
+    code, found = finalyzer.parse(fenced("print(14)") + "\nAssumption: all regions count\n"
+                                  "Alternative: north only = 10 (one region)")
+    assert code == "print(14)\n" and found.assumptions == ["all regions count"]
+    code, found = finalyzer.parse("print(14)\nAssumption: all regions count")
+    assert code == "print(14)\n" and found.assumptions == ["all regions count"]
+    assert finalyzer.parse(fenced("print(14)"))[1] == Readings()
+    assert finalyzer.parse("Assumption: all regions count") is None
+
+
+def test_settle_prefers_the_latest_role_and_drops_repeats_and_the_answer_itself():
+    final = Readings(["A final"], [Alternative("x", "1", "f")])
+    verdict = Readings(["A verifier"], [Alternative("y", "2", "v")])
+    printed = Readings([], [Alternative("x", "9", "p"), Alternative("z", "14.0", "p"), Alternative("w", "3", "p")])
+    plan = ["Step one\nAssumption: A plan"]
+    settled = settle("14", [final, verdict], plan, printed)
+    assert settled.assumptions == ["A final"]
+    assert settled.alternatives == [Alternative("x", "1", "f"), Alternative("w", "3", "p")]
+    assert settle("14", [Readings(), verdict], plan).assumptions == ["A verifier"]
+    assert settle("14", [Readings(), Readings()], plan) == Readings(["A plan"], [])
+    assert settle("12.34", [], [], Readings([], [Alternative("stated", "12.3%", "")])).alternatives == []
+
+
+ALTERNATIVES = SUM_WIDGETS + "print('Alternative: north region only = 10')\nprint('Stated: a total row = 15')\n"
+
+
+def test_readings_flow_from_the_roles_into_the_answer_and_the_run_record(lake):
+    provider = scripted(
+        ("planner", "Sum the widget units in data/sales.csv.\n"
+                    "Assumption: every region counts; other reading: the north region only"),
+        ("coder", fenced(ALTERNATIVES)),
+        ("verifier", "Yes\nAssumption: Every region is counted.\n"
+                     "Alternative: north region only = 10 (widget rows of the north region)"),
+        ("finalyzer", fenced(SUM_WIDGETS) + "\nAssumption: Every region is counted, north and south."),
+    )
+    answer = lake.ask("How many widget units were sold in total?", provider=provider, overrides=FAST)
+    assert answer.value.splitlines()[0] == "14"
+    assert answer.assumptions == ["Every region is counted, north and south."]
+    assert answer.alternatives == [
+        {"reading": "north region only", "value": "10", "how": "widget rows of the north region"},
+        {"reading": "the figure stated in a total row", "value": "15", "how": "stated in the data, not computed"},
+    ]
+    # The coder saw the planner's assumption in the plan; the finalyzer saw what was noted so far.
+    assert "Assumption: every region counts; other reading: the north region only" in prompts(provider, "coder")[0]
+    final_prompt = prompts(provider, "finalyzer")[0]
+    assert "Assumption: Every region is counted." in final_prompt
+    assert "Alternative: north region only = 10 (widget rows of the north region)" in final_prompt
+    stored = json.loads((run_dir(lake, answer.run_id) / "answer.json").read_text())
+    assert stored["assumptions"] == answer.assumptions and stored["alternatives"] == answer.alternatives
+    verdict = trace(lake, answer.run_id, "verdict")[0]
+    assert verdict["assumptions"] == ["Every region is counted."]
+    assert trace(lake, answer.run_id, "readings")[0]["alternatives"] == answer.alternatives
+    assert [c["role"] for c in trace(lake, answer.run_id, "llm_call")] == ["planner", "coder", "verifier",
+                                                                            "finalyzer"]  # no extra calls
+
+
+def test_roles_that_name_nothing_leave_the_plan_and_the_printed_values(lake):
+    provider = scripted(
+        ("planner", "Sum the widget units in data/sales.csv.\nAssumption: every region counts"),
+        ("coder", fenced(ALTERNATIVES)),
+        ("verifier", "Yes"),
+        ("finalyzer", fenced(SUM_WIDGETS)),
+    )
+    answer = lake.ask("How many widget units were sold in total?", provider=provider, overrides=FAST)
+    assert answer.assumptions == ["every region counts"]
+    assert [a["value"] for a in answer.alternatives] == ["10", "15"]
+    assert answer.alternatives[0]["how"] == "printed by the round 1 script"
+
+
+def test_an_answer_with_no_readings_records_empty_lists(lake):
+    provider = scripted(
+        ("planner", "Sum the widget units in data/sales.csv."),
+        ("coder", fenced(SUM_WIDGETS)),
+        ("verifier", "Yes\nAlternative: nothing to compare\nAssumptions:\n"),
+        ("finalyzer", fenced(SUM_WIDGETS) + "\nAlternative: the same = 14"),
+    )
+    answer = lake.ask("How many widget units were sold in total?", provider=provider, overrides=FAST)
+    assert answer.value == "14" and answer.assumptions == [] and answer.alternatives == []
+    assert "(none noted)" in prompts(provider, "finalyzer")[0]
