@@ -10,6 +10,7 @@ from typing import Any
 
 from index import fulltext
 from index.errors import CatalogError, ConfigError
+from index.kin import are_kin, kin_key, kin_line
 
 
 @dataclass
@@ -28,6 +29,8 @@ class Hit:
     fulltext_rank: int | None = None
     card_line: str = ""
     copies: list[str] = field(default_factory=list)  # other paths with byte-identical content (not listed apart)
+    kin: list[str] = field(default_factory=list)  # near-identical entries folded into this hit's slot (paths)
+    kin_ids: list[str] = field(default_factory=list)
     description: str = field(default="", repr=False)
 
     def to_dict(self, with_description: bool = False) -> dict[str, Any]:
@@ -148,9 +151,10 @@ class Retriever:
         excluded: set[str],
         k: int,
     ) -> list[Hit]:
-        ids = [entry_id for entry_id, _ in fused if entry_id not in excluded]
-        if not ids:
+        if not any(entry_id not in excluded for entry_id, _ in fused):
             return []
+        # Excluded entries (already in the context) are read too: they still say which folder the question is about.
+        ids = [entry_id for entry_id, _ in fused]
         marks = ",".join("?" * len(ids))
         rows = {
             row["id"]: row
@@ -162,16 +166,34 @@ class Retriever:
         }
         dense_at = {entry_id: (rank, score) for rank, (entry_id, score) in enumerate(dense, start=1)}
         text_at = {entry_id: (rank, score) for rank, (entry_id, score) in enumerate(text, start=1)}
+        fused = with_folder_prior(fused, {i: row["path"] for i, row in rows.items()}, k,
+                                  float(self.settings.get("folder_weight", 0.0)))
         seen_content: set[str] = set()
         hits: list[Hit] = []
+        collapse = bool(self.settings.get("collapse_kin", True))
+        leaders: list[tuple[Any, Hit]] = []  # (kin key, hit) of every hit so far
+        kin_lines: dict[str, list[str]] = {}
         for entry_id, score in fused:
             row = rows.get(entry_id)
             if row is None or entry_id in excluded:
                 continue  # a vector whose entry is gone (index in progress) or already in the context
+            if len(hits) >= k and not collapse:
+                break
             if row["content_hash"]:
                 if row["content_hash"] in seen_content:
                     continue  # an exact copy of a file already ranked higher
                 seen_content.add(row["content_hash"])
+            if collapse:
+                key = kin_key(row["path"], row["kind"], row["format"], row["card"] or "")
+                leader = next((hit for other, hit in leaders if are_kin(other, key)), None)
+                if leader is not None:
+                    # Same kind of file as one ranked higher: it shares that slot as one line, not a slot of its own.
+                    leader.kin.append(row["path"])
+                    leader.kin_ids.append(entry_id)
+                    kin_lines.setdefault(leader.entry_id, []).append(kin_line(row["path"], row["description"]))
+                    continue
+                if len(hits) >= k:
+                    continue  # the slots are full; later candidates may still be kin of a hit
             d_rank, d_score = dense_at.get(entry_id, (None, None))
             t_rank, t_score = text_at.get(entry_id, (None, None))
             hits.append(Hit(
@@ -181,8 +203,11 @@ class Retriever:
                 dense_rank=d_rank, fulltext_rank=t_rank,
                 card_line=row["card"].splitlines()[0] if row["card"] else "", description=row["description"],
             ))
-            if len(hits) >= k:
-                break
+            if collapse:
+                leaders.append((key, hits[-1]))
+        for hit in hits:
+            if hit.entry_id in kin_lines:
+                hit.description = with_kin_section(hit.description, kin_lines[hit.entry_id])
         self._attach_copies(hits)
         return hits
 
@@ -207,9 +232,53 @@ class Retriever:
 
 Ranking = list[tuple[str, float]]  # (entry id, score), best first
 
+KIN_HEADING = ("Near-identical files (same folder pattern, name pattern, format and columns as this entry; read each "
+               "like it, with its own path; a script that reads one gets its full description next round):")
+
+
+KIN_LINES = 8  # near-identical files described by a line each; the rest are counted and named by path
+
+
+def with_kin_section(description: str, lines: list[str]) -> str:
+    """Append the near-identical files to a hit's description: a line each for the first few, then their paths."""
+    shown = [f"- {line}" for line in lines[:KIN_LINES]]
+    rest = [line.split(" · ", 1)[0] for line in lines[KIN_LINES:]]
+    if rest:
+        shown.append(f"- and {len(rest)} more, read the same way: " + ", ".join(rest))
+    return "\n".join([description.rstrip("\n"), KIN_HEADING, *shown])
+
 
 def _best_first(item: tuple[str, float]) -> tuple[float, str]:
     return (-item[1], item[0])
+
+
+def top_folder(path: str) -> str:
+    """Return the first folder of a lake-relative path ('' for a file at the lake's root)."""
+    head, sep, _ = path.partition("/")
+    return head if sep else ""
+
+
+def with_folder_prior(fused: Ranking, paths: dict[str, str], k: int, weight: float) -> Ranking:
+    """Raise entries that sit in the same top-level folder as the question's best matches.
+
+    A lake's first level usually separates its sources (a survey, an agency's data book, a mission), and the files
+    a question needs almost always come from one of them: a beach question needs that folder's rainfall table
+    even when a wildfire table shares more words with it. Each folder's share of the top k fused scores is added,
+    times weight, to the score of every entry in it. A lake kept in one folder is ranked as before.
+    """
+    if weight <= 0 or not fused:
+        return fused
+    top = [(entry_id, score) for entry_id, score in fused if entry_id in paths][:k]
+    total = sum(max(score, 0.0) for _, score in top)
+    if total <= 0:
+        return fused
+    share: dict[str, float] = {}
+    for entry_id, score in top:
+        folder = top_folder(paths[entry_id])
+        share[folder] = share.get(folder, 0.0) + max(score, 0.0) / total
+    boosted = [(entry_id, score + weight * share.get(top_folder(paths.get(entry_id, "")), 0.0))
+               for entry_id, score in fused]
+    return sorted(boosted, key=_best_first)
 
 
 def fuse_convex(rankings: list[Ranking], weights: tuple[float, ...]) -> Ranking:

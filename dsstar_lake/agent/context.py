@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
+from dsstar_lake.agent.brief import brief, pointer
 from dsstar_lake.agent.state import ContextEntry
 from dsstar_lake.errors import CatalogError, UsageError
 from dsstar_lake.untrusted import frame, quote, visible
+
+CHARS_PER_TOKEN = 4  # a rough, model-independent estimate of prompt tokens from characters
+_FRAME_CHARS = 80  # a data frame's tags and attributes besides the path (which it names twice)
 
 
 def shown_path(entry: ContextEntry) -> str:
@@ -24,19 +29,66 @@ def filenames(entries: list[ContextEntry]) -> str:
     return ", ".join(quote(shown_path(e)) for e in entries) or "(no files)"
 
 
-def data_block(entries: list[ContextEntry], max_chars: int = 0) -> str:
-    """Return every entry's description in its own <data path=… tag=…> frame (the paper's {filename}/{summary})."""
+def data_block(entries: list[ContextEntry], max_chars: int = 0, budget_tokens: int = 0,
+               read: Iterable[str] = ()) -> str:
+    """Return every entry's description in its own <data path=… tag=…> frame (the paper's {filename}/{summary}).
+
+    With a budget, entries are taken in rank order: each is shown whole while the block stays within
+    budget_tokens, else in its brief form, else as one line. The first entry, entries the user gave and
+    entries whose files a script has read are always whole: the model is working with them.
+    """
+    forms = shown_forms(entries, max_chars, budget_tokens, read)
     parts = []
-    for e in entries:
-        text = e.description.strip()
+    for e, (form, text) in zip(entries, forms, strict=True):
         if visible(shown_path(e)) != shown_path(e):
             # A name with a newline or a control character: where the description repeats it, it is quoted too.
             text = text.replace(shown_path(e), quote(shown_path(e)))
-        if max_chars and len(text) > max_chars:
-            text = text[:max_chars].rstrip() + f"\n[... description cut at {max_chars} characters ...]"
         family = {"family": f"{e.member_count} files"} if e.kind == "family" else {}
-        parts.append(frame(text, "data", path=shown_path(e), **family))
+        shown = {"shown": form} if form != "full" else {}
+        parts.append(frame(text, "data", path=shown_path(e), **family, **shown))
     return "\n\n".join(parts)
+
+
+def shown_forms(entries: list[ContextEntry], max_chars: int = 0, budget_tokens: int = 0,
+                read: Iterable[str] = ()) -> list[tuple[str, str]]:
+    """Return (form, text) per entry: form is full, brief or named, as data_block shows it."""
+    read_paths = list(read)
+    budget = budget_tokens * CHARS_PER_TOKEN if budget_tokens > 0 else 0
+    fulls = [_capped(e.description.strip(), max_chars) for e in entries]
+    named = [pointer(e.path, full) for e, full in zip(entries, fulls, strict=True)]
+    # Room is kept for every later entry's one-line form, so the last entries are never crowded out entirely.
+    reserve = sum(len(text) + _FRAME_CHARS + 2 * len(e.path) for e, text in zip(entries, named, strict=True))
+    used = 0
+    out: list[tuple[str, str]] = []
+    for i, e in enumerate(entries):
+        overhead = _FRAME_CHARS + 2 * len(e.path)
+        reserve -= len(named[i]) + overhead
+        room = budget - used - reserve - overhead
+        if not budget or i == 0 or e.source == "given" or _was_read(e, read_paths) or len(fulls[i]) <= room:
+            form, text = "full", fulls[i]
+        else:
+            short = brief(fulls[i])
+            form, text = ("brief", short) if len(short) <= room else ("named", named[i])
+        used += len(text) + overhead
+        out.append((form, text))
+    return out
+
+
+def block_tokens(entries: list[ContextEntry], max_chars: int = 0, budget_tokens: int = 0) -> int:
+    """Return the estimated tokens of the given-data block (what evaluations report as context size)."""
+    return len(data_block(entries, max_chars, budget_tokens)) // CHARS_PER_TOKEN
+
+
+def _capped(text: str, max_chars: int) -> str:
+    if max_chars and len(text) > max_chars:
+        return text[:max_chars].rstrip() + f"\n[... description cut at {max_chars} characters ...]"
+    return text
+
+
+def _was_read(entry: ContextEntry, read_paths: list[str]) -> bool:
+    if entry.kind == "family":
+        return any(fnmatchcase(path, entry.path) for path in read_paths)
+    return entry.path in read_paths
 
 
 def example_path(entries: list[ContextEntry]) -> str:

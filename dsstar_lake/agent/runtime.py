@@ -36,6 +36,7 @@ class Agent:
     max_result_chars: int = 8000
     summarize_over_chars: int = 1500
     description_chars: int = 0
+    context_tokens: int = 0  # budget of the given-data block; 0 = every entry whole
     progress: Progress = field(default=lambda event, data: None)
     over_budget: bool = False  # set to let the finalyzer write the answer after the budget is spent
     spent_before: dict[str, float] = field(default_factory=dict)  # what earlier sessions of a resumed run spent
@@ -57,7 +58,7 @@ class Agent:
     def data(self, state: AgentState) -> dict[str, str]:
         """Return the {filenames} and {data} prompt variables for the current context."""
         return {"filenames": context.filenames(state.entries),
-                "data": context.data_block(state.entries, self.description_chars)}
+                "data": context.data_block(state.entries, self.description_chars, self.context_tokens, state.reads)}
 
     def scripting(self, state: AgentState) -> dict[str, str]:
         """Return what the roles that write scripts are told besides the data: the question, packages, budget."""

@@ -7,10 +7,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dsstar_lake.agent.context import block_tokens
+from dsstar_lake.agent.state import ContextEntry
 from dsstar_lake.eval.resolve import resolve_sources
 from dsstar_lake.eval.tasks import Task
-
-CHARS_PER_TOKEN = 4  # a rough, model-independent estimate of prompt tokens from characters
 
 
 @dataclass
@@ -86,6 +86,8 @@ def evaluate_retrieval(lake: Any, tasks: list[Task], ks: list[int], missing: lis
     results: list[TaskRetrieval] = []
     skipped: list[tuple[str, str]] = []
     retriever = lake.retriever()
+    # Context size as the agent's prompts show it: the same budget and description cap.
+    max_chars, budget = int(lake.settings["agent.description_chars"]), int(lake.settings["agent.context_tokens"])
     for task in tasks:
         gold, reason = gold_files(task, catalog_paths, missing or [])
         if reason:
@@ -98,12 +100,13 @@ def evaluate_retrieval(lake: Any, tasks: list[Task], ks: list[int], missing: lis
         tokens: dict[int, int] = {}
         for k in ks:
             top = hits[:k]
-            # A hit retrieves its members, and identical copies of a file count as that file.
-            found = {p for hit in top for e in [hit.entry_id, *(by_path.get(c) for c in hit.copies)]
+            # A hit retrieves its members; identical copies and the near-identical entries folded into its slot
+            # are named in its description, so they count as retrieved too.
+            found = {p for hit in top for e in [hit.entry_id, *hit.kin_ids, *(by_path.get(c) for c in hit.copies)]
                      for p in members.get(e or "", [])} & gold_set
             recall[k] = len(found) / len(gold_set)
             all_found[k] = found == gold_set
-            tokens[k] = sum(len(hit.description) for hit in top) // CHARS_PER_TOKEN
+            tokens[k] = block_tokens([ContextEntry.from_hit(hit) for hit in top], max_chars, budget)
         results.append(TaskRetrieval(task.id, task.domain, gold, recall, all_found, tokens, [h.path for h in hits]))
     return RetrievalReport(ks, results, skipped)
 

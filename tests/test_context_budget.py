@@ -1,0 +1,84 @@
+"""The given-data block under a token budget: whole, brief, then named; never losing what the model works with."""
+
+from __future__ import annotations
+
+from dsstar_lake.agent.brief import BRIEF_MARK, brief, pointer
+from dsstar_lake.agent.context import CHARS_PER_TOKEN, data_block, shown_forms
+from dsstar_lake.agent.state import ContextEntry
+from dsstar_lake.lake import Lake
+
+QUESTION = "average temperature and humidity per station and region, with units sold"
+
+
+def _entries(samples_lake, k: int = 10) -> list[ContextEntry]:
+    return [ContextEntry.from_hit(hit) for hit in Lake.open(samples_lake).search(QUESTION, k=k)]
+
+
+def test_without_a_budget_every_entry_is_whole(samples_lake):
+    entries = _entries(samples_lake)
+    assert {form for form, _ in shown_forms(entries)} == {"full"}
+    block = data_block(entries)
+    assert all(e.description.strip()[:200] in block for e in entries)
+
+
+def test_a_budget_keeps_the_best_match_whole_and_the_block_within_it(samples_lake):
+    entries = _entries(samples_lake)
+    budget = 1500
+    forms = shown_forms(entries, budget_tokens=budget)
+    assert forms[0] == ("full", entries[0].description.strip())
+    assert any(form != "full" for form, _ in forms[1:])
+    block = data_block(entries, budget_tokens=budget)
+    first = len(entries[0].description)
+    # Within the budget, except the best match, which is whole whatever its size.
+    assert len(block) <= budget * CHARS_PER_TOKEN + max(0, first - budget * CHARS_PER_TOKEN) + 200
+    # Every entry is still named, with its path, so the model knows it exists and can read it.
+    assert all(f'path="data/{e.path}"' in block for e in entries)
+
+
+def test_entries_a_script_read_and_entries_the_user_gave_stay_whole(samples_lake):
+    entries = _entries(samples_lake)
+    tight = shown_forms(entries, budget_tokens=300)
+    squeezed = next(i for i, (form, _) in enumerate(tight) if form != "full")
+    target = entries[squeezed]
+    # A script reads a file: the file itself, or one member of a family.
+    read = [target.path] if target.kind == "file" else _member_paths(samples_lake, target.path)[:1]
+    assert shown_forms(entries, budget_tokens=300, read=read)[squeezed][0] == "full"
+    entries[squeezed] = ContextEntry(target.entry_id, target.kind, target.path, target.description,
+                                     target.member_count, "given")
+    assert shown_forms(entries, budget_tokens=300)[squeezed][0] == "full"
+
+
+def _member_paths(samples_lake, glob: str) -> list[str]:
+    conn = Lake.open(samples_lake).connection()
+    rows = conn.execute("SELECT f.path FROM files f JOIN entries e ON f.entry_id = e.id WHERE e.path = ?", (glob,))
+    return [row[0] for row in rows]
+
+
+def test_a_brief_keeps_load_hints_and_column_types_and_drops_statistics(samples_lake):
+    conn = Lake.open(samples_lake).connection()
+    described = [row[0] for row in conn.execute("SELECT description FROM entries WHERE description LIKE '%first rows:%'")]
+    assert described
+    for description in described:
+        short = brief(description)
+        assert short.endswith(BRIEF_MARK)
+        assert len(short) < len(description)
+        assert "first rows:" not in short and "\nNotes:" not in short and "distinct;" not in short
+        loads = [ln.strip() for ln in description.splitlines() if ln.strip().startswith("load:")]
+        assert all(load in short for load in loads)  # how to read each table survives
+        assert short.splitlines()[0] == description.splitlines()[0]  # the File: or Family line
+
+
+def test_a_brief_condenses_detailed_columns_to_name_type_and_unit():
+    description = "\n".join([
+        "File: data/core.csv (2,000 bytes)", "Format: csv", "Notes:", "  - comma-delimited text, 3 columns",
+        "Table: 10 rows x 3 columns", "  load: df = pd.read_csv('data/core.csv')", "  columns:",
+        "    - 'Depth': float [m]; 10 distinct; range 0.1 .. 3, mean 1.2; e.g. 0.1",
+        "    - 'Count': float (whole numbers; float because of missing values); 2 missing; range 1 .. 9",
+        "    - 'Rank': text: numbers, but 1 cell(s) are not, e.g. 'x'; 3 distinct",
+        "  first rows:", "    0.1 | 1 | 'a'",
+    ])
+    short = brief(description)
+    assert "  columns: 'Depth' float [m], 'Count' float, 'Rank' text" in short
+    assert "comma-delimited" not in short and "0.1 | 1" not in short
+    line = pointer("core.csv", description)
+    assert line.startswith("data/core.csv · Table: 10 rows x 3 columns · columns 'Depth', 'Count', 'Rank'")

@@ -1,0 +1,113 @@
+"""Near-identical entries share one retrieval slot; a lake's first folder level steers ranking toward one source."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from cli import cli
+from dsstar_lake.lake import Lake
+from index.kin import are_kin, kin_key
+from index.retrieve import with_folder_prior
+
+
+def _datasheet(path: Path, beach: str, sites: list[str], rows: int) -> None:
+    """A beach datasheet as a city publishes them: a title, a row of site names, then one Tag/count pair per site."""
+    header = "Date,1-Day Rain,2-Day Rain," + ",".join(
+        "Tag,Enterococcus" if i == 0 else f"Tag.{i},Enterococcus.{i}" for i in range(len(sites)))
+    lines = [f"{beach} Beach: Bacterial Water Quality", " / ".join(sites), header]
+    for day in range(rows):
+        counts = ",".join(f",{(day * 7 + i * 13) % 300 + 2}" for i in range(len(sites)))
+        lines.append(f"2024-06-{day % 28 + 1:02d},0.{day % 9},0.{(day + 3) % 9},{counts}")
+    path.write_text("\n".join(lines) + "\n")
+
+
+def write_beach_lake(root: Path) -> Path:
+    """Datasheets whose site counts differ (no family: their columns differ), and a rainfall table beside them."""
+    beaches = root / "beaches"
+    beaches.mkdir(parents=True)
+    _datasheet(beaches / "carson_beach_datasheet.csv", "Carson", ["I Street", "Bathhouse"], 40)
+    _datasheet(beaches / "wollaston_beach_datasheet.csv", "Wollaston", ["Milton Rd", "Channing St", "Rice Rd"], 50)
+    _datasheet(beaches / "tenean_beach_datasheet.csv", "Tenean", ["Tenean"], 30)
+    _datasheet(beaches / "constitution_beach_datasheet.csv", "Constitution", ["North", "Middle", "South", "Pier"], 45)
+    (beaches / "monthly_rainfall_boston.csv").write_text(
+        "Year,Jun,Jul,Aug\n" + "".join(f"{y},{y % 5}.1,{y % 3}.2,{y % 4}.3\n" for y in range(2000, 2024)))
+    (root / "finance").mkdir()
+    (root / "finance" / "budget.csv").write_text("department,year,amount\nparks,2024,1200\nroads,2024,5400\n")
+    return root
+
+
+def test_datasheets_that_differ_in_sites_share_one_slot_and_still_count_as_found(tmp_path):
+    root = write_beach_lake(tmp_path / "lake")
+    lake = Lake.open(root)
+    lake.index()
+    hits = lake.search("bacterial water quality enterococcus counts at the beaches", k=3)
+    sheets = [h for h in hits if h.path.endswith("_beach_datasheet.csv")]
+    # One datasheet takes a slot; the other three are lines in its description, not slots of their own.
+    assert len(sheets) == 1
+    leader = sheets[0]
+    assert len(leader.kin) == 3 and len(leader.kin_ids) == 3
+    for path in leader.kin:
+        assert path.endswith("_beach_datasheet.csv") and f"data/{path}" in leader.description
+        # Each line carries that file's own load hint, so it can be read without its full description.
+        assert f"pd.read_csv('data/{path}'" in leader.description
+    assert any(h.path == "beaches/monthly_rainfall_boston.csv" for h in hits)
+
+    tasks = tmp_path / "tasks.jsonl"
+    folded = leader.kin[0]
+    tasks.write_text(json.dumps({"id": "t1", "query": "bacterial water quality enterococcus counts at the beaches",
+                                 "files": [folded]}) + "\n")
+    result = CliRunner().invoke(cli, ["eval", "retrieval", "--lake", str(root), "--tasks", str(tasks), "-k", "1",
+                                      "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    if report["tasks"][0]["ranked"][0] == leader.path:
+        assert report["summary"]["overall"]["recall@1"] == 1.0  # folded into the first slot: found at K=1
+
+
+def test_collapsing_can_be_turned_off(tmp_path):
+    root = write_beach_lake(tmp_path / "lake")
+    lake = Lake.open(root, overrides={"retrieve.collapse_kin": False})
+    lake.index()
+    hits = lake.search("bacterial water quality enterococcus counts at the beaches", k=6)
+    assert sum(h.path.endswith("_beach_datasheet.csv") for h in hits) == 4
+    assert all(not h.kin for h in hits)
+
+
+def _key(path: str, columns: str, kind: str = "file", fmt: str = "csv"):
+    return kin_key(path, kind, fmt, f"words\n{path}\ncolumns: {columns}\n")
+
+
+def test_kinship_needs_folder_name_format_and_layout():
+    a = _key("env/carson_beach_datasheet.csv", "Date; Rain; Tag; Enterococcus")
+    b = _key("env/wollaston_beach_datasheet.csv", "Date; Rain; Tag; Enterococcus; Tag.1; Enterococcus.1")
+    assert are_kin(a, b)
+    # Another folder, another format, another layout, or names that share too little: not kin.
+    assert not are_kin(a, _key("other/wollaston_beach_datasheet.csv", "Date; Rain; Tag; Enterococcus"))
+    assert not are_kin(a, _key("env/wollaston_beach_datasheet.json", "Date; Rain; Tag; Enterococcus", fmt="json"))
+    assert not are_kin(a, _key("env/wollaston_beach_datasheet.csv", "Station; Latitude; Longitude; Owner"))
+    assert not are_kin(_key("legal/2024_CSN_Report_Count.csv", "Year; Reports"),
+                       _key("legal/2024_CSN_Data_Contributors.csv", "Year; Reports"))
+    # Per-day folders: the folder names differ only by dates, the file names too; documents without columns.
+    day1 = kin_key("pod/SP3_20181001T2359_0201/SP3_20181001T2359_0201.HDR", "file", "xml", "hdr")
+    day2 = kin_key("pod/SP3_20181002T2359_0201/SP3_20181002T2359_0201.HDR", "file", "xml", "hdr")
+    assert are_kin(day1, day2)
+    # A file that a family's pattern matches is kin of that family.
+    family = _key("env/*_beach_datasheet.csv", "Date; Rain; Tag; Enterococcus", kind="family")
+    assert are_kin(family, a) and are_kin(a, family)
+
+
+def test_folder_prior_raises_the_folder_of_the_best_matches_and_leaves_one_folder_lakes_alone():
+    fused = [("a1", 2.0), ("b1", 1.9), ("a2", 1.5), ("b2", 1.2), ("a3", 1.15)]
+    paths = {"a1": "env/x.csv", "a2": "env/y.csv", "a3": "env/z.csv", "b1": "fire/p.csv", "b2": "fire/q.csv"}
+    ranked = [entry_id for entry_id, _ in with_folder_prior(fused, paths, k=5, weight=0.5)]
+    # env holds 60% of the top scores (+0.30), fire 40% (+0.20): a3 overtakes b2, b1 keeps its lead over a2.
+    assert ranked == ["a1", "b1", "a2", "a3", "b2"]
+    one_folder = {entry_id: "lake/" + path for entry_id, path in paths.items()}
+    shifted = with_folder_prior(fused, one_folder, k=5, weight=0.5)
+    assert [i for i, _ in shifted] == [i for i, _ in fused]
+    assert [s for _, s in shifted] == pytest.approx([s + 0.5 for _, s in fused])
+    assert with_folder_prior(fused, paths, k=5, weight=0.0) == fused
