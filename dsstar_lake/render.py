@@ -200,18 +200,21 @@ def print_benchmark_report(console: Console, report: Any) -> None:
     if not console.is_terminal:
         console = Console(file=console.file, width=max(console.width, 160))  # piped: keep the table whole
     mode = "oracle files" if report.oracle else "retrieval"
-    table = Table("domain", "n", "score %", "errors", "R used %", "R ctx %", "tokens", "$", "calls", "s",
-                  title=f"KramaBench ({mode})",
-                  caption="score = sum of task scores / tasks (KramaBench's support-weighted mean); R used / R ctx "
-                          "= share of the gold files the run's scripts read / had in context; tokens, $, calls "
-                          "and s are per task")
+    table = Table("domain", "n", "score %", "errors", "alt matched", "R used %", "R ctx %", "tokens", "$", "calls",
+                  "s", title=f"KramaBench ({mode})",
+                  caption="score = sum of task scores / tasks (KramaBench's support-weighted mean); alt matched = "
+                          "tasks whose answer missed but a recorded other reading matched (not in the score); "
+                          "R used / R ctx = share of the gold files the run's scripts read / had in context; "
+                          "tokens, $, calls and s are per task")
     rows = list(report.summary().items())
     for i, (name, row) in enumerate(rows):
-        table.add_row(safe(name), str(row["n"]), pct(row["score"]), str(row["errors"]), pct(row["recall"]),
+        table.add_row(safe(name), str(row["n"]), pct(row["score"]), str(row["errors"]),
+                      str(row.get("alternative_matched", 0)), pct(row["recall"]),
                       pct(row["context_recall"]), str(row["tokens"]), f"{row['cost_usd']:.4f}",
                       f"{row['llm_calls']:.1f}", f"{row['seconds']:.1f}", end_section=i == len(rows) - 2)
     console.print(table)
     console.print(safe(report.judging_note()), highlight=False)
+    console.print(safe(report.readings_note()), highlight=False)
     if report.skipped:
         console.print(f"skipped {len(report.skipped)} task(s) whose sources are absent from the lake (or that have "
                       "no answer to score): " + safe(", ".join(task_id for task_id, _ in report.skipped)), highlight=False)

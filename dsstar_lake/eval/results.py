@@ -8,7 +8,7 @@ import json
 import threading
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +18,7 @@ from dsstar_lake.errors import UsageError
 _GLOB_SPECIALS = str.maketrans({"[": "[[]", "?": "[?]"})
 _PATH_FIELDS = ("files_used", "context", "gold")  # always JSON lists of strings in a row
 FUZZY = "fuzzy"  # judged_by of a string_approximate row that fuzzy matching decided
+MATCHED = 0.99  # a score that counts as matching the truth (rae_score: within about 1 %)
 
 
 @dataclass
@@ -55,6 +56,13 @@ class TaskResult:
     # Who decided a string_approximate row: the judge's model, "fuzzy" (no model configured, or the judge
     # failed), or None (equal strings, another answer type, or a failed run).
     judged_by: str | None = None
+    # The readings the answer rests on and the other readings the run recorded ({"reading", "value", "how"}).
+    assumptions: list[str] = field(default_factory=list)
+    alternatives: list[dict[str, str]] = field(default_factory=list)
+    # Diagnostic only, never part of the score: the best score of an alternative, by the answer's own scorer
+    # (None: none recorded, or the answer already matched), and whether it matched where the answer did not.
+    alternative_score: float | None = None
+    alternative_matched: bool = False
 
     def __post_init__(self) -> None:
         for name in _PATH_FIELDS:
@@ -133,6 +141,11 @@ class BenchmarkReport:
                 "cost_usd": round(sum(r.cost_usd for r in rows) / n, 4),
                 "llm_calls": round(sum(r.llm_calls for r in rows) / n, 1),
                 "seconds": round(sum(r.seconds for r in rows) / n, 1),
+                # Reading, not computing: tasks whose answer missed but a recorded alternative matched, and
+                # the score had each task taken its best-scoring reading (the score above is unchanged).
+                "with_alternatives": sum(bool(r.alternatives) for r in rows),
+                "alternative_matched": sum(r.alternative_matched for r in rows),
+                "score_any_reading": round(sum(max(r.score, r.alternative_score or 0.0) for r in rows) / n, 4),
             }
         return table
 
@@ -149,12 +162,25 @@ class BenchmarkReport:
             f"${self.judge['cost_usd']:.4f}; {flagged}"
         )
 
+    def readings_note(self) -> str:
+        """Return one line on how much of the missed score was the question's reading, not the computing."""
+        overall = self.summary().get("overall")
+        if not overall:
+            return "no task was scored"
+        return (
+            f"reading, not computing: in {overall['alternative_matched']} task(s) the answer missed but an "
+            f"alternative reading the run recorded matched the truth (runs recorded alternatives in "
+            f"{overall['with_alternatives']} of {overall['n']}); with the best reading of each task the score would be "
+            f"{100 * overall['score_any_reading']:.2f}% (the score is unchanged)"
+        )
+
     def to_dict(self) -> dict[str, Any]:
         """Return the report as JSON-ready data."""
         return {
             "oracle": self.oracle,
             "judge": self.judge,
             "judging": self.judging_note(),
+            "readings": self.readings_note(),
             "out": self.out,
             "resumed": self.resumed,
             "summary": self.summary(),

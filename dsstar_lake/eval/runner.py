@@ -22,7 +22,15 @@ from dsstar_lake.eval.answer_form import form_rules
 from dsstar_lake.eval.answers import parse_answer
 from dsstar_lake.eval.metrics import METRIC_OF, Score, score_best
 from dsstar_lake.eval.resolve import read_missing
-from dsstar_lake.eval.results import FUZZY, BenchmarkReport, ResultWriter, TaskResult, coverage, read_results
+from dsstar_lake.eval.results import (
+    FUZZY,
+    MATCHED,
+    BenchmarkReport,
+    ResultWriter,
+    TaskResult,
+    coverage,
+    read_results,
+)
 from dsstar_lake.eval.retrieval import default_missing_list, gold_files
 from dsstar_lake.eval.tasks import Task, load_tasks
 
@@ -290,6 +298,7 @@ def run_task(
     row.files_used, row.context = list(answer.files_used), list(answer.context)
     row.recall, row.context_recall = coverage(gold, row.files_used), coverage(gold, row.context)
     row.verified, row.stop_reason, row.rounds = answer.verified, answer.stop_reason, answer.rounds
+    row.assumptions, row.alternatives = list(answer.assumptions), [dict(a) for a in answer.alternatives]
     row.input_tokens, row.output_tokens = answer.input_tokens, answer.output_tokens
     row.tokens, row.cost_usd, row.llm_calls = (
         row.input_tokens + row.output_tokens,
@@ -305,7 +314,26 @@ def run_task(
         return row
     row.score, row.metric, row.method = result.value, result.metric, result.method
     row.judged_by = judged_by(result, judge)
+    row.alternative_score = alternative_score(task, row, judge, fuzzy_threshold)
+    row.alternative_matched = row.alternative_score is not None and row.alternative_score >= MATCHED
     return row
+
+
+def alternative_score(task: Task, row: TaskResult, judge: Any, fuzzy_threshold: float) -> float | None:
+    """Return the best score of the run's alternative readings, by the answer's scorer; diagnostic only.
+
+    None when the run recorded none, or the answer itself matched (then no judge call is spent on them).
+    """
+    values = [str(a.get("value", "")) for a in row.alternatives if str(a.get("value", "")).strip()]
+    if not values or row.score >= MATCHED:
+        return None
+    best = 0.0
+    for value in values:
+        try:
+            best = max(best, score_answer(task, value, judge, fuzzy_threshold)[1].value)
+        except Exception:  # a diagnostic must never lose the task's row
+            continue
+    return best
 
 
 def judged_by(result: Score, judge: Any) -> str | None:

@@ -1,0 +1,118 @@
+"""The benchmark's reading diagnostic (issue 21): would an alternative the run recorded have matched the truth?
+
+The score never changes; the row and the summary say how much of what was missed was the reading.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from agent_helpers import FAST, SUM_WIDGETS, fenced
+from click.testing import CliRunner
+
+from cli import cli
+from dsstar_lake.eval.results import BenchmarkReport, TaskResult
+from dsstar_lake.eval.runner import BenchmarkOptions, run_benchmark
+from dsstar_lake.eval.tasks import Task
+from dsstar_lake.llm.scripted import Rule, ScriptedProvider
+from dsstar_lake.llm.testing import LLM_ENV_VARS
+
+WIDGETS = "How many widget units were sold in total?"
+WITH_ALTERNATIVE = SUM_WIDGETS + "print('Alternative: north region only = 10')\n"
+RULES = [
+    {"role": "planner", "match": "widget units",
+     "response": "Sum the widget units in data/sales.csv.\nAssumption: all regions; other reading: north only"},
+    {"role": "coder", "response": fenced(WITH_ALTERNATIVE)},
+    {"role": "verifier", "response": "Yes\nAssumption: Both regions are counted."},
+    {"role": "finalyzer", "response": fenced(SUM_WIDGETS)},
+]
+TASKS = [
+    {"id": "tiny-read-1", "query": WIDGETS, "answer": 10, "answer_type": "numeric_exact",
+     "data_sources": ["sales.csv"]},
+    {"id": "tiny-read-2", "query": WIDGETS, "answer": 14, "answer_type": "numeric_exact",
+     "data_sources": ["sales.csv"]},
+]
+
+
+@pytest.fixture
+def base(indexed, tmp_path, monkeypatch):
+    for name in LLM_ENV_VARS:
+        monkeypatch.delenv(name, raising=False)
+    (tmp_path / "tasks.json").write_text(json.dumps(TASKS))
+    (tmp_path / "rules.jsonl").write_text("\n".join(json.dumps(r) for r in RULES) + "\n")
+    return ["eval", "kramabench", "--tasks", tmp_path / "tasks.json", "--lake", indexed, "--missing",
+            tmp_path / "tasks.json", "--llm", "scripted", "--scripted-file", tmp_path / "rules.jsonl"]
+
+
+def invoke(*args):
+    return CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
+
+
+def test_an_alternative_that_matches_is_counted_beside_an_unchanged_score(base, tmp_path):
+    out = tmp_path / "results.jsonl"
+    done = invoke(*base, "--out", out, "--json")
+    assert done.exit_code == 0, done.output
+    report = json.loads(done.stdout)
+    rows = {r["id"]: r for r in report["results"]}
+    missed, right = rows["tiny-read-1"], rows["tiny-read-2"]
+    assert (missed["answer"], missed["score"]) == ("14", 0.0)  # the score is the chosen answer's, as before
+    assert missed["alternatives"] == [{"reading": "north region only", "value": "10",
+                                       "how": "printed by the round 1 script"}]
+    assert missed["assumptions"] == ["Both regions are counted."]
+    assert (missed["alternative_score"], missed["alternative_matched"]) == (1.0, True)
+    assert (right["score"], right["alternative_score"], right["alternative_matched"]) == (1.0, None, False)
+    overall = report["summary"]["overall"]
+    assert overall["score"] == 0.5 and overall["alternative_matched"] == 1
+    assert overall["with_alternatives"] == 2 and overall["score_any_reading"] == 1.0
+    assert "in 1 task(s) the answer missed but an alternative reading" in report["readings"]
+    stored = [json.loads(line) for line in out.read_text().splitlines()]
+    assert {r["id"]: r["alternative_matched"] for r in stored} == {"tiny-read-1": True, "tiny-read-2": False}
+
+    text = invoke(*base, "--out", out, "--resume")  # rows read back keep the diagnostic
+    assert text.exit_code == 0, text.output
+    assert "alt matched" in text.stdout and "50.00" in text.stdout
+    assert "with the best reading of each task the score would be 100.00%" in " ".join(text.stdout.split())
+
+
+def test_rows_written_before_the_diagnostic_read_back_without_it():
+    row = TaskResult.from_dict({
+        "id": "t-1", "domain": "t", "query": "q", "answer": "1", "parsed": 1, "truth": 2, "answer_type": "numeric_exact",
+        "score": 0.0, "metric": "success", "method": "rule", "run_id": None, "files_used": [], "context": [],
+        "gold": [], "recall": None, "context_recall": None, "oracle": False,
+    })
+    assert row.alternatives == [] and row.alternative_score is None and not row.alternative_matched
+    report = BenchmarkReport([row], [], 1, False, None)
+    assert report.summary()["overall"]["alternative_matched"] == 0
+    assert "in 0 task(s)" in report.readings_note()
+    assert BenchmarkReport([], [], 0, False, None).readings_note() == "no task was scored"
+
+
+def test_alternatives_are_scored_by_the_answers_own_judge_and_a_failing_one_costs_nothing(lake):
+    county = Task(id="tiny-read-3", query="Which county had the most unhealthy days?", domain="tiny",
+                  answer="Queens County", answer_type="string_approximate", data_sources=["ozone_by_county.csv"])
+    provider = ScriptedProvider([
+        Rule(role="planner", response="Find the worst county in data/ozone_by_county.csv."),
+        Rule(role="coder", response=fenced("print('Kings')")),
+        Rule(role="verifier", response="Yes"),
+        Rule(role="finalyzer", response=fenced("print('Kings')") + "\nAlternative: fewest days = Queens (min)"),
+    ])
+    asked = []
+
+    def judge(predicted, truth):
+        asked.append(predicted)
+        return truth.startswith(predicted)
+
+    report = run_benchmark(lake, [county], BenchmarkOptions(overrides=dict(FAST)), provider=provider, judge=judge)
+    row = report.results[0]
+    assert (row.score, row.alternative_score, row.alternative_matched) == (0.0, 1.0, True)
+    assert asked == ["Kings", "Queens"]
+
+    def broken(predicted, truth):
+        if predicted == "Queens":
+            raise RuntimeError("a bug in the judge")
+        return False
+
+    row = run_benchmark(lake, [county], BenchmarkOptions(overrides=dict(FAST)), provider=provider,
+                        judge=broken).results[0]
+    assert (row.score, row.error, row.alternative_score, row.alternative_matched) == (0.0, None, 0.0, False)
