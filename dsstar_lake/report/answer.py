@@ -86,6 +86,7 @@ def answer_one(ctx: Answering, q: SubQuestion) -> None:
     finally:
         ctx.lake.close()  # this worker thread's connection only
     q.run_id, q.verified, q.answer = answer.run_id, answer.verified, (answer.value or "").strip()
+    q.assumptions, q.alternatives = list(answer.assumptions), [dict(a) for a in answer.alternatives]
     q.seconds = round(time.perf_counter() - started, 2)
     folder = ctx.lake.catalog_dir / "runs" / answer.run_id
     q.script_name, q.script = _script(folder)

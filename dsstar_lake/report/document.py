@@ -44,6 +44,7 @@ def appendix(questions: list[SubQuestion]) -> str:
         lines += [f"### [{q.n}] {md_escape(q.text)}", "", " · ".join(facts), ""]
         if q.answered:
             lines += ["**Answer**", "", fenced(q.answer, "text"), ""]
+            lines += readings_lines(q)
             if not q.verified and q.detail:
                 lines += [f"Note: {md_escape(q.detail)}.", ""]
         else:
@@ -56,6 +57,19 @@ def appendix(questions: list[SubQuestion]) -> str:
         if q.script:
             lines += [f"Script (`{q.script_name}`):", "", fenced(q.script, "python"), ""]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def readings_lines(q: SubQuestion) -> list[str]:
+    """Return the appendix lines for the assumptions an answer rests on and its other readings' values."""
+    lines = []
+    if q.assumptions:
+        lines += ["Assumptions:", "", *(f"- {md_escape(a)}" for a in q.assumptions), ""]
+    if q.alternatives:
+        lines += ["Other readings:", ""]
+        lines += [f"- {md_escape(a.get('reading', ''))}: {md_escape(a.get('value', ''))}"
+                  + (f" ({md_escape(a['how'])})" if a.get("how") else "") for a in q.alternatives]
+        lines.append("")
+    return lines
 
 
 def note(problems: list[str]) -> str:

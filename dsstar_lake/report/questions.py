@@ -37,6 +37,9 @@ class SubQuestion:
     script: str = ""  # the script that printed the answer (solution.py of its run)
     script_name: str = ""
     seconds: float = 0.0
+    # The readings the answer rests on (dsstar_lake/agent/readings.py): stated with the figures cited from it.
+    assumptions: list[str] = field(default_factory=list)
+    alternatives: list[dict[str, str]] = field(default_factory=list)  # reading, value, how
 
     @property
     def answered(self) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from dsstar_lake.agent.readings import as_text, from_record
 from dsstar_lake.report.citations import Check
 from dsstar_lake.report.prompts import render
 from dsstar_lake.report.questions import SubQuestion
@@ -27,6 +28,9 @@ def evidence(questions: list[SubQuestion]) -> str:
         if q.answered:
             answer = q.answer if len(q.answer) <= MAX_ANSWER_CHARS else q.answer[:MAX_ANSWER_CHARS] + " [...]"
             lines.append("Answer" + ("" if q.verified else " (not verified)") + ":\n" + frame(answer, "output"))
+            readings = as_text(from_record(q.assumptions, q.alternatives))
+            if readings:
+                lines.append("The reading it rests on:\n" + frame(readings, "output"))
             lines += [f"Figure: {f}" for f in q.figures]
         else:
             lines.append(f"Unanswered: {visible(q.detail or 'no answer')} (do not cite)")
