@@ -185,7 +185,8 @@ def benchmark_progress(console: Console) -> Any:
             row = data["result"]
             mark = "error" if row.method == "error" else f"{row.score:.2f}"
             line = (f"[{data['done']}/{data['total']}] {row.id}: {mark} · {row.seconds:.0f} s · "
-                    f"{row.llm_calls} calls" + (f" · {row.error}" if row.error else ""))
+                    f"{row.llm_calls} calls" + (" · an other reading matched" if row.alternative_matched else "")
+                    + (f" · {row.error}" if row.error else ""))
             console.print(safe(line), highlight=False)
 
     return callback

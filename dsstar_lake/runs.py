@@ -164,7 +164,8 @@ class RunRecord:
     def write_plan(self, state: AgentState) -> None:
         """Write plan.md: the question, the current plan, and how the plan got there."""
         lines = [f"# Plan for: {state.question}", ""]
-        lines += [f"{i}. {step}" for i, step in enumerate(state.plan, 1)] or ["(no steps yet)"]
+        # A step's Assumption lines sit under it, indented into its list item.
+        lines += [f"{i}. " + step.replace("\n", "\n   ") for i, step in enumerate(state.plan, 1)] or ["(no steps yet)"]
         lines += ["", f"Rounds run: {state.round + 1}; backtracks: {state.backtracks}; "
                       f"verified: {'yes' if state.verified else 'no'}."]
         for item in state.re_retrievals:

@@ -55,6 +55,12 @@ def test_ask_prints_readings_under_the_answer_and_json_and_runs_show_keep_them(l
     shown = invoke("runs", "show", answer["run_id"], "--lake", lake)
     assert shown.exit_code == 0 and "Both regions are counted." in shown.stdout
     assert "north region only: 10" in shown.stdout
+    # The planner's assumption stays under its step in the plan, on a line of its own.
+    assert "  1. Sum the widget units in data/sales.csv.\n     Assumption: all regions; other reading: north only" \
+        in shown.stdout
+    plan_md = (lake / ".dslake" / "runs" / answer["run_id"] / "plan.md").read_text()
+    assert "1. Sum the widget units in data/sales.csv.\n   Assumption: all regions; other reading: north only" \
+        in plan_md
     stored = json.loads(invoke("runs", "show", answer["run_id"], "--lake", lake, "--json").stdout)["answer"]
     assert stored["assumptions"] == answer["assumptions"] and stored["alternatives"] == answer["alternatives"]
 

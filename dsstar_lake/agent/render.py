@@ -122,7 +122,10 @@ def print_run(console: Console, run: dict[str, Any]) -> None:
                       f"{safe(', '.join(item['added']) or 'nothing new')}", highlight=False)
     console.print("[bold]plan[/bold]")
     for i, step in enumerate(run["plan"], 1):
-        console.print(f"  {i}. {safe(step)}", highlight=False)
+        first, *rest = step.splitlines() or [""]  # a step's Assumption lines go under it
+        console.print(f"  {i}. {safe(first)}", highlight=False)
+        for line in rest:
+            console.print(f"     {safe(line)}", highlight=False)
     table = Table("round", "step", "scripts", "read", "verdict", "route")
     for r in run["rounds"]:
         scripts = safe(", ".join(f"{s['name']} {'ok' if s['ok'] else 'failed'}" for s in r["scripts"]))
