@@ -140,6 +140,20 @@ def test_roles_that_name_nothing_leave_the_plan_and_the_printed_values(lake):
     assert answer.alternatives[0]["how"] == "printed by the round 1 script"
 
 
+def test_reading_lines_a_final_script_prints_are_kept_out_of_the_answer(lake):
+    provider = scripted(
+        ("planner", "Sum the widget units in data/sales.csv."),
+        ("coder", fenced(SUM_WIDGETS)),
+        ("verifier", "Yes"),
+        ("finalyzer", fenced(ALTERNATIVES)),
+    )
+    answer = lake.ask("How many widget units were sold in total?", provider=provider, overrides=FAST)
+    assert answer.value == "14"  # a scorer reads the last line: it must be the answer
+    assert answer.alternatives[0] == {"reading": "north region only", "value": "10",
+                                      "how": "printed by the final script"}
+    assert "Alternative: north region only = 10" in (run_dir(lake, answer.run_id) / "solution.out").read_text()
+
+
 def test_an_answer_with_no_readings_records_empty_lists(lake):
     provider = scripted(
         ("planner", "Sum the widget units in data/sales.csv."),

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from dsstar_lake.agent import coder, context, finalyzer, planner, router, verifier
+from dsstar_lake.agent import coder, context, finalyzer, planner, readings, router, verifier
 from dsstar_lake.agent.execute import observation, run_with_debugging
-from dsstar_lake.agent.readings import from_record, parse_readings, settle, to_record
 from dsstar_lake.agent.runtime import Agent
 from dsstar_lake.agent.state import AgentState
 from dsstar_lake.errors import BudgetExceeded
@@ -51,7 +50,7 @@ def refine(agent: Agent, state: AgentState) -> None:
     k = state.round
     verdict = verifier.verify(agent, state, k)
     ok = verdict.sufficient
-    state.assumptions, state.alternatives = to_record(verdict.readings)
+    state.assumptions, state.alternatives = readings.to_record(verdict.readings)
     agent.record.event("verdict", round=k, sufficient=ok, assumptions=state.assumptions,
                        alternatives=state.alternatives)
     agent.progress("verdict", {"round": k, "sufficient": ok})
@@ -132,22 +131,27 @@ def finalize(agent: Agent, state: AgentState, max_debug: int | None = None) -> N
     """Have the finalyzer write solution.py, run it, and take its output as the answer."""
     agent.progress("finalize", {"round": state.round})
     # Values the last round's script printed as other readings (or as figures the data states) count too.
-    printed = parse_readings(state.result, f"printed by the round {state.round + 1} script") if state.result_ok \
-        else None
-    verified = from_record(state.assumptions, state.alternatives)
-    noted = settle("", [verified], state.plan, printed)
+    how = f"printed by the round {state.round + 1} script"
+    printed = readings.parse_readings(state.result, how) if state.result_ok else None
+    verified = readings.from_record(state.assumptions, state.alternatives)
+    noted = readings.settle("", [verified], state.plan, printed)
     code, named = finalyzer.final_script(agent, state, state.round, noted)
     code, result = run_with_debugging(agent, state, code, "solution", state.round, max_debug)
     agent.record.write_script("solution", code, result)
     state.final_code, state.final_reads = code, list(result.reads)
+    # Reading lines a script printed are readings, not part of the answer (a scorer reads its last line).
+    final_printed = readings.Readings()
     if result.ok and result.stdout.strip():
-        state.value = result.stdout.strip()
+        final_printed, shown = readings.split_readings(result.stdout, "printed by the final script")
+        state.value = shown.strip() or result.stdout.strip()
     else:
         # The last round's output is still the best answer there is; say so.
-        state.value = state.result.strip() if state.result_ok else ""
+        shown = readings.split_readings(state.result)[1].strip() if state.result_ok else ""
+        state.value = shown or (state.result.strip() if state.result_ok else "")
         failure = f"the final script did not print an answer ({result.describe()})"
         state.error = f"{state.error}; {failure}" if state.error else failure
-    state.assumptions, state.alternatives = to_record(settle(state.value, [named, verified], state.plan, printed))
+    settled = readings.settle(state.value, [named, final_printed, verified], state.plan, printed)
+    state.assumptions, state.alternatives = readings.to_record(settled)
     agent.record.event("readings", round=state.round, assumptions=state.assumptions,
                        alternatives=state.alternatives)
     state.phase = "done"
