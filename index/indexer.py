@@ -7,6 +7,7 @@ import multiprocessing
 import os
 import sqlite3
 import time
+from collections import defaultdict
 from collections.abc import Callable
 from concurrent.futures import TimeoutError as FutureTimeout
 from concurrent.futures import as_completed
@@ -17,9 +18,9 @@ from typing import Any
 
 from index import fulltext
 from index.catalog import set_meta, transaction
-from index.entries import EntryRow, family_entry, file_entry
+from index.entries import EntryRow, family_entry, file_entry, with_relations
 from index.errors import DslakeError
-from index.families import Member, group_folder
+from index.families import Group, Member, file_entry_id, folder_pattern, group_files, layout_signature
 from index.profile_task import limit_memory, profile_file_task
 from index.profilers.base import PROFILER_VERSION, Limits, Profile
 from index.scan import FileStat, ScanResult
@@ -318,28 +319,76 @@ def _rebuild_dirty_entries(
     folders = [row[0] for row in conn.execute("SELECT folder FROM dirty_folders ORDER BY folder")]
     if folders:
         progress("entries", {"folders": len(folders)})
-    for folder in folders:
+    for key, (unit, dirty) in _units(conn, folders).items():
         with transaction(conn):
-            _rebuild_folder(conn, folder, options, force)
-            conn.execute("DELETE FROM dirty_folders WHERE folder = ?", (folder,))
+            _rebuild_folder(conn, key, sorted(unit), options, force)
+            conn.executemany("DELETE FROM dirty_folders WHERE folder = ?", [(f,) for f in dirty])
 
 
-def _rebuild_folder(conn: sqlite3.Connection, folder: str, options: IndexOptions, force: bool = False) -> None:
-    rows = conn.execute(
-        "SELECT f.path, f.hash, p.signature FROM files f JOIN profiles p ON p.hash = f.hash "
-        "WHERE f.folder = ? AND f.status = 'ok'",
-        (folder,),
-    ).fetchall()
+def _units(conn: sqlite3.Connection, dirty: list[str]) -> dict[str, tuple[set[str], list[str]]]:
+    """Return, per folder pattern, the sibling folders rebuilt together (families form across them) and which of
+    them were dirty. A folder without digits or dates in its path is a unit of its own."""
+    keys = {folder: folder_pattern(folder) for folder in dirty}
+    patterned = {key for folder, key in keys.items() if key != folder}
+    siblings: dict[str, set[str]] = defaultdict(set)
+    if patterned:
+        if len(patterned) > 32:  # a full index: one pass over every folder beats a query per pattern
+            rows = conn.execute("SELECT DISTINCT folder FROM files")
+        else:
+            # GLOB walks the folder index from the pattern's fixed start; the exact pattern is checked below.
+            rows = (row for key in patterned for row in conn.execute(
+                "SELECT DISTINCT folder FROM files WHERE folder GLOB ?", (_glob_escape(key),)))
+        for (folder,) in rows:
+            key = folder_pattern(folder)
+            if key in patterned:
+                siblings[key].add(folder)
+    units: dict[str, tuple[set[str], list[str]]] = {}
+    for folder in dirty:
+        unit, listed = units.setdefault(keys[folder], ({folder}, []))
+        unit.update(siblings.get(keys[folder], ()))
+        listed.append(folder)
+    return units
+
+
+def _glob_escape(pattern: str) -> str:
+    # Only '*' stays a wildcard; '[' and '?' in folder names are literal.
+    return "".join(f"[{c}]" if c in "[]?" else c for c in pattern)
+
+
+def _member(row: sqlite3.Row) -> Member:
+    """Build a family candidate from a file's row: its grouping signature and the facts its family sums up."""
+    path = row["path"]
+    structure = json.loads(row["structure"]) if row["structure"] else None
+    tables = [(t[0], bool(t[1]), t[2]) for t in json.loads(row["tables"] or "[]")]
+    return Member(path, path.rpartition("/")[2], layout_signature(row["signature"], structure), row["size"], tables)
+
+
+_MEMBER_QUERY = (
+    "SELECT f.path, f.hash, f.size, p.signature, "
+    "(SELECT json_group_array(json_array(json_extract(t.value, '$.n_rows'), json_extract(t.value, '$.n_rows_exact'), "
+    "json_extract(t.value, '$.read_hint'))) FROM json_each(p.profile, '$.tables') t) AS tables, "
+    # the layout of files without columns (an XML header's fields, a CDF's variables) is their schema
+    "CASE WHEN instr(p.signature, char(31)) = 0 THEN json_extract(p.profile, '$.structure') END AS structure "
+    "FROM files f JOIN profiles p ON p.hash = f.hash WHERE f.folder IN ({marks}) AND f.status = 'ok'"
+)
+
+
+def _rebuild_folder(conn: sqlite3.Connection, key: str, folders: list[str], options: IndexOptions,
+                    force: bool = False) -> None:
+    """Rebuild the entries of sibling folders (one folder pattern): families may span them."""
+    marks = ",".join("?" * len(folders))
+    rows = conn.execute(_MEMBER_QUERY.format(marks=marks), folders).fetchall()
     hashes = {row["path"]: row["hash"] for row in rows}
     analyses = {
         row["hash"]: (row["text"], row["source"])
         for row in conn.execute("SELECT hash, text, source FROM analyses WHERE text != '' AND hash IN "
-                                "(SELECT hash FROM files WHERE folder = ? AND status = 'ok')", (folder,))
+                                f"(SELECT hash FROM files WHERE folder IN ({marks}) AND status = 'ok')", folders)
     }
-    members = [Member(row["path"], row["path"].rpartition("/")[2], row["signature"]) for row in rows]
+    members = [_member(row) for row in rows]
     existing = {
         row["id"]: row
-        for row in conn.execute("SELECT id, kind, content_hash, card_hash FROM entries WHERE folder = ?", (folder,))
+        for row in conn.execute(f"SELECT id, kind, content_hash, card_hash FROM entries WHERE folder IN ({marks}, ?)",
+                                (*folders, key))
     }
     wanted: dict[str, EntryRow | None] = {}
     profiles: dict[str, Profile] = {}
@@ -350,24 +399,29 @@ def _rebuild_folder(conn: sqlite3.Connection, folder: str, options: IndexOptions
             profiles[content_hash] = Profile.from_dict(json.loads(text))
         return profiles[content_hash]
 
-    for group in group_folder(folder, members, options.min_members):
+    def related(group: Group) -> Profile:
+        return load(hashes[group.members[0].path])
+
+    for group in group_files(members, options.min_members):
         if group.is_family:
             first = group.members[0].path
-            row = family_entry(group, load(hashes[first]), options.max_members_listed, analyses.get(hashes[first]))
+            row = family_entry(group, load(hashes[first]), options.max_members_listed, analyses.get(hashes[first]),
+                               related)
             wanted[row.id] = row
         else:
             path = group.members[0].path
-            from index.families import file_entry_id
-
+            folder = group.members[0].folder
             entry_id = file_entry_id(path)
             old = existing.get(entry_id)
-            # An analysed file is always rebuilt: its analysis may be newer than its row.
+            linked = bool(group.sidecars) or group.documents is not None
+            # An analysed or linked file is always rebuilt: its analysis or its partner may be newer than its row.
             if (old is not None and old["kind"] == "file" and old["content_hash"] == hashes[path]
-                    and hashes[path] not in analyses):
+                    and hashes[path] not in analyses and not linked):
                 wanted[entry_id] = None  # unchanged single file: keep its row as it is
                 conn.execute("UPDATE files SET entry_id = ? WHERE path = ?", (entry_id, path))
                 continue
-            wanted[entry_id] = file_entry(path, folder, hashes[path], load(hashes[path]), analyses.get(hashes[path]))
+            row = file_entry(path, folder, hashes[path], load(hashes[path]), analyses.get(hashes[path]))
+            wanted[entry_id] = with_relations(row, group, related) if linked else row
     stale = [entry_id for entry_id in existing if entry_id not in wanted]
     if stale:
         conn.executemany("DELETE FROM entries WHERE id = ?", [(i,) for i in stale])

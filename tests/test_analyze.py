@@ -79,7 +79,7 @@ def test_llm_analysis_joins_descriptions_and_is_cached_by_content_hash(lake_dir,
     assert f"{HEADING}\ndescribed by script: data/sales.csv\nbytes: 85 lines: 4" in sales
     family = lake.show(FAMILY_FIRST)["entry"]
     assert family["kind"] == "family" and f"described by script: data/{FAMILY_FIRST}" in family["description"]
-    assert family["description"].index(HEADING) < family["description"].index("Members:")
+    assert family["description"].index("Description of the first member") < family["description"].index(HEADING)
     # cards (what is embedded and full-text indexed) are unchanged: no analysis text, nothing re-embedded
     for path in ("sales.csv", "blob.bin", FAMILY_FIRST):
         assert lake.show(path)["entry"]["card"] == before.show(path)["entry"]["card"]

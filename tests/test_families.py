@@ -48,3 +48,68 @@ def test_numbered_documents_stay_single_but_numbered_records_form_a_family():
     assert [f.glob for f in families] == ["notes/batch_*.json"]
     singles = sorted(g.members[0].path for g in groups if not g.is_family)
     assert singles == sorted(m.path for m in memos + logs)
+
+
+def test_sibling_folders_that_differ_by_dates_merge_per_name_pattern_and_schema():
+    from index.families import group_files
+
+    days = [f"obs/run_2024010{d}" for d in range(1, 6)]
+    members = [Member(f"{f}/run_2024010{i}.sp3", f"run_2024010{i}.sp3", "sp3\x1flayout:sp3", 90_000)
+               for i, f in enumerate(days, start=1)]
+    members += [Member(f"{f}/run_2024010{i}.HDR", f"run_2024010{i}.HDR", "xml\x1f<H>:a|b", 900)
+                for i, f in enumerate(days, start=1)]
+    members += [Member(f"{f}/notes.md", "notes.md", "markdown") for f in days]  # prose: never a family
+    members += [Member(f"{f}/t.csv", "t.csv", f"csv\x1f:c{i}|v") for i, f in enumerate(days)]  # schema per day
+    groups = group_files(members, min_members=3)
+    families = {g.glob: g for g in groups if g.is_family}
+    assert set(families) == {"obs/run_*/run_*.sp3", "obs/run_*/run_*.HDR"}
+    assert all(g.spans_folders and len(g.members) == 5 for g in families.values())
+    assert families["obs/run_*/run_*.HDR"].documents is families["obs/run_*/run_*.sp3"]
+    assert families["obs/run_*/run_*.sp3"].sidecars == [families["obs/run_*/run_*.HDR"]]
+    assert sum(not g.is_family for g in groups) == 10
+
+
+def test_values_shared_by_every_member_stay_in_the_glob():
+    from index.families import group_files
+
+    members = [Member(f"v2/SP3_{d}T235942_0201.csv", f"SP3_{d}T235942_0201.csv", "csv\x1f:a|b")
+               for d in ("20190901", "20190902", "20190904")]
+    family = next(g for g in group_files(members, min_members=3) if g.is_family)
+    assert family.glob == "v2/SP3_*T235942_0201.csv" and family.value_ranges() == [("20190901", "20190904")]
+
+
+def test_a_large_companion_is_not_a_sidecar_and_a_lone_header_documents_its_file():
+    from index.families import group_files
+
+    small = [Member("d/x.csv", "x.csv", "csv\x1f:a|b", 10_000), Member("d/x.json", "x.json", "json\x1fk", 300)]
+    big = [Member("e/y.csv", "y.csv", "csv\x1f:a|b", 10_000), Member("e/y.json", "y.json", "json\x1fk", 9_000)]
+    by_path = {g.members[0].path: g for g in group_files(small + big, min_members=3)}
+    assert by_path["d/x.json"].documents is by_path["d/x.csv"]
+    assert by_path["e/y.json"].documents is None and not by_path["e/y.csv"].sidecars
+
+
+def test_describe_values_says_runs_gaps_and_what_is_left_out():
+    from index.families import describe_values
+
+    assert describe_values([f"{i:03d}" for i in range(1, 716)]) == "001 … 715, every number (715 values)"
+    assert describe_values([str(y) for y in range(2002, 2024)]) == "2002 … 2023, every year (22 values)"
+    assert describe_values(["20240101", "20240102", "20240104"]) == \
+        "20240101 … 20240104, every day except 20240103 (3 values)"
+    assert describe_values(["2024-01-01", "2024-02-01", "2024-03-01"]) == \
+        "2024-01-01 … 2024-03-01, every month (3 values)"
+    runs = describe_values([f"2018100{d}" for d in range(1, 10)] + [f"201909{d:02d}" for d in range(2, 30)])
+    assert runs == "20181001 … 20181009, 20190902 … 20190929 (37 values; every day within each run)"
+    many = describe_values([str(i) for i in range(1, 300) if i % 7], max_listed=8)
+    assert many.startswith("1 … 6, 8 … 13, … and ") and "more in" in many and "up to 299" in many
+    words = describe_values([f"town{chr(97 + i)}" for i in range(26)], max_listed=5)
+    assert words == "towna, townb, townc, townd, towne, … and 21 more (the last is townz)"
+
+
+def test_layout_signature_gives_fixed_layouts_a_schema_but_not_prose():
+    from index.families import layout_signature
+
+    assert layout_signature("sp3", None) == "sp3\x1flayout:sp3"
+    assert layout_signature("xml", {"root": "H", "fields": {"b/c": "1", "a": "x"}}) == "xml\x1f<H>:a|b/c"
+    assert layout_signature("cdf", {"variables": [{"name": "t", "type": "f8"}]}) == "cdf\x1fvars:t:f8"
+    assert layout_signature("text", {"outline": ["1 Intro"]}) == "text"
+    assert layout_signature("csv\x1f:a|b", None) == "csv\x1f:a|b"

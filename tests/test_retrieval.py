@@ -81,12 +81,14 @@ def test_a_candidate_found_by_one_side_is_scored_by_both(tmp_path):
         (notes / f"memo_{i:05d}.md").write_text(
             f"# Memo {i}: solar output at Stone Bridge\n\nThe solar output programme at Stone Bridge was reviewed "
             f"by team {i}. Average readings were checked.\n")
-    for series in (2317, 2321, 2325, 2329):
+    # Each series has one column of its own: sibling folders of one schema would be one family, not four entries.
+    for series, extra in ((2317, "inverter_kw"), (2321, "panel_temp_c"), (2325, "cloud_pct"), (2329, "wind_ms")):
         folder = root / "stone_bridge" / "solar_output" / f"daily_{series}"
         folder.mkdir(parents=True)
         for day in range(1, 5):
             (folder / f"solar_output_201609{day:02d}.csv").write_text(
-                "date,irradiance_wm2,output_kwh\n" + "".join(f"2016-09-{day:02d},{100 + h},{h}\n" for h in range(5)))
+                f"date,irradiance_wm2,output_kwh,{extra}\n"
+                + "".join(f"2016-09-{day:02d},{100 + h},{h},{h % 3}\n" for h in range(5)))
     question = "What was the average irradiance of the solar output readings at Stone Bridge (series 2325)?"
     Lake.open(root).index()
 
