@@ -55,7 +55,8 @@ json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON."
 chroma_option = click.option("--chroma-url", help="Use a shared Chroma server (http://HOST:PORT) for the vectors.")
 
 
-ROLES = ("analyzer", "planner", "coder", "verifier", "router", "debugger", "finalyzer", "subquestion", "writer")
+ROLES = ("analyzer", "summarizer", "planner", "coder", "verifier", "router", "debugger", "finalyzer", "subquestion",
+         "writer")
 
 
 def llm_options(command: Any) -> Any:
@@ -110,7 +111,9 @@ def cli() -> None:
 @click.option("--watch", is_flag=True, help="Keep running and re-index files as they change.")
 @click.option("--analyzer", type=click.Choice(["profile", "llm", "auto"]),
               help="Also describe files with the paper's LLM analyzer: llm = every file, auto = files no profiler "
-                   "reads and one per family (default from agent.analyzer: profile = no model).")
+                   "reads and one per family; both add a model's summary to entries whose cards carry no words a "
+                   "question uses, after showing its estimated cost (default from agent.analyzer: profile = no "
+                   "model).")
 @llm_options
 @json_option
 def index(lake: str, paths: tuple[str, ...], catalog: str | None, chroma_url: str | None, jobs: int | None,

@@ -244,7 +244,9 @@ class Lake:
         """Bring the catalog up to date with the lake; return an IndexSummary.
 
         analyzer: profile | llm | auto (None: agent.analyzer); llm and auto add the paper's LLM analysis to the
-        descriptions of the files that want one (dsstar_lake/analyze.py); provider replaces the configured model.
+        descriptions of the files that want one (dsstar_lake/analyze.py), and a model's summary to the cards of
+        entries that carry no words a question uses (dsstar_lake/summarize.py); provider replaces the configured
+        model.
         paths: lake-relative files or folders known to have changed (a watcher's events): only they are looked at,
         so a change costs the same in a lake of any size. None scans the whole lake.
         """
@@ -297,6 +299,15 @@ class Lake:
                     analysis = run_analyzer(self, mode, provider=provider, progress=report)
                     summary.analysis = analysis.to_dict()
                     if analysis.analyzed:
+                        summary.embedded += refresh_entries(conn, options, sync, report)
+                    from dsstar_lake.ask import CACHE_NAME
+                    from dsstar_lake.summarize import run_summarizer
+
+                    cache = self.catalog_dir / CACHE_NAME if str(self.settings["llm.cache"]).lower() != "off" else None
+                    summaries = run_summarizer(conn, self.settings, self.catalog_dir, provider, report,
+                                               spent=analysis.cost_usd, cache_path=cache)
+                    summary.summaries = summaries.to_dict()
+                    if summaries.written:
                         summary.embedded += refresh_entries(conn, options, sync, report)
                 record_stamp(conn, self._vector_stamp())
                 if drift.total:

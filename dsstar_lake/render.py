@@ -34,8 +34,11 @@ def _size(n: int) -> str:
 @contextlib.contextmanager
 def index_progress(console: Console, enabled: bool = True) -> Iterator[Any]:
     """Yield a progress callback for Lake.index that draws bars on a terminal (and nothing elsewhere)."""
-    if not enabled or not console.is_terminal:
+    if not enabled:
         yield lambda event, data: None
+        return
+    if not console.is_terminal:
+        yield lambda event, data: _print_estimate(console, event, data)
         return
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                TextColumn("{task.fields[rate]}"), TimeElapsedColumn())
@@ -58,8 +61,20 @@ def index_progress(console: Console, enabled: bool = True) -> Iterator[Any]:
                 tasks["analyze"] = bar.add_task("analyzing (LLM)", total=data["total"], rate="")
             elif event == "analyzed" and "analyze" in tasks:
                 bar.advance(tasks["analyze"])
+            elif event == "summarize":
+                tasks["summarize"] = bar.add_task("summarizing (LLM)", total=data["total"], rate="")
+            elif event == "summarized" and "summarize" in tasks:
+                bar.advance(tasks["summarize"])
+            else:
+                _print_estimate(bar.console, event, data)
 
         yield callback
+
+
+def _print_estimate(console: Console, event: str, data: dict[str, Any]) -> None:
+    """Print the summarizer's cost estimate before it asks anything (the one progress event that is a line)."""
+    if event == "summarize_estimate":
+        console.print(safe(data["line"]), highlight=False)
 
 
 def print_index_summary(console: Console, summary: Any) -> None:
@@ -81,6 +96,12 @@ def print_index_summary(console: Console, summary: Any) -> None:
             f"analyzer ({a['mode']}): {a['analyzed']} analysed, {a['failed']} failed (profiler description kept), "
             f"{a['not_started']} left for the next index · {a['llm_calls']} LLM calls, ${a['cost_usd']:.4f}"
             + (f" · stopped: {safe(a['stopped'])}" if a["stopped"] else ""), highlight=False)
+    m = getattr(s, "summaries", None)
+    if m and m["wanted"]:
+        console.print(
+            f"summarizer ({safe(m['model'])}): {m['written']} summarised, {m['failed']} failed (entry kept as it "
+            f"was), {m['not_started']} left for the next index · {m['llm_calls']} LLM calls, ${m['cost_usd']:.4f}"
+            + (f" · stopped: {safe(m['stopped'])}" if m["stopped"] else ""), highlight=False)
 
 
 def print_status(console: Console, st: Any) -> None:

@@ -112,6 +112,8 @@ class Settings:
                              f"redirect the model); set it in {USER_CONFIG_PATH} if you meant it")
                 values[key] = _merge(values.get(key), value)
                 sources[key] = str(path)
+                if key in OPEN_SECTIONS and isinstance(value, Mapping):
+                    sources.update({f"{key}.{name}": str(path) for name in value})  # who named each role's model
         env = os.environ if environ is None else environ
         for key in defaults:
             name = ENV_PREFIX + key.replace(".", "_").upper()
@@ -139,7 +141,7 @@ class Settings:
                 merged = dict(values.get(section_key) or {})
                 merged[key[len(section_key) + 1 :]] = raw
                 values[section_key] = merged
-                sources[section_key] = source
+                sources[section_key] = sources[key] = source
                 continue
             if key not in values:
                 raise ConfigError(f"unknown setting {key!r}")

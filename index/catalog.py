@@ -102,6 +102,17 @@ MIGRATIONS: list[tuple[str, str]] = [
         CREATE INDEX profiles_version ON profiles(profiler_version, hash);
         """,
     ),
+    (
+        "005_summaries",
+        """
+        CREATE TABLE summaries (            -- a model's semantic summary of a wordless entry, by content hash
+            hash TEXT PRIMARY KEY,          -- the entry's content (a family's: its first member's)
+            text TEXT NOT NULL,             -- '' when the model gave none (then source is failed:<source>)
+            source TEXT NOT NULL,           -- who wrote it, e.g. llm:<model>
+            created_at REAL
+        );
+        """,
+    ),
 ]
 
 

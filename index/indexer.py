@@ -46,6 +46,7 @@ class IndexSummary:
     seconds: float = 0.0
     failures: list[tuple[str, str]] = field(default_factory=list)
     analysis: dict[str, Any] | None = None  # what the optional analyzer added (filled in by its caller)
+    summaries: dict[str, Any] | None = None  # what the optional summarizer added (filled in by its caller)
     vectors_repaired: int = 0  # vectors the store had lost or changed behind the manifest's back (re-embedded)
     notes: list[str] = field(default_factory=list)  # what else the user should hear about this run
 
@@ -154,6 +155,9 @@ def run_index(
     if todo:
         _profile_all(conn, db_path, lake, todo, {f.path for f in new}, options, summary, progress)
     _rebuild_dirty_entries(conn, options, progress, force=new_render is not None)
+    from index.summaries import apply_summaries
+
+    apply_summaries(conn)  # a rebuilt entry gets its stored model summary back before its card is embedded
     if new_render is not None:
         with transaction(conn):
             set_meta(conn, "render_version", new_render)
@@ -308,8 +312,12 @@ def refresh_entries(
     sync_vectors: Callable[[sqlite3.Connection, Progress], int],
     progress: Progress = _noop,
 ) -> int:
-    """Rebuild the entries of dirty folders (e.g. after analyses were added) and sync vectors; return embedded."""
+    """Rebuild the entries of dirty folders (e.g. after analyses were added), add stored summaries and sync vectors;
+    return how many cards were embedded."""
+    from index.summaries import apply_summaries
+
     _rebuild_dirty_entries(conn, options, progress)
+    apply_summaries(conn)
     return sync_vectors(conn, progress)
 
 

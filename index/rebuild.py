@@ -12,7 +12,7 @@ from typing import Any
 from index import catalog as catalog_db
 
 PROFILE_COLUMNS = "hash, profiler_version, format, signature, profile, created_at"
-ANALYSIS_COLUMNS = "hash, text, source, created_at"  # paid-for LLM analyses are worth keeping too
+ANALYSIS_COLUMNS = "hash, text, source, created_at"  # paid-for LLM analyses (and summaries) are worth keeping too
 
 
 def salvage_profiles(old_db: Path, table: str = "profiles", columns: str = PROFILE_COLUMNS) -> list[tuple[Any, ...]]:
@@ -54,9 +54,11 @@ def rebuild_catalog(catalog_dir: Path, db_path: Path, store_factory: Callable[[]
     """
     kept: list[tuple[Any, ...]] = []
     analyses: list[tuple[Any, ...]] = []
+    summaries: list[tuple[Any, ...]] = []
     if db_path.exists():
         kept = salvage_profiles(db_path)
         analyses = salvage_profiles(db_path, "analyses", ANALYSIS_COLUMNS)
+        summaries = salvage_profiles(db_path, "summaries", ANALYSIS_COLUMNS)  # an older manifest has none: []
         aside = db_path.with_name(f"{db_path.name}.damaged-{int(time.time())}")
         db_path.replace(aside)
         for suffix in ("-wal", "-shm"):
@@ -69,6 +71,7 @@ def rebuild_catalog(catalog_dir: Path, db_path: Path, store_factory: Callable[[]
         with catalog_db.transaction(conn):
             conn.executemany(f"INSERT OR IGNORE INTO profiles ({PROFILE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)", kept)
             conn.executemany(f"INSERT OR IGNORE INTO analyses ({ANALYSIS_COLUMNS}) VALUES (?, ?, ?, ?)", analyses)
+            conn.executemany(f"INSERT OR IGNORE INTO summaries ({ANALYSIS_COLUMNS}) VALUES (?, ?, ?, ?)", summaries)
     finally:
         conn.close()
     try:

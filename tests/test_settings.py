@@ -12,10 +12,11 @@ def test_resolution_order_defaults_file_env_flag(tmp_path):
     settings = Settings.load(config_files=[config], environ={"DSLAKE_RETRIEVE_CANDIDATES": "40"})
     assert settings["retrieve.k"] == 7 and settings.sources["retrieve.k"] == str(config)
     assert settings["retrieve.candidates"] == 40 and settings.sources["retrieve.candidates"].startswith("env")
-    assert settings["llm.models"] == {"coder": "flash"}
+    cheap = {"summarizer": "gemini-2.5-flash-lite"}  # the packaged per-role default stays beside the file's
+    assert settings["llm.models"] == {**cheap, "coder": "flash"}
     flagged = settings.with_overrides({"retrieve.k": "12", "llm.models.writer": "pro"})
     assert flagged["retrieve.k"] == 12 and flagged.sources["retrieve.k"] == "flag"
-    assert flagged["llm.models"] == {"coder": "flash", "writer": "pro"}
+    assert flagged["llm.models"] == {**cheap, "coder": "flash", "writer": "pro"}
     assert settings.section("retrieve")["k"] == 7
 
 

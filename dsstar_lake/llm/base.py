@@ -13,6 +13,7 @@ if TYPE_CHECKING:
 # The agent's roles, in pipeline order; `dslake models` lists a model for each.
 ROLES = (
     "analyzer",
+    "summarizer",
     "planner",
     "coder",
     "verifier",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -50,10 +51,27 @@ def make_provider(settings: Settings) -> Provider:
 UNPRICED = ("manual",)
 
 
+@cache
+def _packaged_role_models() -> tuple[str, dict[str, str]]:
+    """Return the packaged default provider and the per-role models the packaged defaults name for it."""
+    from dsstar_lake.settings import read_defaults
+
+    llm = read_defaults()["llm"]
+    return str(llm["provider"]), dict(llm.get("models") or {})
+
+
 def model_for(settings: Settings, role: str) -> str:
-    """Return the model a role uses: llm.models.<role>, else llm.model (else the provider, for a person)."""
-    models = settings.get("llm.models") or {}
+    """Return the model a role uses: llm.models.<role>, else llm.model (else the provider, for a person).
+
+    A per-role model the packaged defaults name (a cheap one for the summarizer) belongs to the packaged provider:
+    with another provider that role uses llm.model, unless a config file, or a flag, names a model for it.
+    """
+    models = dict(settings.get("llm.models") or {})
     provider = str(settings["llm.provider"])
+    default_provider, default_models = _packaged_role_models()
+    if (provider != default_provider and role in default_models
+            and settings.sources.get(f"llm.models.{role}", "default") == "default"):
+        models.pop(role, None)
     if provider in UNPRICED and not models.get(role) and settings.sources.get("llm.model", "default") == "default":
         return provider  # not the default gemini-2.5-pro: nobody called it
     model = str(models.get(role) or settings["llm.model"] or "").strip()
