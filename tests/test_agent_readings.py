@@ -33,6 +33,14 @@ def test_headers_bullets_and_markdown_are_read():
                                   Alternative("rounding first", "7.1", "default")]
 
 
+def test_a_reading_that_holds_an_equals_sign_keeps_it_and_the_value_is_what_follows_the_last_one():
+    # Seen with a model: the reading named a column and a rule, each with '='.
+    found = parse_readings("Alternative: EJ share = 'Percent of EJ block groups', absent towns as 0% = 9.76 "
+                           "(14.63% - 4.86% = 9.76)")
+    assert found.alternatives == [Alternative("EJ share = 'Percent of EJ block groups', absent towns as 0%",
+                                              "9.76", "14.63% - 4.86% = 9.76")]
+
+
 def test_malformed_alternatives_are_dropped_not_errors():
     text = ("Alternative: no value given\nAlternative: = 5\nAlternative: reading =\nAlternative:\n"
             "Assumption:\nAlternatives: not a list\nAlternative: ratio a=b = 0.5 (sum(a) / len(b))\n"

@@ -124,15 +124,17 @@ def _clean(text: str) -> str:
 
 def _alternative(text: str) -> tuple[str, str, str] | None:
     """Read '<reading> = <value> (<how>)' as (reading, value, how); None without a reading or a value."""
+    # The value follows the last arrow before the '(how)': a reading may itself hold '=' ("EJ share = column X,
+    # absent towns as 0% = 9.76"), a value hardly ever does.
+    body, said = _trailing_parens(text)
     for arrow in ARROWS:
-        parts = re.split(arrow, text, maxsplit=1)
-        if len(parts) == 2:
+        found = list(re.finditer(arrow, body))
+        if found:
+            reading, value = body[: found[-1].start()], body[found[-1].end():]
             break
     else:
         return None
-    reading, rest = (p.strip().strip("`").strip() for p in parts)
-    value, said = _trailing_parens(rest)
-    value = value.strip().strip("`").strip()
+    reading, value = (p.strip().strip("`").strip() for p in (reading, value))
     if not reading or not value:
         return None
     return reading, value, said
