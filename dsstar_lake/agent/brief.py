@@ -11,26 +11,30 @@ from __future__ import annotations
 
 import re
 
-BRIEF_MARK = ("[brief: value ranges, notes and first rows left out to fit the prompt; a script that reads "
+BRIEF_MARK = ("[brief: value ranges, notes, first rows and member lists left out to fit the prompt; a script that reads "
               "this file brings its full description next round]")
 
-_KEEP = ("File: ", "Format: ", "Title: ", "Load: ", "Family of ", "First: ", "Load them all", "Table",
-         "Identical copy", "Near-identical files", "This file is one member")
-_CLIP_KEEP = ("Headings: ", "Sheet ", "XML root")
 _COLUMN = re.compile(r"^\s+- ('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"): ([^;]+)")
 _MORE_COLUMNS = re.compile(r"^\s+- and (\d+) more")
-_DROPPED_BLOCKS = ("Notes:", "Members", "Text sample:", "Excerpt")
-_EXCERPT_LINES = 4
+_DROPPED = ("Notes:", "Members", "[... truncated")  # blocks whose lines a brief leaves out entirely
+_SHORTENED = ("Text sample:", "Excerpt", "Outline")  # blocks a brief keeps the first lines of
+_SKIPPED_HEADINGS = ("Description of the first member", "Member description")  # the member's lines follow
+BLOCK_LINES = 4  # lines kept of a shortened block or of any other indented block (arrays, variables, headers)
+LINE_CHARS = 240
 POINTER_COLUMNS = 8
 
 
 def brief(description: str) -> str:
-    """Return the brief form of a description written by index.cards.describe (or a family's)."""
+    """Return the brief form of a description written by index.cards.describe (or a family's).
+
+    Every top-level line stays (clipped), so facts a description gains later survive by default; the notes, the
+    first rows and the member lists go; each column block becomes one line of names, types and units; any other
+    indented block keeps its first few lines.
+    """
     out: list[str] = []
     columns: list[str] = []
-    block = ""  # the block whose indented lines follow: columns, rows, notes, members, excerpt
-    excerpt_left = 0
-    heading = ""
+    block = ""  # what the indented lines that follow belong to: columns, rows, drop, or other
+    left = 0  # lines still kept of the current block
 
     def flush_columns() -> None:
         if columns:
@@ -39,54 +43,50 @@ def brief(description: str) -> str:
 
     for line in description.splitlines():
         stripped = line.strip()
-        indented = line[:1].isspace() or line.startswith("- ")
-        if not indented:
+        if not stripped:
+            continue
+        if not line[:1].isspace() and not line.startswith("- "):
             flush_columns()
-            block = ""
-            if stripped.startswith(_DROPPED_BLOCKS):
-                block = "excerpt" if stripped.startswith(("Text sample:", "Excerpt")) else "drop"
-                excerpt_left = _EXCERPT_LINES
-                heading = stripped
+            block, left = "other", BLOCK_LINES
+            if stripped.startswith(_DROPPED):
+                block = "drop"
+            elif stripped.startswith(_SKIPPED_HEADINGS):
                 continue
-            if stripped.startswith("Member description"):
-                continue  # the member's own lines follow and are briefed like a file's
-            if stripped.startswith(_KEEP):
-                out.append(line)
-            elif stripped.startswith(_CLIP_KEEP):
-                out.append(line if len(line) <= 240 else line[:239] + "…")
+            else:
+                out.append(_clip(line))
             continue
         if block == "drop":
             continue
-        if block == "excerpt":
-            if excerpt_left == _EXCERPT_LINES:
-                out.append(heading)  # only when the excerpt has lines
-            if excerpt_left > 0:
-                out.append(line if len(line) <= 200 else line[:199] + "…")
-                excerpt_left -= 1
-            continue
-        if out and out[-1].startswith(("Near-identical files", "- data/")):
-            out.append(line)
+        if out and out[-1].startswith(("Near-identical files", "- data/")) and line.startswith("- "):
+            out.append(line)  # near-identical files: already a line each
             continue
         if stripped.startswith("load:"):
             flush_columns()
-            out.append(line)
+            out.append(_clip(line, 2 * LINE_CHARS))
+            block = "table"
         elif stripped == "columns:":
             block = "columns"
         elif stripped.startswith("columns: "):
-            out.append(line)
+            out.append(_clip(line, 2 * LINE_CHARS))
         elif stripped.startswith("first rows:"):
             flush_columns()
             block = "rows"
         elif block == "columns":
-            match = _COLUMN.match(line)
-            more = _MORE_COLUMNS.match(line)
+            match, more = _COLUMN.match(line), _MORE_COLUMNS.match(line)
             if match:
                 columns.append(f"{match.group(1)} {_kind(match.group(2))}")
             elif more:
                 columns.append(f"and {more.group(1)} more")
+        elif block == "other" and left > 0:
+            out.append(_clip(line))
+            left -= 1
     flush_columns()
     out.append(BRIEF_MARK)
     return "\n".join(out)
+
+
+def _clip(line: str, limit: int = LINE_CHARS) -> str:
+    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 def pointer(path: str, description: str) -> str:
