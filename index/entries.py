@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from index.families import Group, describe_values, family_id, file_entry_id, value_sort_key
+from index.families import Group, as_date, describe_values, family_id, file_entry_id, value_sort_key
 from index.profilers.base import PATH_PLACEHOLDER, Profile
 from index.profilers.textio import clip
 
@@ -78,6 +78,7 @@ TEXT_FORMATS = {"text", "markdown", "tle", "sp3", "code", "xml", "html"}
 # Reader arguments that do no harm to a member that does not need them: one reader may carry them for all.
 HARMLESS_ARGS = {"thousands", "na_values", "keep_default_na", "skipinitialspace"}
 SIDE_FIELDS = 12  # field names of a header that a data entry quotes
+CARD_NUMBERS = 30  # a family's card names every value of a '*' up to this many when they are ids, not a run
 
 
 def family_entry(group: Group, representative: Profile, max_listed: int,
@@ -165,6 +166,10 @@ def _card_values(column: list[str]) -> str:
     distinct = sorted(set(column), key=value_sort_key)
     if any(not ch.isdigit() and ch not in "-_." for v in distinct for ch in v):
         return clip(", ".join(distinct), 800)  # words (places, variables): every one is a search term
+    numbers = [int(v) for v in distinct if v.isdigit()]
+    consecutive = len(numbers) == len(distinct) and numbers == list(range(numbers[0], numbers[0] + len(numbers)))
+    if len(distinct) <= CARD_NUMBERS and not consecutive and not any(as_date(v) for v in distinct):
+        return " ".join(distinct)  # a few ids (series, stations, runs): a question names one of them
     return f"{distinct[0]} … {distinct[-1]}"
 
 

@@ -338,7 +338,8 @@ def _word_pattern(names: list[str]) -> str | None:
 # ---- the values behind a '*', said compactly -------------------------------------------------------------------
 
 
-def _as_date(value: str) -> date | None:
+def as_date(value: str) -> date | None:
+    """Return the date a name value writes (20240131, 2024-01-31), or None."""
     if not _DATE.fullmatch(value):
         return None
     digits = re.sub(r"\D", "", value)
@@ -350,7 +351,7 @@ def _as_date(value: str) -> date | None:
 
 def _steps(value_list: list[str]) -> tuple[list[int], str] | None:
     """Return the values as integers on one scale (days, months, years or numbers) and the scale's name."""
-    dates = [_as_date(v) for v in value_list]
+    dates = [as_date(v) for v in value_list]
     if all(dates):
         ds = [d for d in dates if d is not None]
         if len({d.day for d in ds}) == 1 and len({d.month for d in ds}) == 1:
@@ -419,14 +420,14 @@ def describe_values(values: list[str], max_listed: int = 40, max_chars: int = 70
 
 def _from_scale(value: int, unit: str, like: str) -> str:
     """Write a value of a scale back the way the names write it (a date in the names' own format)."""
-    if unit == "number" or (unit == "year" and not _as_date(like)):
+    if unit == "number" or (unit == "year" and not as_date(like)):
         return str(value).zfill(len(like)) if like.startswith("0") else str(value)
     if unit == "day":
         d = date.fromordinal(value)
     elif unit == "month":
-        d = date(value // 12, value % 12 + 1, _as_date(like).day)  # type: ignore[union-attr]
+        d = date(value // 12, value % 12 + 1, as_date(like).day)  # type: ignore[union-attr]
     else:
-        first = _as_date(like)
+        first = as_date(like)
         d = date(value, first.month, first.day)  # type: ignore[union-attr]
     sep = re.sub(r"\d", "", like)[:1]
     return f"{d.year:04d}{sep}{d.month:02d}{sep}{d.day:02d}"

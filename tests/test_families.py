@@ -113,3 +113,18 @@ def test_layout_signature_gives_fixed_layouts_a_schema_but_not_prose():
     assert layout_signature("cdf", {"variables": [{"name": "t", "type": "f8"}]}) == "cdf\x1fvars:t:f8"
     assert layout_signature("text", {"outline": ["1 Intro"]}) == "text"
     assert layout_signature("csv\x1f:a|b", None) == "csv\x1f:a|b"
+
+
+def test_a_family_card_names_every_id_behind_a_star_but_only_the_ends_of_a_run():
+    from index.entries import family_entry
+    from index.families import group_files
+    from index.profilers.base import Profile
+
+    members = [Member(f"town/daily_{s}/rain_2024010{d}.csv", f"rain_2024010{d}.csv", "csv\x1f:date|mm")
+               for s in (5, 305, 605) for d in (1, 2, 3)]
+    family = next(g for g in group_files(members, min_members=3) if g.is_family)
+    assert family.glob == "town/daily_*/rain_*.csv" and family.spans_folders
+    entry = family_entry(family, Profile(format="csv"), max_listed=40)
+    assert "names 5 305 605; 20240101 … 20240103" in entry.card
+    assert "The 2 '*'s stand for, in order: 1st: 5 … 605, every 300 numbers (3 values); 2nd: 20240101 … " \
+        in entry.description
