@@ -213,9 +213,14 @@ def _file_lock(path: Path) -> Iterator[None]:
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
+def onnx_dir(folder: Path, cache_root: Path) -> Path:
+    """Return the cache folder of the ONNX export of the model in folder."""
+    return cache_root / f"{model_hash(folder)}-v{EXPORT_VERSION}"
+
+
 def ensure_onnx(folder: Path, cache_root: Path, threads: int = 1) -> Path:
     """Return the verified cached ONNX file for the model in folder, exporting it first if needed."""
-    target_dir = cache_root / f"{model_hash(folder)}-v{EXPORT_VERSION}"
+    target_dir = onnx_dir(folder, cache_root)
     onnx_path = target_dir / "model.onnx"
     failed_path = target_dir / "failed.json"
     if onnx_path.exists():
@@ -229,10 +234,18 @@ def ensure_onnx(folder: Path, cache_root: Path, threads: int = 1) -> Path:
                 return onnx_path
             if failed_path.exists():
                 raise OnnxUnavailable(_failure_reason(failed_path))
+            for stale in target_dir.glob("model.onnx.tmp-*"):  # an export abandoned by Ctrl-C (~90 MB each)
+                stale.unlink(missing_ok=True)
             _export_and_verify(folder, target_dir, threads)
     except OSError as exc:
         raise OnnxUnavailable(f"cannot export the ONNX model into {target_dir}: {exc}") from exc
     return onnx_path
+
+
+def export_onnx(cache_dir: str, threads: int) -> None:
+    """Export and verify the ONNX model into cache_dir ahead of need (a child process runs it; killing it is safe)."""
+    with contextlib.suppress(OnnxUnavailable):  # recorded in failed.json: load() then falls back, with a warning
+        ensure_onnx(model_dir(), Path(cache_dir), threads)
 
 
 def _failure_reason(failed_path: Path) -> str:
@@ -372,6 +385,21 @@ class Embedder:
             if self._impl is None:
                 self._impl = self._make_backend()
         return self
+
+    def loads_quickly(self) -> bool:
+        """Tell whether load() is quick (~0.3 s): loaded already, or an ONNX model exported earlier to open."""
+        if self._impl is not None:
+            return True
+        if self.backend == "sentence-transformers":
+            return False
+        return (onnx_dir(model_dir(), self.cache_dir) / "model.onnx").exists()
+
+    def needs_export(self) -> bool:
+        """Tell whether load() would first export the ONNX model (15-55 s): none cached, and none failed before."""
+        if self._impl is not None or self.backend == "sentence-transformers":
+            return False
+        target = onnx_dir(model_dir(), self.cache_dir)
+        return not (target / "model.onnx").exists() and not (target / "failed.json").exists()
 
     def encode(self, texts: list[str]) -> np.ndarray:
         """Embed texts into an (n, 384) float32 array of unit vectors."""

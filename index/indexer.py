@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
+import queue
 import sqlite3
+import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable
 from concurrent.futures import TimeoutError as FutureTimeout
-from concurrent.futures import as_completed
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -21,6 +22,7 @@ from index.catalog import set_meta, transaction
 from index.entries import EntryRow, family_entry, file_entry, with_relations
 from index.errors import DslakeError
 from index.families import Group, Member, file_entry_id, folder_pattern, group_files, layout_signature
+from index.interrupt import ctrl_c_deferred, next_finished, raise_if_pressed
 from index.profile_task import limit_memory, profile_file_task
 from index.profilers.base import PROFILER_VERSION, Limits, Profile
 from index.scan import FileStat, ScanResult
@@ -196,8 +198,18 @@ def _pool_context() -> multiprocessing.context.BaseContext:
     # forkserver: workers start from a clean process with the profilers preloaded, never from a parent
     # that may hold torch threads or open Chroma handles.
     ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload(["index.profilers.registry", "pandas", "openpyxl", "pyarrow.parquet"])
+    # index.fork_server first: a Ctrl-C while the server imports the rest ends it quietly, not with a traceback.
+    ctx.set_forkserver_preload(["index.fork_server", "index.profilers.registry", "pandas", "openpyxl",
+                                "pyarrow.parquet"])
     return ctx
+
+
+def start_in_child(target: Callable[..., None], *args: Any) -> multiprocessing.process.BaseProcess:
+    """Run target(*args) in a process forked from the profilers' server: a clean one, which Ctrl-C leaves alone
+    (its parent ends it) and which can be killed where a thread in native code cannot be stopped."""
+    process = _pool_context().Process(target=target, args=args, name="dslake-child", daemon=True)
+    process.start()
+    return process
 
 
 def start_profiler_server() -> None:
@@ -223,17 +235,22 @@ def _profile_all(
     from pebble import ProcessPool
 
     jobs = options.jobs or os.cpu_count() or 1
-    with ProcessPool(max_workers=min(jobs, len(todo)), initializer=limit_memory,
-                     initargs=(options.memory_mb,), context=_pool_context()) as pool:
-        futures = {
-            pool.schedule(profile_file_task, args=(str(lake / f.path), str(db_path), options.limits,
-                                                   options.hash_algorithm), timeout=options.timeout_s): f
-            for f in todo
-        }
+    with ctrl_c_deferred() as pressed, ProcessPool(
+            max_workers=min(jobs, len(todo)), initializer=limit_memory, initargs=(options.memory_mb,),
+            context=_pool_context()) as pool:
         try:
-            _collect(conn, futures, new_paths, options, summary, progress)
+            futures = {}
+            for f in todo:
+                raise_if_pressed(pressed)
+                futures[pool.schedule(profile_file_task, args=(str(lake / f.path), str(db_path), options.limits,
+                                                               options.hash_algorithm), timeout=options.timeout_s)] = f
+            _collect(conn, futures, new_paths, options, summary, progress, pressed)
         except BaseException:
-            pool.stop()  # a write that failed (a full disk) must not wait for every file still queued
+            # Ctrl-C or a write that failed (a full disk): leaving the block without stop() waits for every
+            # file still queued.
+            pool.stop()
+            if pressed.is_set():  # a pool that broke because Ctrl-C ended its fork server is Ctrl-C, too
+                raise KeyboardInterrupt from None
             raise
 
 
@@ -244,42 +261,51 @@ def _collect(
     options: IndexOptions,
     summary: IndexSummary,
     progress: Progress,
+    pressed: threading.Event,
 ) -> None:
-    """Record the profilers' results as they finish, writing them in batches."""
+    """Record the profilers' results as they finish, writing them in batches; on Ctrl-C keep what finished."""
     from pebble import ProcessExpired
 
+    finished: queue.SimpleQueue[Any] = queue.SimpleQueue()
+    for future in futures:
+        future.add_done_callback(finished.put)
     pending: list[tuple[FileStat, dict[str, Any]]] = []
     last_flush = time.monotonic()
-    for future in as_completed(futures):
-        f = futures[future]
-        try:
-            result = future.result()
-        except BrokenProcessPool:
-            _write_results(conn, pending)  # keep what was profiled
-            raise DslakeError(
-                "the profiler processes could not start; when dslake is called from a Python script, the call "
-                "must be under `if __name__ == '__main__':` (profilers start in fresh processes that import "
-                "the script again)") from None
-        except FutureTimeout:
-            result = {"error": f"profiling took longer than {options.timeout_s:g} s and was stopped",
-                      "error_kind": "timeout", "hash": None, "profile": None}
-        except ProcessExpired as exc:
-            result = {"error": f"profiler process died ({exc}); likely out of memory",
-                      "error_kind": "crash", "hash": None, "profile": None}
-        pending.append((f, result))
-        if result.get("profile"):
-            summary.profiled += 1
-        elif result.get("hash") and not result.get("error"):
-            summary.reused += 1
-        if f.path in new_paths:
-            summary.added += 1
-        else:
-            summary.changed += 1
-        progress("file", {"path": f.path})
-        if len(pending) >= options.write_batch or time.monotonic() - last_flush > 2.0:
-            _write_results(conn, pending)
-            pending = []
-            last_flush = time.monotonic()
+    try:
+        for _ in range(len(futures)):
+            future = next_finished(finished, pressed)
+            f = futures[future]
+            try:
+                result = future.result()
+            except BrokenProcessPool:
+                _write_results(conn, pending)  # keep what was profiled
+                raise DslakeError(
+                    "the profiler processes could not start; when dslake is called from a Python script, the call "
+                    "must be under `if __name__ == '__main__':` (profilers start in fresh processes that import "
+                    "the script again)") from None
+            except FutureTimeout:
+                result = {"error": f"profiling took longer than {options.timeout_s:g} s and was stopped",
+                          "error_kind": "timeout", "hash": None, "profile": None}
+            except ProcessExpired as exc:
+                result = {"error": f"profiler process died ({exc}); likely out of memory",
+                          "error_kind": "crash", "hash": None, "profile": None}
+            pending.append((f, result))
+            if result.get("profile"):
+                summary.profiled += 1
+            elif result.get("hash") and not result.get("error"):
+                summary.reused += 1
+            if f.path in new_paths:
+                summary.added += 1
+            else:
+                summary.changed += 1
+            progress("file", {"path": f.path})
+            if len(pending) >= options.write_batch or time.monotonic() - last_flush > 2.0:
+                _write_results(conn, pending)
+                pending = []
+                last_flush = time.monotonic()
+    except KeyboardInterrupt:
+        _write_results(conn, pending)  # keep every file profiled so far; the queued rest waits for the next run
+        raise
     if pending:
         _write_results(conn, pending)
 

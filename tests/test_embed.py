@@ -143,6 +143,29 @@ def test_recorded_failure_falls_back_to_sentence_transformers(tmp_path: Path) ->
     assert vectors.shape == (1, 384)
 
 
+def test_what_loading_would_cost_is_known_before_loading(tmp_path: Path, onnx_embedder: Embedder) -> None:
+    # The index's warm-up asks first: it opens an exported model itself, but leaves an export to a child process.
+    empty = Embedder(backend="auto", cache_dir=tmp_path)
+    assert empty.needs_export() and not empty.loads_quickly()
+    folder = embed.onnx_dir(embed.model_dir(), tmp_path)
+    folder.mkdir(parents=True)
+    (folder / "failed.json").write_text('{"reason": "x"}')
+    assert not empty.needs_export() and not empty.loads_quickly()  # a recorded failure: no export to start
+    exported = Embedder(backend="auto", cache_dir=onnx_embedder.cache_dir)
+    assert exported.loads_quickly() and not exported.needs_export()
+    torch_only = Embedder(backend="sentence-transformers", cache_dir=onnx_embedder.cache_dir)
+    assert not torch_only.loads_quickly() and not torch_only.needs_export()
+
+
+def test_an_abandoned_export_is_cleared_before_the_next(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = embed.onnx_dir(embed.model_dir(), tmp_path)
+    folder.mkdir(parents=True)
+    (folder / "model.onnx.tmp-999999").write_bytes(b"half of an export that Ctrl-C ended")
+    monkeypatch.setattr(embed, "_export_and_verify", lambda *args: None)  # the export itself is tested above
+    embed.ensure_onnx(embed.model_dir(), tmp_path)
+    assert not list(folder.glob("model.onnx.tmp-*"))
+
+
 def test_unwritable_cache_falls_back(tmp_path: Path) -> None:
     blocker = tmp_path / "not-a-folder"
     blocker.write_text("x")
