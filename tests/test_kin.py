@@ -104,10 +104,22 @@ def test_folder_prior_raises_the_folder_of_the_best_matches_and_leaves_one_folde
     fused = [("a1", 2.0), ("b1", 1.9), ("a2", 1.5), ("b2", 1.2), ("a3", 1.15)]
     paths = {"a1": "env/x.csv", "a2": "env/y.csv", "a3": "env/z.csv", "b1": "fire/p.csv", "b2": "fire/q.csv"}
     ranked = [entry_id for entry_id, _ in with_folder_prior(fused, paths, k=5, weight=0.5)]
-    # env holds 60% of the top scores (+0.30), fire 40% (+0.20): a3 overtakes b2, b1 keeps its lead over a2.
+    # Discounted by rank, env holds 69% of the top scores (+0.34), fire 31% (+0.16): a3 overtakes b2, b1 keeps its
+    # lead over a2.
     assert ranked == ["a1", "b1", "a2", "a3", "b2"]
     one_folder = {entry_id: "lake/" + path for entry_id, path in paths.items()}
     shifted = with_folder_prior(fused, one_folder, k=5, weight=0.5)
     assert [i for i, _ in shifted] == [i for i, _ in fused]
     assert [s for _, s in shifted] == pytest.approx([s + 0.5 for _, s in fused])
     assert with_folder_prior(fused, paths, k=5, weight=0.0) == fused
+
+
+def test_folder_prior_follows_the_best_match_into_a_small_folder_past_a_tail_of_big_ones():
+    # One strong match in a folder of two files, then near-misses from three big folders: the best match's folder
+    # wins, so its sibling passes them, though undiscounted the tail's folders would outweigh it.
+    fused = [("arch1", 1.0), ("w1", 0.62), ("w2", 0.61), ("l1", 0.6), ("l2", 0.6), ("s1", 0.59), ("s2", 0.58),
+             ("arch2", 0.5)]
+    paths = {"arch1": "arch/climate.xlsx", "arch2": "arch/radiocarbon.xlsx", "w1": "fire/a.csv", "w2": "fire/b.csv",
+             "l1": "legal/a.csv", "l2": "legal/b.csv", "s1": "space/a.csv", "s2": "space/b.csv"}
+    ranked = [entry_id for entry_id, _ in with_folder_prior(fused, paths, k=8, weight=0.5)]
+    assert ranked[:2] == ["arch1", "arch2"]
