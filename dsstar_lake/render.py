@@ -240,6 +240,8 @@ def print_benchmark_report(console: Console, report: Any) -> None:
     if report.skipped:
         console.print(f"skipped {len(report.skipped)} task(s) whose sources are absent from the lake (or that have "
                       "no answer to score): " + safe(", ".join(task_id for task_id, _ in report.skipped)), highlight=False)
+        first_id, first_reason = report.skipped[0]
+        console.print(safe(f"  {first_id}: {first_reason}"), highlight=False)
     if report.out:
         console.print(f"rows: {report.out}" + (f" ({report.resumed} from an earlier run)" if report.resumed else ""),
                       highlight=False)

@@ -101,3 +101,17 @@ def test_a_candidate_found_by_one_side_is_scored_by_both(tmp_path):
     assert first.dense_rank > 4 and first.dense is not None  # outside the dense candidates, yet scored by dense
     uncompleted = next(hit for hit in top(False) if "daily_2325" in hit.path)
     assert uncompleted.dense is None  # without completion dense never scored it: it counted as dense's worst
+
+
+def test_task_files_named_from_the_benchmark_root_resolve_in_a_catalog_of_one_domain():
+    from dsstar_lake.eval.retrieval import gold_files
+    from dsstar_lake.eval.tasks import Task
+
+    catalog = ["nifc_wildfires.csv", "noaa/monthly.csv"]
+    task = Task(id="wildfire-1", query="q", domain="wildfire", files=["wildfire/nifc_wildfires.csv", "noaa/monthly.csv"])
+    assert gold_files(task, catalog, []) == (["nifc_wildfires.csv", "noaa/monthly.csv"], None)
+    # A catalog of the whole benchmark lake keeps the names as they are.
+    assert gold_files(task, ["wildfire/nifc_wildfires.csv", "noaa/monthly.csv"], [])[1] is None
+    absent = Task(id="wildfire-2", query="q", domain="wildfire", files=["wildfire/gone.csv"])
+    files, reason = gold_files(absent, catalog, [])
+    assert files == [] and "wildfire/gone.csv" in reason

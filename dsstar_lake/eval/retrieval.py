@@ -60,8 +60,10 @@ class RetrievalReport:
 def gold_files(task: Task, catalog_paths: list[str], missing: list[str]) -> tuple[list[str], str | None]:
     """Return the task's files as catalog paths, or a reason to skip it."""
     if task.files is not None:
-        absent = [f for f in task.files if f not in set(catalog_paths)]
-        return (list(task.files), None) if not absent else ([], f"files not in the catalog: {absent[:3]}")
+        known = set(catalog_paths)
+        files = [_within(f, task.domain, known) for f in task.files]
+        absent = [f for f in files if f not in known]
+        return (files, None) if not absent else ([], f"files not in the catalog: {absent[:3]}")
     root = task.domain if any(p.startswith(task.domain + "/") for p in catalog_paths) else ""
     prefix = root + "/" if root else ""
     domain_files = [p for p in catalog_paths if p.startswith(prefix)]
@@ -72,6 +74,15 @@ def gold_files(task: Task, catalog_paths: list[str], missing: list[str]) -> tupl
     if not resolution.complete:
         return [], f"sources absent from the lake: {resolution.absent_sources or task.data_sources}"
     return list(resolution.files), None
+
+
+def _within(path: str, domain: str, known: set[str]) -> str:
+    """Return a task file as a catalog path: tasks name files from the benchmark lake's root ('wildfire/x.csv'),
+    and a catalog of one domain's folder knows them without that first folder ('x.csv')."""
+    if path in known or not domain or not path.startswith(domain + "/"):
+        return path
+    inner = path[len(domain) + 1 :]
+    return inner if inner in known else path
 
 
 def evaluate_retrieval(lake: Any, tasks: list[Task], ks: list[int], missing: list[str] | None = None) -> RetrievalReport:
