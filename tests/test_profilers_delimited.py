@@ -126,3 +126,28 @@ def test_large_file_is_sampled_with_counted_rows(tmp_path):
     tiny = Limits(head_bytes=64 * 1024, max_bytes_full_read=100 * 1024)
     t2 = profile_path(p, tiny).tables[0]
     assert not t2.n_rows_exact and 20_000 < t2.n_rows < 40_000
+
+
+def _counts(table, name):
+    column = next(c for c in table.columns if c.name == name)
+    return dict(column.top_values)
+
+
+def test_a_file_a_little_over_the_head_is_counted_row_by_row_not_by_overlapping_chunks(tmp_path):
+    # 30,000 rows of ~28 bytes: the head (256 KiB) holds about a third; the rest fits four chunks and is read
+    # once, so value counts are the table's own and add up to its rows.
+    p = tmp_path / "fires.csv"
+    causes = ["L", "H", "L", "U"]
+    p.write_text("id,cause,acres\n" + "".join(f"{i},{causes[i % 4]},{i % 97}.5\n" for i in range(30_000)))
+    t = profile_path(p, Limits(head_bytes=1 << 18)).tables[0]
+    assert t.n_rows == 30_000
+    assert _counts(t, "cause") == {"L": 15_000, "H": 7_500, "U": 7_500}
+
+
+def test_chunks_sampled_across_the_rest_of_a_file_never_count_a_row_twice(tmp_path):
+    # Head 64 KiB, chunks of 16 KiB, a rest of about 72 KiB: more than four chunks, so it is sampled, and chunks a
+    # fifth of the rest apart would overlap. Every id is distinct, so a row counted twice shows as a repeat.
+    p = tmp_path / "ids.csv"
+    p.write_text("id,cause\n" + "".join(f"{i:07d},{'LH'[i % 2]}\n" for i in range(13_926)))
+    column = next(c for c in profile_path(p, Limits(head_bytes=1 << 16)).tables[0].columns if c.name == "id")
+    assert column.unique == column.non_null

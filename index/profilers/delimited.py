@@ -366,10 +366,12 @@ def _stride_sample(path: Path, size: int, start: int, kw: dict[str, Any], names:
                    chunk: int, seen: list[int]) -> list[Any]:
     """Parse chunks spread over the file; add their byte and line counts to seen (for a row estimate)."""
     frames = []
-    step = (size - start) // (STRIDE_CHUNKS + 1)
+    # Chunks a quarter of the rest apart never overlap (the caller reads a rest of four chunks or less whole): an
+    # overlap counted its rows twice, and a description's value counts then added up to more than the table holds.
+    step = (size - start) // STRIDE_CHUNKS
     ckw = {k: v for k, v in kw.items() if k not in ("skiprows", "nrows", "header")}
-    for i in range(1, STRIDE_CHUNKS + 1):
-        raw = read_at(path, start + i * step, chunk)
+    for i in range(STRIDE_CHUNKS):
+        raw = read_at(path, start + i * step, min(chunk, step))
         text = raw.decode(enc, errors="replace")
         lines = text.split("\n")[1:-1]  # drop the cut first and last lines
         if not lines:
@@ -382,6 +384,21 @@ def _stride_sample(path: Path, size: int, start: int, kw: dict[str, Any], names:
             continue
         frames.append(df)
     return frames
+
+
+def _rest_frame(path: Path, start: int, size: int, kw: dict[str, Any], names: list[str], enc: str) -> Any | None:
+    """Parse every line from start (a line's first byte) to the end of the file, or None when it will not parse."""
+    text = read_at(path, start, size - start).decode(enc, errors="replace")
+    lines = [ln[:-1] if ln.endswith("\r") else ln for ln in text.split("\n")]
+    lines = [ln for ln in lines if ln.strip()]
+    if not lines:
+        return None
+    ckw = {k: v for k, v in kw.items() if k not in ("skiprows", "nrows", "header")}
+    try:
+        df, _ = _parse("\n".join(lines), {**ckw, "header": None, "names": names})
+    except Exception:  # a footer or a stray quote the head did not show: fall back to the head's stats
+        return None
+    return df
 
 
 def profile_delimited(path: Path | None, head: bytes, size: int, limits: Limits, ext: str,
@@ -439,7 +456,7 @@ def profile_delimited(path: Path | None, head: bytes, size: int, limits: Limits,
         notes.append("some header cells are empty (pandas names them 'Unnamed: N')")
     notes += name_notes([str(c) for c in df.columns]) + header_misfits(df)
     stats_df = df
-    sampled = False
+    sampled = every_row = False
     if whole:
         table.n_rows, table.n_rows_exact = len(df), True
     else:
@@ -448,8 +465,17 @@ def profile_delimited(path: Path | None, head: bytes, size: int, limits: Limits,
         head_lines = sum(1 for ln in lines[data_start:] if ln.strip())
         start = len(head)
         seen = [len(text.encode(encoding, errors="replace")), max(1, len(lines))]
-        if path is not None:
-            frames = _stride_sample(path, size, start, kw, list(df.columns), encoding, limits.head_bytes // 4, seen)
+        chunk = limits.head_bytes // 4
+        rest_from = head.rfind(b"\n") + 1  # the head's text ends at its last newline
+        single_byte_newline = "16" not in encoding and "32" not in encoding
+        if path is not None and single_byte_newline and 0 < rest_from and size - rest_from <= STRIDE_CHUNKS * chunk:
+            # The rest is no more than the chunks would read: read it whole, and the stats are the table's own.
+            rest = _rest_frame(path, rest_from, size, kw, list(df.columns), encoding)
+            if rest is not None and not lay.footer:
+                stats_df = pd.concat([df, rest], ignore_index=True)
+                every_row = True
+        elif path is not None:
+            frames = _stride_sample(path, size, start, kw, list(df.columns), encoding, chunk, seen)
             if frames:
                 stats_df = pd.concat([df, *frames], ignore_index=True)
         if path is not None and size <= limits.max_bytes_full_read:
@@ -460,8 +486,11 @@ def profile_delimited(path: Path | None, head: bytes, size: int, limits: Limits,
             if head_lines and len(df) != head_lines:  # quoted fields over several lines: rows are fewer than lines
                 table.n_rows = round(table.n_rows * len(df) / head_lines)
                 how += f" and the head's {len(df) / head_lines:.2f} rows per line (quoted fields span lines)"
-            notes.append(f"stats come from the first {len(df):,} rows" + (" and 4 chunks spread over the file"
-                         if stats_df is not df else "") + f"; the row count is from {how}")
+            if every_row:
+                notes.append(f"stats come from every row ({len(stats_df):,}); the row count is from {how}")
+            else:
+                notes.append(f"stats come from the first {len(df):,} rows" + (" and 4 chunks spread over the file"
+                             if stats_df is not df else "") + f"; the row count is from {how}")
         else:
             per_line = max(1.0, seen[0] / seen[1])
             table.n_rows = int(size / per_line) - data_start if path is not None else None
