@@ -20,6 +20,7 @@ MIN_SHARED_LETTERS = 4  # a shared name part shorter than this ('2024_', 'CSN_')
 MIN_COLUMN_OVERLAP = 0.5  # Jaccard overlap of column names above which two tables count as one layout
 _SEPARATORS = "_-. "
 _LETTERS = re.compile(r"[A-Za-z]")
+_STANDS_FOR = re.compile(r"The '\*' stands for (.+?)\.(?: |$)")
 
 
 @dataclass(frozen=True)
@@ -91,7 +92,7 @@ def _shared_word_pattern(a: str, b: str) -> bool:
 
 def kin_line(path: str, description: str) -> str:
     """Return one line that tells a near-identical entry apart: its path, title, first table's shape and load hint."""
-    title = shape = load = ""
+    title = shape = load = stands_for = ""
     for line in description.splitlines():
         stripped = line.strip()
         if not title and stripped.startswith("Title: "):
@@ -102,11 +103,16 @@ def kin_line(path: str, description: str) -> str:
             load = stripped.split(": ", 1)[1]
         elif stripped.startswith("Family of "):
             shape = shape or stripped.rstrip(".")
+        if not stands_for and (found := _STANDS_FOR.search(stripped)):
+            stands_for = found.group(1)
     parts = [f"data/{path}"]
     if title:
         parts.append(repr(title[:120]))
     if shape:
         parts.append(shape[:120])
+    if stands_for:
+        # A family's glob can match its kin too: the values behind its '*' say which files are its own.
+        parts.append(f"'*' = {stands_for[:240]}")
     if load:
         parts.append(f"load: {load[:240]}")
     return " · ".join(parts)

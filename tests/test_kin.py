@@ -123,3 +123,15 @@ def test_folder_prior_follows_the_best_match_into_a_small_folder_past_a_tail_of_
              "l1": "legal/a.csv", "l2": "legal/b.csv", "s1": "space/a.csv", "s2": "space/b.csv"}
     ranked = [entry_id for entry_id, _ in with_folder_prior(fused, paths, k=8, weight=0.5)]
     assert ranked[:2] == ["arch1", "arch2"]
+
+
+def test_a_family_folded_into_a_slot_says_which_files_are_its_own():
+    from index.kin import kin_line
+
+    description = ("Family of 4 files matching `env/*_beach_datasheet.csv` (one schema, one name pattern).\n"
+                   "First: env/city_point_beach_datasheet.csv; last: env/tenean_beach_datasheet.csv. The '*' stands "
+                   "for city_point, m_street, malibu, tenean. List them all with `files = ...`: the glob also matches "
+                   "4 files that are not members.\nTable: 1,025 rows x 6 columns\n  load: df = pd.read_csv(PATH)\n")
+    line = kin_line("env/*_beach_datasheet.csv", description)
+    assert "'*' = city_point, m_street, malibu, tenean" in line
+    assert "'*' =" not in kin_line("env/a.csv", "Table: 3 rows x 2 columns\n  load: df = pd.read_csv(PATH)\n")
