@@ -24,6 +24,17 @@ def test_lines_of_each_kind_are_read_and_removed_from_the_answer():
     ]
 
 
+def test_a_long_assumption_keeps_its_other_reading_and_a_cut_one_says_so():
+    long = ("Assumption: cost per acre = total federal suppression cost divided by the human-caused acres of the same "
+            "year; other reading: total suppression cost divided by all acres burned (the 'Acres' column of the cost "
+            "table), or cost apportioned by the human share of acres, which reduces to the same ratio.")
+    found, _ = split_readings("Yes\n" + long)
+    assert found.assumptions[0].endswith("reduces to the same ratio.")
+    runaway = "Assumption: " + "every year counts " * 60
+    cut = split_readings("Yes\n" + runaway)[0].assumptions[0]
+    assert cut.endswith(" […]") and "every year counts" in cut and not cut.endswith("cou […]")
+
+
 def test_headers_bullets_and_markdown_are_read():
     text = ("**Assumptions:**\n- Rounded after multiplying.\n* Reports, not reporters\n\n"
             "1. **Alternative:** reporters = 1,204\n- Alternatives:\n  - rounding first → 7.1\n")
@@ -57,7 +68,8 @@ def test_no_readings_and_code_inside_fences_is_left_alone():
     code = "```python\nAssumption: int = 3\nprint('Alternative: x = 1')\n```"
     found, rest = split_readings(code + "\nAssumption: the year is 2024")
     assert rest == code and found.assumptions == ["the year is 2024"]
-    assert len(parse_readings("Assumption: " + "x" * 1000).assumptions[0]) == 300
+    capped = parse_readings("Assumption: " + "x" * 1000).assumptions[0]
+    assert len(capped) <= 600 and capped.endswith(" […]")
 
 
 def test_planner_keeps_its_assumptions_under_the_step():

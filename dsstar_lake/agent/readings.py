@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 MAX_ITEMS = 6  # of each kind in a record: more is noise, not a reading
-MAX_CHARS = 300  # of one sentence, reading, value or how
+MAX_CHARS = 600  # of one sentence, reading, value or how: a reading often names its alternative in the same line
 FIELD = re.compile(r"^[\s>*_`#-]*(?:\d+[.)]\s*)?[*_`]*(?P<kind>assumptions?|alternatives?|stated)[*_`]*"
                    r"\s*(?:[:\-–—][*_`]*\s*|$)(?P<rest>.*)$", re.I)
 BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
@@ -119,7 +119,10 @@ def _add(found: Readings, kind: str, text: str, how: str) -> None:
 
 def _clean(text: str) -> str:
     text = re.sub(r"\*\*|__", "", " ".join(str(text).split())).strip()
-    return text[:MAX_CHARS - 1] + "…" if len(text) > MAX_CHARS else text
+    if len(text) <= MAX_CHARS:
+        return text
+    cut = text[: MAX_CHARS - 6].rsplit(" ", 1)[0]  # whole words, and a mark that says it was cut
+    return cut + " […]"
 
 
 def _alternative(text: str) -> tuple[str, str, str] | None:
