@@ -151,3 +151,12 @@ def test_chunks_sampled_across_the_rest_of_a_file_never_count_a_row_twice(tmp_pa
     p.write_text("id,cause\n" + "".join(f"{i:07d},{'LH'[i % 2]}\n" for i in range(13_926)))
     column = next(c for c in profile_path(p, Limits(head_bytes=1 << 16)).tables[0].columns if c.name == "id")
     assert column.unique == column.non_null
+
+
+def test_a_year_column_with_a_typo_says_where_it_is_instead_of_a_range_from_38(tmp_path):
+    p = write(tmp_path, "acres.tsv", "Year\tAcres\n" + "".join(f"{y}\t{y % 7}\n" for y in (2024, 2023, 2022))
+              + "038\t5\n" + "".join(f"{y}\t1\n" for y in range(2016, 2000, -1)))
+    notes = profile_path(p, Limits()).notes
+    assert any("'Year' holds years (2001 .. 2024)" in n and "38 (at index 3)" in n for n in notes)
+    clean = write(tmp_path, "clean.csv", "Year,n\n" + "".join(f"{y},1\n" for y in range(2001, 2025)))
+    assert not any("not years" in n for n in profile_path(clean, Limits()).notes)

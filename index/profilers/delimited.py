@@ -20,6 +20,7 @@ from index.profilers.stats import (
     is_number_text,
     name_notes,
     sample_rows,
+    year_outliers,
 )
 from index.profilers.textio import clip, count_lines, decode_head, detect_encoding, read_at
 
@@ -454,7 +455,7 @@ def profile_delimited(path: Path | None, head: bytes, size: int, limits: Limits,
         notes.append("numbers use a decimal comma (e.g. 3,14): pass decimal=','")
     if any(str(c).startswith("Unnamed: ") for c in df.columns):
         notes.append("some header cells are empty (pandas names them 'Unnamed: N')")
-    notes += name_notes([str(c) for c in df.columns]) + header_misfits(df)
+    notes += name_notes([str(c) for c in df.columns]) + header_misfits(df) + year_outliers(df)
     stats_df = df
     sampled = every_row = False
     if whole:

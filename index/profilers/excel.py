@@ -16,6 +16,7 @@ from index.profilers.stats import (
     name_notes,
     sample_rows,
     unique_column_names,
+    year_outliers,
 )
 from index.profilers.textio import clip
 
@@ -205,7 +206,7 @@ def block_table(grid: list[list[Any]], b: Block, sheet: str, several: bool, limi
                   skip_rows=(header_abs if header_abs is not None else b.r0), location=loc)
     df = _frame(data, filled)
     table.columns = column_stats(df, limits)
-    notes += name_notes(filled) + header_misfits(df) + fill_notes(table.columns)
+    notes += name_notes(filled) + header_misfits(df) + year_outliers(df) + fill_notes(table.columns)
     if h is not None:
         for j, unit in units.items():
             if j < len(table.columns):

@@ -486,3 +486,27 @@ def header_misfits(df: Any) -> list[str]:
                      "decide which column is which from the values, not the names")
         notes.append(note)
     return notes
+
+
+_YEAR_ONLY_NAME = re.compile(r"(^|[\s_])(year|yr)s?($|[\s_])", re.I)
+_MAX_OUTLIERS_SHOWN = 5
+
+
+def year_outliers(df: Any) -> list[str]:
+    """Return notes on year columns holding a few numbers that are not years (e.g. '038' among 2001 .. 2024).
+
+    A range of '38 .. 2024' reads as a bad row a script should drop, yet such a cell is usually a typo of a real
+    year: a filter on years loses a row the question needs, so the note shows the cell where it sits.
+    """
+    notes = []
+    for c in [c for c in list(df.columns)[:200] if _YEAR_ONLY_NAME.search(str(c)) and df[c].dtype.kind in "iuf"]:
+        values = df[c].dropna()
+        plausible = values.between(1500, 2200)
+        odd = values[~plausible]
+        if odd.empty or plausible.sum() < max(3, 4 * len(odd)):
+            continue  # every value a year, or too few years to call the rest typos
+        shown = ", ".join(f"{v:g} (at index {i})" for i, v in odd.iloc[:_MAX_OUTLIERS_SHOWN].items())
+        notes.append(f"column {str(c)!r} holds years ({values[plausible].min():g} .. {values[plausible].max():g}) and "
+                     f"{len(odd)} value(s) that are not years: {shown}; likely typos in the data, so decide what each "
+                     "stands for before filtering on years")
+    return notes
