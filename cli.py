@@ -7,13 +7,13 @@ import sys
 from typing import Any
 
 import click
-from rich.console import Console
 from rich.table import Table
 
+from dsstar_lake.console import make_console
 from dsstar_lake.errors import DslakeError
 
-out = Console(soft_wrap=True)
-err = Console(stderr=True, soft_wrap=True)
+out = make_console()  # into a pipe or a file, tables wrap instead of being cut at 80 columns
+err = make_console(stderr=True)
 
 
 class DslakeGroup(click.Group):

@@ -114,8 +114,12 @@ def print_status(console: Console, st: Any) -> None:
         ("formats", ", ".join(f"{k} {v}" for k, v in st.formats.items())), ("last index", when),
         ("changed since", f"{len(st.stale)} changed, {len(st.new)} new, {len(st.removed)} removed"),
     ]:
-        table.add_row(f"[bold]{key}[/bold]", safe(str(value)))
-    console.print(table)
+        if console.is_terminal:
+            table.add_row(f"[bold]{key}[/bold]", safe(str(value)))
+        else:  # piped: one line per fact, never wrapped or padded
+            console.print(f"{key + ':':<14} {safe(str(value))}", highlight=False)
+    if console.is_terminal:
+        console.print(table)
     for path, error in st.failed:
         console.print(f"[yellow]failed[/yellow] {safe(path)}: {safe(error)}", highlight=False)
     for label, paths in (("changed", st.stale), ("new", st.new), ("removed", st.removed)):
@@ -141,8 +145,12 @@ def print_show(console: Console, result: dict[str, Any]) -> None:
     if entry:
         if entry["kind"] == "family":
             console.print(f"member of family [bold]{safe(entry['path'])}[/bold] ({entry['member_count']} files)")
-        console.print(Panel(safe(entry["description"], multiline=True), title="description", title_align="left"))
-        console.print(Panel(safe(entry["card"], multiline=True), title="card", title_align="left"))
+        for title in ("description", "card"):
+            text = safe(entry[title], multiline=True)
+            if console.is_terminal:
+                console.print(Panel(text, title=title, title_align="left"))
+            else:  # piped: the text as stored, without a frame to cut its lines or to strip when copying
+                console.print(f"[bold]{title}:[/bold]\n{text}\n", highlight=False)
 
 
 def print_hits(console: Console, hits: list[Any], timing: Any = None) -> None:

@@ -100,11 +100,13 @@ def print_runs(console: Console, runs: list[dict[str, Any]]) -> None:
         return
     table = Table("run", "when", "status", "question", "answer", "rounds", "cost")
     table.columns[0].no_wrap = True
+    # On a terminal a row stays one line; piped, the table keeps whole questions and answers (cells fold).
+    question_chars, answer_chars = (50, 30) if console.is_terminal else (10_000, 10_000)
     for run in runs:
         when = dt.datetime.fromtimestamp(run["created_at"]).strftime("%Y-%m-%d %H:%M") if run["created_at"] else ""
         cost = "" if run["cost_usd"] is None else f"${run['cost_usd']:.4f}"
-        table.add_row(safe(run["id"]), when, safe(run["status"] or ""), safe(_short(run["question"], 50)),
-                      safe(_short(run["answer"] or "", 30)), str(run["rounds"] or ""), cost)
+        table.add_row(safe(run["id"]), when, safe(run["status"] or ""), safe(_short(run["question"], question_chars)),
+                      safe(_short(run["answer"] or "", answer_chars)), str(run["rounds"] or ""), cost)
     console.print(table)
 
 

@@ -1,0 +1,84 @@
+"""The front door: help and examples, output that survives pipes, the --json contract, exit codes, DSLAKE_* names."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from cli import cli
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def command_paths(group: click.Group = cli, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    """Return every command's words, groups included ("runs", "runs show", ...)."""
+    paths = []
+    for name, command in group.commands.items():
+        paths.append((*prefix, name))
+        if isinstance(command, click.Group):
+            paths.extend(command_paths(command, (*prefix, name)))
+    return paths
+
+
+@pytest.fixture(scope="module")
+def lake(tmp_path_factory) -> Path:
+    """The small table lake with a long file name, indexed once through the command line."""
+    from conftest import write_table_lake
+
+    root = write_table_lake(tmp_path_factory.mktemp("frontdoor") / "lake")
+    (root / ("measurements_of_river_temperature_at_every_station_of_the_upper_valley_" + "x" * 40 + ".csv")
+     ).write_text("station,temperature_c\nupper,11.5\n")
+    result = CliRunner().invoke(cli, ["index", str(root)])
+    assert result.exit_code == 0, result.output
+    return root
+
+
+@pytest.fixture
+def runner_env(monkeypatch):
+    from dsstar_lake.llm.testing import LLM_ENV_VARS
+
+    for name in LLM_ENV_VARS:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.delenv("COLUMNS", raising=False)
+
+
+def test_piped_output_keeps_every_character(lake, runner_env):
+    long_name = next(p.name for p in lake.iterdir() if p.name.startswith("measurements_"))
+    runner = CliRunner()  # CliRunner's output is not a terminal: what a pipe gets
+    found = runner.invoke(cli, ["search", "river temperature upper valley station", "--lake", str(lake), "-k", "3"])
+    assert found.exit_code == 0 and "…" not in found.output
+    assert long_name in "".join(re.findall(r"│ +\d* *│ (\S+?) *│", found.output)), found.output
+    shown = runner.invoke(cli, ["show", "sales.csv", "--lake", str(lake)])
+    description = json.loads(runner.invoke(cli, ["show", "sales.csv", "--lake", str(lake), "--json"]).stdout)[
+        "entry"]["description"]
+    assert description in shown.output  # verbatim: no frame, no wrapping
+    status = runner.invoke(cli, ["status", str(lake)])
+    assert status.exit_code == 0 and f"lake:          {lake}\n" in status.output
+    config = runner.invoke(cli, ["config"])
+    assert "…" not in config.output and "gemini-2.5-flash-lite" in config.output
+
+
+def test_runs_list_piped_keeps_whole_questions(tmp_path, runner_env):
+    from agent_helpers import SUM_WIDGETS, fenced, rules_file
+    from conftest import write_table_lake
+
+    root = write_table_lake(tmp_path / "lake")
+    rules = rules_file(tmp_path / "rules.jsonl", {"role": "planner", "response": "Sum the widget units."},
+                       {"role": "coder", "response": fenced(SUM_WIDGETS)}, {"role": "verifier", "response": "Yes"},
+                       {"role": "finalyzer", "response": fenced(SUM_WIDGETS)})
+    question = "How many widget units were sold across every region and every month of the whole year, in total?"
+    runner = CliRunner()
+    done = runner.invoke(cli, ["ask", question, "--lake", str(root), "--files", "sales.csv", "--llm", "scripted",
+                               "--scripted-file", rules, "--json"])
+    assert done.exit_code == 0, done.output
+    answer = json.loads(done.stdout)
+    assert answer["value"] == "14"
+    listed = runner.invoke(cli, ["runs", "--lake", str(root)])
+    cells = " ".join(re.findall(r"│ [^│]*│ [^│]*│ [^│]*│ ([^│]*?) *│", listed.output))
+    assert " ".join(cells.split()) == question, listed.output
+    assert answer["run_id"] in listed.output
