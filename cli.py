@@ -9,6 +9,7 @@ from typing import Any
 import click
 from rich.table import Table
 
+from dsstar_lake.cli_help import HiddenChoice, add_examples
 from dsstar_lake.console import make_console
 from dsstar_lake.errors import DslakeError
 
@@ -62,12 +63,14 @@ ROLES = ("analyzer", "summarizer", "planner", "coder", "verifier", "router", "de
 def llm_options(command: Any) -> Any:
     """Add the model-choice flags shared by ask, report and eval: --llm, --model, --model-ROLE, --base-url, budgets."""
     options = [
-        click.option("--llm", "llm_provider", type=click.Choice(["gemini", "openai", "manual", "scripted"]),
+        # scripted (JSONL rules, for tests) is accepted but not advertised: README, "Testing without a model".
+        click.option("--llm", "llm_provider", type=HiddenChoice(["gemini", "openai", "manual"], ["scripted"]),
                      help="Model provider (default from settings: gemini)."),
         click.option("--model", help="Model for every role."),
         click.option("--base-url", help="Endpoint for an OpenAI-compatible server (or a Gemini proxy)."),
         click.option("--manual-dir", type=click.Path(file_okay=False), help="Folder for the manual provider's files."),
-        click.option("--scripted-file", type=click.Path(dir_okay=False), help="JSONL rules for the scripted provider."),
+        click.option("--scripted-file", type=click.Path(dir_okay=False), hidden=True,
+                     help="JSONL rules for the scripted provider."),
         click.option("--cache", type=click.Choice(["off", "record", "replay"]), help="LLM response cache mode."),
         click.option("--max-llm-calls", type=click.IntRange(min=0), help="Stop and finalize after this many calls."),
         click.option("--max-cost", type=click.FloatRange(min=0), help="Stop and finalize past this cost (USD)."),
@@ -94,7 +97,7 @@ def llm_overrides(settings: Any, params: dict[str, Any]) -> Any:
     return settings.with_overrides(overrides)
 
 
-@click.group(cls=DslakeGroup)
+@click.group(cls=DslakeGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="dsstar-lake")
 def cli() -> None:
     """Ask questions of a data lake with the DS-STAR agent, retrieval-first."""
@@ -418,6 +421,9 @@ def report(request: str, lake_path: str | None, catalog: str | None, chroma_url:
         result = handle.report(request, rounds=rounds, max_questions=max_questions, jobs=jobs, k=k, out=out_dir,
                                format=fmt, overrides=overrides, progress=progress)
     _print_json(result.to_dict()) if as_json else print_report(out, result)
+
+
+add_examples(cli)
 
 
 def main() -> None:

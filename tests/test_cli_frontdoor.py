@@ -38,6 +38,47 @@ def lake(tmp_path_factory) -> Path:
     return root
 
 
+@pytest.mark.parametrize("words", [(), *command_paths()], ids=lambda w: " ".join(w) or "dslake")
+def test_every_command_answers_dash_h_with_an_example(words):
+    runner = CliRunner()
+    short = runner.invoke(cli, [*words, "-h"])
+    assert short.exit_code == 0, short.output
+    assert short.output == runner.invoke(cli, [*words, "--help"]).output
+    examples = short.output.split("Examples:")[-1]
+    assert "Examples:" in short.output and re.search(rf"^\s+dslake {' '.join(words)}\b", examples, re.M), short.output
+
+
+def test_examples_use_real_options():
+    """Each example line parses: its command exists and its options are that command's (nothing is run)."""
+    from dsstar_lake.cli_help import EXAMPLES
+
+    for path, lines in EXAMPLES.items():
+        for line in lines:
+            words = line.split("#")[0].split()
+            words = words[words.index("dslake") + 1:]
+            command: click.Command = cli
+            while isinstance(command, click.Group) and words and words[0] in command.commands:
+                command = command.commands[words.pop(0)]
+            if path:
+                assert f"dslake {path}" in line, line
+            options = {o for p in command.params for o in (*p.opts, *p.secondary_opts)}
+            for word in words:
+                if word.startswith("-"):
+                    assert word in options, f"{line}: {word} is not an option of {command.name}"
+
+
+def test_scripted_provider_is_accepted_but_not_advertised(runner_env):
+    runner = CliRunner()
+    for words in (["ask"], ["report"], ["models"], ["index"], ["eval", "kramabench"], ["runs", "resume"]):
+        shown = runner.invoke(cli, [*words, "--help"]).output
+        assert "scripted" not in shown and "--llm [gemini|openai|manual]" in shown, shown
+    models = runner.invoke(cli, ["models", "--llm", "scripted", "--json"])
+    assert models.exit_code == 0, models.output
+    assert json.loads(models.stdout)["provider"] == "scripted"
+    wrong = runner.invoke(cli, ["models", "--llm", "nope"])
+    assert wrong.exit_code == 2 and "'gemini', 'openai', 'manual'" in wrong.output
+
+
 @pytest.fixture
 def runner_env(monkeypatch):
     from dsstar_lake.llm.testing import LLM_ENV_VARS
