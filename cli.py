@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import Any
 
@@ -36,7 +35,10 @@ class DslakeGroup(click.Group):
 
 
 def _print_json(data: Any) -> None:
-    click.echo(json.dumps(data, indent=2, default=str, ensure_ascii=False))
+    """Print a result as the running command's one JSON object (docs/json.md: schema, ISO times, rounded timings)."""
+    from dsstar_lake.jsonout import command_path, dumps
+
+    click.echo(dumps(command_path(click.get_current_context()), data))
 
 
 def _open(lake: str | None, catalog: str | None, **overrides: Any) -> Any:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
 from pathlib import Path
@@ -118,8 +119,63 @@ def test_runs_list_piped_keeps_whole_questions(tmp_path, runner_env):
                                "--scripted-file", rules, "--json"])
     assert done.exit_code == 0, done.output
     answer = json.loads(done.stdout)
-    assert answer["value"] == "14"
+    assert answer["schema"] == "dslake.ask/1" and answer["value"] == "14"
     listed = runner.invoke(cli, ["runs", "--lake", str(root)])
     cells = " ".join(re.findall(r"│ [^│]*│ [^│]*│ [^│]*│ ([^│]*?) *│", listed.output))
     assert " ".join(cells.split()) == question, listed.output
     assert answer["run_id"] in listed.output
+    for words in (["runs"], ["runs", "list"], ["runs", "show", answer["run_id"]]):
+        data = json.loads(runner.invoke(cli, [*words, "--lake", str(root), "--json"]).stdout)
+        assert data["schema"] == "dslake." + (".".join(words[:2]) if len(words) > 1 else "runs.list") + "/1"
+    shown = json.loads(runner.invoke(cli, ["runs", "show", answer["run_id"], "--lake", str(root), "--json"]).stdout)
+    assert _is_iso(shown["meta"]["created_at"]) and shown["answer"]["seconds"] == round(shown["answer"]["seconds"], 3)
+
+
+def _is_iso(text: str) -> bool:
+    moment = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    return text.endswith("Z") and moment.tzinfo is not None
+
+
+def test_every_json_output_names_its_schema(lake, runner_env):
+    runner = CliRunner()
+    outputs = {
+        "index": ["index", str(lake), "--json"],
+        "status": ["status", str(lake), "--json"],
+        "show": ["show", "sales.csv", "--lake", str(lake), "--json"],
+        "search": ["search", "units sold per region", "--lake", str(lake), "--json", "-k", "2"],
+        "config": ["config", "--json"],
+        "models": ["models", "--json"],
+        "runs.list": ["runs", "list", "--lake", str(lake), "--json"],
+    }
+    data = {}
+    for name, args in outputs.items():
+        result = runner.invoke(cli, args)
+        assert result.exit_code == 0, result.output
+        data[name] = json.loads(result.stdout)
+        assert list(data[name])[0] == "schema" and data[name]["schema"] == f"dslake.{name}/1"
+    assert isinstance(data["index"]["seconds"], float) and data["index"]["seconds"] == round(data["index"]["seconds"], 3)
+    assert _is_iso(data["status"]["last_index_at"])
+    assert _is_iso(data["show"]["file"]["mtime"]) and _is_iso(data["show"]["file"]["indexed_at"])
+    assert "mtime_ns" not in data["show"]["file"]
+    assert all(isinstance(v, int) for v in data["search"]["timing_ms"].values())
+    assert {row["key"] for row in data["config"]["settings"]} >= {"retrieve.k"} and data["runs.list"]["runs"] == []
+    documented = (REPO / "docs" / "json.md").read_text()
+    for path in command_paths():
+        command = cli
+        for word in path:
+            command = command.commands[word]
+        if any(p.name == "as_json" for p in command.params) and not isinstance(command, click.Group):
+            assert f"`dslake.{'.'.join(path)}/1`" in documented, f"{' '.join(path)} is not in docs/json.md"
+
+
+def test_json_rules_apply_by_key():
+    from dsstar_lake.jsonout import envelope
+
+    data = envelope("runs show", {"meta": {"created_at": 0.0, "overrides": {"sandbox.timeout_s": 60}},
+                                  "trace": [{"at": 1.5, "duration_s": 0.123456, "total_ms": 12.6}],
+                                  "file": {"mtime_ns": 1_000_000_000}, "value": {"x_at": 3}})
+    assert data["schema"] == "dslake.runs.show/1"
+    assert data["meta"] == {"created_at": "1970-01-01T00:00:00.000Z", "overrides": {"sandbox.timeout_s": 60}}
+    assert data["trace"] == [{"at": "1970-01-01T00:00:01.500Z", "duration_s": 0.123, "total_ms": 13}]
+    assert data["file"] == {"mtime": "1970-01-01T00:00:01.000Z"} and data["value"] == {"x_at": 3}
+    assert envelope("config", [1]) == {"schema": "dslake.config/1", "settings": [1]}
