@@ -10,7 +10,7 @@ from rich.table import Table
 
 from dsstar_lake.cli_help import HiddenChoice, add_examples
 from dsstar_lake.console import make_console
-from dsstar_lake.errors import DslakeError
+from dsstar_lake.errors import STATUS_PROBLEMS, DslakeError
 
 out = make_console()  # into a pipe or a file, tables wrap instead of being cut at 80 columns
 err = make_console(stderr=True)
@@ -162,11 +162,17 @@ def _print_notes(notes: list[str]) -> None:
 @click.option("--check", is_flag=True, help="Also compare the vector store's ids with the manifest.")
 @json_option
 def status(lake: str | None, catalog: str | None, check: bool, as_json: bool) -> None:
-    """Show what the catalog holds, failed files, and files changed since the last index."""
+    """Show what the catalog holds, failed files, and files changed since the last index.
+
+    Exits with 8 when it reports a problem the catalog needs fixed (an index or --rebuild fixes it): vectors
+    missing or drifted, a damaged manifest or index. Failed and changed files are reported but exit 0.
+    """
     from dsstar_lake.render import print_status
 
     result = _open_existing(lake, catalog).status(check_vectors=check)
     _print_json(result.to_dict()) if as_json else print_status(out, result)
+    if result.problems:  # the catalog needs an index or a rebuild; failed and changed files are not problems
+        sys.exit(STATUS_PROBLEMS)
 
 
 @cli.command()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
+import shutil
 from pathlib import Path
 
 import click
@@ -179,3 +180,37 @@ def test_json_rules_apply_by_key():
     assert data["trace"] == [{"at": "1970-01-01T00:00:01.500Z", "duration_s": 0.123, "total_ms": 13}]
     assert data["file"] == {"mtime": "1970-01-01T00:00:01.000Z"} and data["value"] == {"x_at": 3}
     assert envelope("config", [1]) == {"schema": "dslake.config/1", "settings": [1]}
+
+
+def test_status_exits_8_when_it_reports_a_problem(lake, tmp_path, runner_env):
+    copy = tmp_path / "lake"
+    shutil.copytree(lake, copy)
+    runner = CliRunner()
+    clean = runner.invoke(cli, ["status", str(copy)])
+    assert clean.exit_code == 0, clean.output
+    (copy / "new.csv").write_text("a\n1\n")  # a changed lake is not a problem: `dslake index` is for that
+    assert runner.invoke(cli, ["status", str(copy)]).exit_code == 0
+    shutil.rmtree(copy / ".dslake" / "chroma")
+    broken = runner.invoke(cli, ["status", str(copy)])
+    assert broken.exit_code == 8 and "problem:" in broken.output
+    as_json = runner.invoke(cli, ["status", str(copy), "--json"])
+    assert as_json.exit_code == 8 and json.loads(as_json.stdout)["problems"]
+
+
+def test_exit_codes_are_in_the_readme():
+    import dsstar_lake.agent.errors
+    import dsstar_lake.errors as errors
+
+    readme = (REPO / "README.md").read_text()
+    table = readme.split("## Exit codes")[1].split("\n## ")[0]
+    listed = {int(code) for code in re.findall(r"^\| (\d+) \|", table, re.M)}
+    kinds = [errors.DslakeError]
+    seen = set()
+    while kinds:
+        kind = kinds.pop()
+        seen.add(kind)
+        kinds.extend(k for k in kind.__subclasses__() if k not in seen and k.__module__.startswith(("dsstar_lake",
+                                                                                                "index")))
+        assert kind.exit_code in listed and f"`{kind.__name__}`" in table, f"{kind.__name__} is not in the table"
+    assert {0, errors.STATUS_PROBLEMS, 130} <= listed
+    assert dsstar_lake.agent.errors.LakeModified in seen
