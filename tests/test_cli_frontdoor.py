@@ -13,6 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from cli import cli
+from dsstar_lake.settings import Settings
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -195,6 +196,38 @@ def test_status_exits_8_when_it_reports_a_problem(lake, tmp_path, runner_env):
     assert broken.exit_code == 8 and "problem:" in broken.output
     as_json = runner.invoke(cli, ["status", str(copy), "--json"])
     assert as_json.exit_code == 8 and json.loads(as_json.stdout)["problems"]
+
+
+def test_unknown_dslake_variable_is_an_error(monkeypatch, runner_env):
+    monkeypatch.setenv("DSLAKE_RETRIEVE_KK", "3")
+    result = CliRunner().invoke(cli, ["config"])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert "DSLAKE_RETRIEVE_KK" in result.output and "did you mean DSLAKE_RETRIEVE_K?" in result.output
+    monkeypatch.delenv("DSLAKE_RETRIEVE_KK")
+    monkeypatch.setenv("DSLAKE_LLM_MODELS", "x")
+    result = CliRunner().invoke(cli, ["config"])
+    assert result.exit_code == 2 and "[llm.models]" in result.output
+
+
+def test_dslake_variables_that_are_not_settings_are_allowed():
+    env = {"DSLAKE_TRACE_FD": "9", "DSLAKE_TEST_KILLS": "3", "DSLAKE_RETRIEVE_K": "7", "OTHER": "1"}
+    assert Settings.load(config_files=[], environ=env)["retrieve.k"] == 7
+
+
+def test_every_dslake_variable_the_code_reads_is_a_setting_or_allowed():
+    """A DSLAKE_* name used anywhere in the code, tests or docs must not become an unknown-variable error."""
+    from dsstar_lake.settings import _flatten, check_environment, read_defaults
+
+    names = set()
+    for folder in ("dsstar_lake", "index", "tests", "benchmarks", "docs"):
+        for path in (REPO / folder).rglob("*"):
+            if path.suffix in (".py", ".md", ".toml") and path.is_file():
+                names.update(re.findall(r"\bDSLAKE_[A-Z0-9_]*[A-Z0-9]\b", path.read_text(errors="replace")))
+    names.update(re.findall(r"\bDSLAKE_[A-Z0-9_]*[A-Z0-9]\b", (REPO / "README.md").read_text()))
+    placeholders = {"DSLAKE_SECTION_KEY", "DSLAKE_RETRIEVE_KK", "DSLAKE_LLM_MODELS"}
+    defaults = _flatten(read_defaults())
+    for name in sorted(names - placeholders):
+        check_environment({name: "1"}, defaults)
 
 
 def test_exit_codes_are_in_the_readme():
