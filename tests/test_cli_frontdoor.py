@@ -247,3 +247,23 @@ def test_exit_codes_are_in_the_readme():
         assert kind.exit_code in listed and f"`{kind.__name__}`" in table, f"{kind.__name__} is not in the table"
     assert {0, errors.STATUS_PROBLEMS, 130} <= listed
     assert dsstar_lake.agent.errors.LakeModified in seen
+
+
+def test_report_table_piped_keeps_whole_questions_and_answers():
+    import io
+
+    from dsstar_lake.console import CliConsole
+    from dsstar_lake.report.pipeline import Report
+    from dsstar_lake.report.questions import SubQuestion
+    from dsstar_lake.report.render import print_report
+
+    question = "Which region sold the most widget units in the second half of the year, counting returns as sales?"
+    answer = "north sold 1,234 widget units between July and December, ahead of south with 1,100 units sold"
+    sub = SubQuestion(n=1, text=question, status="answered", answer=answer, verified=True, run_id="r1")
+    report = Report(run_id="r", request="What sold?", title="Widgets", folder="/tmp/r", files=[], questions=[sub],
+                    context=[], rounds=0)
+    piped = io.StringIO()
+    print_report(CliConsole(file=piped), report)
+    cells = re.findall(r"│ +\d* *│ ([^│]*?) *│[^│]*│ ([^│]*?) *│", piped.getvalue())
+    assert " ".join(" ".join(c[0] for c in cells).split()) == question, piped.getvalue()
+    assert " ".join(" ".join(c[1] for c in cells).split()) == answer and "…" not in piped.getvalue()
