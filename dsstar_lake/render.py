@@ -13,6 +13,7 @@ from rich.panel import Panel
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from dsstar_lake.console import CliConsole
 from dsstar_lake.untrusted import visible
 
 
@@ -174,7 +175,7 @@ def print_retrieval_report(console: Console, report: Any) -> None:
     """Print recall@K / all-found@K / context tokens per domain and overall."""
     summary = report.summary()
     if not console.is_terminal:
-        console = Console(file=console.file, width=max(console.width, 160))  # piped: keep the table whole
+        console = CliConsole(file=console.file, width=max(console.width, 160))  # piped: keep the table whole
     table = Table("domain", "n", *[f"R@{k}" for k in report.ks], *[f"all@{k}" for k in report.ks],
                   *[f"tok@{k}" for k in report.ks], caption="R = recall, all = all files found, tok = context tokens")
     for name, row in summary.items():
@@ -228,7 +229,7 @@ def print_benchmark_report(console: Console, report: Any) -> None:
         return "-" if value is None else f"{100 * value:.2f}"
 
     if not console.is_terminal:
-        console = Console(file=console.file, width=max(console.width, 160))  # piped: keep the table whole
+        console = CliConsole(file=console.file, width=max(console.width, 160))  # piped: keep the table whole
     mode = "oracle files" if report.oracle else "retrieval"
     table = Table("domain", "n", "score %", "errors", "alt matched", "R used %", "R ctx %", "tokens", "$", "calls",
                   "s", title=f"KramaBench ({mode})",

@@ -112,7 +112,7 @@ def test_runs_list_piped_keeps_whole_questions(tmp_path, runner_env):
     from conftest import write_table_lake
 
     root = write_table_lake(tmp_path / "lake")
-    rules = rules_file(tmp_path / "rules.jsonl", {"role": "planner", "response": "Sum the widget units."},
+    rules = rules_file(tmp_path / "rules.jsonl", {"role": "planner", "response": "Sum the units column of data/sales.csv over the widget rows."},
                        {"role": "coder", "response": fenced(SUM_WIDGETS)}, {"role": "verifier", "response": "Yes"},
                        {"role": "finalyzer", "response": fenced(SUM_WIDGETS)})
     question = "How many widget units were sold across every region and every month of the whole year, in total?"
@@ -126,6 +126,8 @@ def test_runs_list_piped_keeps_whole_questions(tmp_path, runner_env):
     cells = " ".join(re.findall(r"│ [^│]*│ [^│]*│ [^│]*│ ([^│]*?) *│", listed.output))
     assert " ".join(cells.split()) == question, listed.output
     assert answer["run_id"] in listed.output
+    shown = runner.invoke(cli, ["runs", "show", answer["run_id"], "--lake", str(root)])
+    assert shown.exit_code == 0 and "…" not in shown.output, shown.output  # the rounds table's step is whole
     for words in (["runs"], ["runs", "list"], ["runs", "show", answer["run_id"]]):
         data = json.loads(runner.invoke(cli, [*words, "--lake", str(root), "--json"]).stdout)
         assert data["schema"] == "dslake." + (".".join(words[:2]) if len(words) > 1 else "runs.list") + "/1"

@@ -129,16 +129,20 @@ def print_run(console: Console, run: dict[str, Any]) -> None:
         for line in rest:
             console.print(f"     {safe(line)}", highlight=False)
     table = Table("round", "step", "scripts", "read", "verdict", "route")
+
+    def cut(text: str, limit: int) -> str:  # piped, cells fold: keep every character
+        return _short(text, limit if console.is_terminal else 10_000)
+
     for r in run["rounds"]:
         scripts = safe(", ".join(f"{s['name']} {'ok' if s['ok'] else 'failed'}" for s in r["scripts"]))
         read = sorted({path for s in r["scripts"] for path in s.get("reads") or []})
-        read_text = safe(_short(", ".join(read), 40)) + (f" (+{len(r['read_added'])} in context)"
+        read_text = safe(cut(", ".join(read), 40)) + (f" (+{len(r['read_added'])} in context)"
                                                          if r.get("read_added") else "")
         verdict = {True: "sufficient", False: "insufficient"}.get(r.get("sufficient"), "")
         route = r.get("route") or {}
         route_text = {"add": "add step", "step": f"back to step {route.get('step')}",
-                      "missing": f"missing: {_short(route.get('missing') or '', 30)}"}.get(route.get("kind"), "")
-        table.add_row(str(r["round"] + 1), safe(_short(r.get("step") or "", 40)), scripts, read_text, verdict,
+                      "missing": f"missing: {cut(route.get('missing') or '', 30)}"}.get(route.get("kind"), "")
+        table.add_row(str(r["round"] + 1), safe(cut(r.get("step") or "", 40)), scripts, read_text, verdict,
                       safe(route_text))
     console.print(table)
     calls = Table("role", "calls", "tokens in", "tokens out", "cost")
