@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import Any
 
 import click
-from rich.console import Console
 from rich.table import Table
 
-from dsstar_lake.errors import DslakeError
+from dsstar_lake.cli_help import HiddenChoice, add_examples
+from dsstar_lake.console import make_console
+from dsstar_lake.errors import STATUS_PROBLEMS, DslakeError
 
-out = Console(soft_wrap=True)
-err = Console(stderr=True, soft_wrap=True)
+out = make_console()  # into a pipe or a file, tables wrap instead of being cut at 80 columns
+err = make_console(stderr=True)
 
 
 class DslakeGroup(click.Group):
@@ -35,7 +35,10 @@ class DslakeGroup(click.Group):
 
 
 def _print_json(data: Any) -> None:
-    click.echo(json.dumps(data, indent=2, default=str, ensure_ascii=False))
+    """Print a result as the running command's one JSON object (docs/json.md: schema, ISO times, rounded timings)."""
+    from dsstar_lake.jsonout import command_path, dumps
+
+    click.echo(dumps(command_path(click.get_current_context()), data))
 
 
 def _open(lake: str | None, catalog: str | None, **overrides: Any) -> Any:
@@ -62,12 +65,14 @@ ROLES = ("analyzer", "summarizer", "planner", "coder", "verifier", "router", "de
 def llm_options(command: Any) -> Any:
     """Add the model-choice flags shared by ask, report and eval: --llm, --model, --model-ROLE, --base-url, budgets."""
     options = [
-        click.option("--llm", "llm_provider", type=click.Choice(["gemini", "openai", "manual", "scripted"]),
+        # scripted (JSONL rules, for tests) is accepted but not advertised: README, "Testing without a model".
+        click.option("--llm", "llm_provider", type=HiddenChoice(["gemini", "openai", "manual"], ["scripted"]),
                      help="Model provider (default from settings: gemini)."),
         click.option("--model", help="Model for every role."),
         click.option("--base-url", help="Endpoint for an OpenAI-compatible server (or a Gemini proxy)."),
         click.option("--manual-dir", type=click.Path(file_okay=False), help="Folder for the manual provider's files."),
-        click.option("--scripted-file", type=click.Path(dir_okay=False), help="JSONL rules for the scripted provider."),
+        click.option("--scripted-file", type=click.Path(dir_okay=False), hidden=True,
+                     help="JSONL rules for the scripted provider."),
         click.option("--cache", type=click.Choice(["off", "record", "replay"]), help="LLM response cache mode."),
         click.option("--max-llm-calls", type=click.IntRange(min=0), help="Stop and finalize after this many calls."),
         click.option("--max-cost", type=click.FloatRange(min=0), help="Stop and finalize past this cost (USD)."),
@@ -94,7 +99,7 @@ def llm_overrides(settings: Any, params: dict[str, Any]) -> Any:
     return settings.with_overrides(overrides)
 
 
-@click.group(cls=DslakeGroup)
+@click.group(cls=DslakeGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="dsstar-lake")
 def cli() -> None:
     """Ask questions of a data lake with the DS-STAR agent, retrieval-first."""
@@ -157,11 +162,17 @@ def _print_notes(notes: list[str]) -> None:
 @click.option("--check", is_flag=True, help="Also compare the vector store's ids with the manifest.")
 @json_option
 def status(lake: str | None, catalog: str | None, check: bool, as_json: bool) -> None:
-    """Show what the catalog holds, failed files, and files changed since the last index."""
+    """Show what the catalog holds, failed files, and files changed since the last index.
+
+    Exits with 8 when it reports a problem the catalog needs fixed (an index or --rebuild fixes it): vectors
+    missing or drifted, a damaged manifest or index. Failed and changed files are reported but exit 0.
+    """
     from dsstar_lake.render import print_status
 
     result = _open_existing(lake, catalog).status(check_vectors=check)
     _print_json(result.to_dict()) if as_json else print_status(out, result)
+    if result.problems:  # the catalog needs an index or a rebuild; failed and changed files are not problems
+        sys.exit(STATUS_PROBLEMS)
 
 
 @cli.command()
@@ -418,6 +429,9 @@ def report(request: str, lake_path: str | None, catalog: str | None, chroma_url:
         result = handle.report(request, rounds=rounds, max_questions=max_questions, jobs=jobs, k=k, out=out_dir,
                                format=fmt, overrides=overrides, progress=progress)
     _print_json(result.to_dict()) if as_json else print_report(out, result)
+
+
+add_examples(cli)
 
 
 def main() -> None:

@@ -18,9 +18,12 @@ from index.errors import (
 )
 
 __all__ = [
-    "BudgetExceeded", "CatalogError", "CatalogLocked", "ConfigError", "DiskFull", "DslakeError", "LakeNotFound",
+    "STATUS_PROBLEMS", "BudgetExceeded", "CatalogError", "CatalogLocked", "ConfigError", "DiskFull", "DslakeError", "LakeNotFound",
     "ModelNotConfigured", "ProviderError", "RunNotFound", "UsageError", "is_disk_full",
 ]
+
+# `dslake status` exits with this when it reports a problem in the catalog (it printed what, and how to fix it).
+STATUS_PROBLEMS = 8
 
 
 class ModelNotConfigured(UsageError):

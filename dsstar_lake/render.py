@@ -13,6 +13,7 @@ from rich.panel import Panel
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from dsstar_lake.console import CliConsole
 from dsstar_lake.untrusted import visible
 
 
@@ -114,8 +115,12 @@ def print_status(console: Console, st: Any) -> None:
         ("formats", ", ".join(f"{k} {v}" for k, v in st.formats.items())), ("last index", when),
         ("changed since", f"{len(st.stale)} changed, {len(st.new)} new, {len(st.removed)} removed"),
     ]:
-        table.add_row(f"[bold]{key}[/bold]", safe(str(value)))
-    console.print(table)
+        if console.is_terminal:
+            table.add_row(f"[bold]{key}[/bold]", safe(str(value)))
+        else:  # piped: one line per fact, never wrapped or padded
+            console.print(f"{key + ':':<14} {safe(str(value))}", highlight=False)
+    if console.is_terminal:
+        console.print(table)
     for path, error in st.failed:
         console.print(f"[yellow]failed[/yellow] {safe(path)}: {safe(error)}", highlight=False)
     for label, paths in (("changed", st.stale), ("new", st.new), ("removed", st.removed)):
@@ -141,8 +146,12 @@ def print_show(console: Console, result: dict[str, Any]) -> None:
     if entry:
         if entry["kind"] == "family":
             console.print(f"member of family [bold]{safe(entry['path'])}[/bold] ({entry['member_count']} files)")
-        console.print(Panel(safe(entry["description"], multiline=True), title="description", title_align="left"))
-        console.print(Panel(safe(entry["card"], multiline=True), title="card", title_align="left"))
+        for title in ("description", "card"):
+            text = safe(entry[title], multiline=True)
+            if console.is_terminal:
+                console.print(Panel(text, title=title, title_align="left"))
+            else:  # piped: the text as stored, without a frame to cut its lines or to strip when copying
+                console.print(f"[bold]{title}:[/bold]\n{text}\n", highlight=False)
 
 
 def print_hits(console: Console, hits: list[Any], timing: Any = None) -> None:
@@ -166,7 +175,7 @@ def print_retrieval_report(console: Console, report: Any) -> None:
     """Print recall@K / all-found@K / context tokens per domain and overall."""
     summary = report.summary()
     if not console.is_terminal:
-        console = Console(file=console.file, width=max(console.width, 160))  # piped: keep the table whole
+        console = CliConsole(file=console.file, width=max(console.width, 160))  # piped: keep the table whole
     table = Table("domain", "n", *[f"R@{k}" for k in report.ks], *[f"all@{k}" for k in report.ks],
                   *[f"tok@{k}" for k in report.ks], caption="R = recall, all = all files found, tok = context tokens")
     for name, row in summary.items():
@@ -220,7 +229,7 @@ def print_benchmark_report(console: Console, report: Any) -> None:
         return "-" if value is None else f"{100 * value:.2f}"
 
     if not console.is_terminal:
-        console = Console(file=console.file, width=max(console.width, 160))  # piped: keep the table whole
+        console = CliConsole(file=console.file, width=max(console.width, 160))  # piped: keep the table whole
     mode = "oracle files" if report.oracle else "retrieval"
     table = Table("domain", "n", "score %", "errors", "alt matched", "R used %", "R ctx %", "tokens", "$", "calls",
                   "s", title=f"KramaBench ({mode})",

@@ -6,6 +6,7 @@ documented copy in the repository, and a test keeps the two equal.
 
 from __future__ import annotations
 
+import difflib
 import os
 import tomllib
 from collections.abc import Iterator, Mapping
@@ -26,6 +27,10 @@ OPEN_SECTIONS = ("llm.models", "llm.pricing")
 # go. A catalog's own config.toml may not set them: a catalog can be shared, and without bubblewrap a
 # script can write it.
 GUARDED = ("sandbox.", "llm.provider", "llm.base_url", "llm.scripted_file", "llm.manual_dir")
+# DSLAKE_* variables that are not settings: the descriptor the sandbox's read tracer writes to, and the tests'
+# own knobs (DSLAKE_TEST_KILLS...). Any other DSLAKE_* name that names no setting is an error, not silence.
+OTHER_ENV = ("DSLAKE_TRACE_FD",)
+OTHER_ENV_PREFIXES = ("DSLAKE_TEST_",)
 
 
 def _flatten(tree: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -115,8 +120,9 @@ class Settings:
                 if key in OPEN_SECTIONS and isinstance(value, Mapping):
                     sources.update({f"{key}.{name}": str(path) for name in value})  # who named each role's model
         env = os.environ if environ is None else environ
+        check_environment(env, defaults)
         for key in defaults:
-            name = ENV_PREFIX + key.replace(".", "_").upper()
+            name = env_name(key)
             if name in env and not isinstance(defaults[key], dict):
                 values[key] = _coerce(key, env[name], defaults[key])
                 sources[key] = f"env {name}"
@@ -168,6 +174,30 @@ class Settings:
         """Yield (key, value, source) for every setting, sorted by key."""
         for key in sorted(self.values):
             yield key, self.values[key], self.sources.get(key, "default")
+
+
+def env_name(key: str) -> str:
+    """Return the environment variable that sets a setting: retrieve.k -> DSLAKE_RETRIEVE_K."""
+    return ENV_PREFIX + key.replace(".", "_").upper()
+
+
+def check_environment(env: Mapping[str, str], defaults: Mapping[str, Any]) -> None:
+    """Raise ConfigError for a DSLAKE_* variable that names no setting (with the closest name that does)."""
+    names = {env_name(key): key for key in defaults}
+    for name in sorted(env):
+        if not name.startswith(ENV_PREFIX) or name in OTHER_ENV or name.startswith(OTHER_ENV_PREFIXES):
+            continue
+        key = names.get(name)
+        if key is not None and not isinstance(defaults[key], dict):
+            continue
+        if key is not None:  # [llm.models], [llm.pricing]: tables, which one variable cannot hold
+            raise ConfigError(f"{name} names the table [{key}], which the environment cannot set",
+                              hint=f"set [{key}] in {USER_CONFIG_PATH} (per-role models also with --model-ROLE)")
+        settable = [n for n, k in names.items() if not isinstance(defaults[k], dict)]
+        close = difflib.get_close_matches(name, settable, n=1)
+        raise ConfigError(f"{name} names no setting" + (f" (did you mean {close[0]}?)" if close else ""),
+                          hint="each setting SECTION.KEY is read from DSLAKE_SECTION_KEY; `dslake config` lists "
+                               "them")
 
 
 def is_guarded(key: str) -> bool:

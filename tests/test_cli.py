@@ -83,7 +83,7 @@ def test_search_without_a_catalog_says_to_index_first(runner, table_lake):
 
 def test_config_lists_every_setting_with_its_source(runner):
     result = runner.invoke(cli, ["config", "--json"])
-    rows = {row["key"]: row for row in json.loads(result.output)}
+    rows = {row["key"]: row for row in json.loads(result.output)["settings"]}
     assert rows["retrieve.k"]["value"] == 10 and rows["retrieve.k"]["source"] == "default"
 
 

@@ -100,11 +100,13 @@ def print_runs(console: Console, runs: list[dict[str, Any]]) -> None:
         return
     table = Table("run", "when", "status", "question", "answer", "rounds", "cost")
     table.columns[0].no_wrap = True
+    # On a terminal a row stays one line; piped, the table keeps whole questions and answers (cells fold).
+    question_chars, answer_chars = (50, 30) if console.is_terminal else (10_000, 10_000)
     for run in runs:
         when = dt.datetime.fromtimestamp(run["created_at"]).strftime("%Y-%m-%d %H:%M") if run["created_at"] else ""
         cost = "" if run["cost_usd"] is None else f"${run['cost_usd']:.4f}"
-        table.add_row(safe(run["id"]), when, safe(run["status"] or ""), safe(_short(run["question"], 50)),
-                      safe(_short(run["answer"] or "", 30)), str(run["rounds"] or ""), cost)
+        table.add_row(safe(run["id"]), when, safe(run["status"] or ""), safe(_short(run["question"], question_chars)),
+                      safe(_short(run["answer"] or "", answer_chars)), str(run["rounds"] or ""), cost)
     console.print(table)
 
 
@@ -127,16 +129,20 @@ def print_run(console: Console, run: dict[str, Any]) -> None:
         for line in rest:
             console.print(f"     {safe(line)}", highlight=False)
     table = Table("round", "step", "scripts", "read", "verdict", "route")
+
+    def cut(text: str, limit: int) -> str:  # piped, cells fold: keep every character
+        return _short(text, limit if console.is_terminal else 10_000)
+
     for r in run["rounds"]:
         scripts = safe(", ".join(f"{s['name']} {'ok' if s['ok'] else 'failed'}" for s in r["scripts"]))
         read = sorted({path for s in r["scripts"] for path in s.get("reads") or []})
-        read_text = safe(_short(", ".join(read), 40)) + (f" (+{len(r['read_added'])} in context)"
+        read_text = safe(cut(", ".join(read), 40)) + (f" (+{len(r['read_added'])} in context)"
                                                          if r.get("read_added") else "")
         verdict = {True: "sufficient", False: "insufficient"}.get(r.get("sufficient"), "")
         route = r.get("route") or {}
         route_text = {"add": "add step", "step": f"back to step {route.get('step')}",
-                      "missing": f"missing: {_short(route.get('missing') or '', 30)}"}.get(route.get("kind"), "")
-        table.add_row(str(r["round"] + 1), safe(_short(r.get("step") or "", 40)), scripts, read_text, verdict,
+                      "missing": f"missing: {cut(route.get('missing') or '', 30)}"}.get(route.get("kind"), "")
+        table.add_row(str(r["round"] + 1), safe(cut(r.get("step") or "", 40)), scripts, read_text, verdict,
                       safe(route_text))
     console.print(table)
     calls = Table("role", "calls", "tokens in", "tokens out", "cost")

@@ -23,13 +23,17 @@ def _short(text: str, limit: int) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
-def question_table(questions: list[Any]) -> Table:
-    """Return the table of sub-questions: number, question, status, what it is doing or its answer."""
+def question_table(questions: list[Any], whole: bool = False) -> Table:
+    """Return the table of sub-questions: number, question, status, what it is doing or its answer.
+
+    whole: keep every character of questions and answers (piped output, where cells fold) instead of one line.
+    """
     table = Table("#", "sub-question", "status", "answer / doing", "run", expand=False)
+    question_chars, answer_chars = (10_000, 10_000) if whole else (60, 50)
     for q in questions:
         shown = q.answer if q.answered else q.detail
-        table.add_row(str(q.n), safe(_short(q.text, 60)), f"[{STYLE.get(q.status, '')}]{q.status}[/]",
-                      safe(_short(shown or "", 50)), safe(q.run_id or ""))
+        table.add_row(str(q.n), safe(_short(q.text, question_chars)), f"[{STYLE.get(q.status, '')}]{q.status}[/]",
+                      safe(_short(shown or "", answer_chars)), safe(q.run_id or ""))
     return table
 
 
@@ -80,7 +84,7 @@ def report_progress(console: Console, enabled: bool = True) -> Iterator[Any]:
 
 def print_report(console: Console, report: Any) -> None:
     """Print where the report is, how many sub-questions were answered, what was flagged, and the cost."""
-    console.print(question_table(report.questions))
+    console.print(question_table(report.questions, whole=not console.is_terminal))
     answered = len(report.answered)
     console.print(f"[bold]{safe(report.title)}[/bold]", highlight=False)
     for path in report.files:
