@@ -25,9 +25,17 @@ from typing import TYPE_CHECKING, Any
 
 from dsstar_lake.errors import BudgetExceeded, DslakeError
 from dsstar_lake.untrusted import frame, quote, visible
-from index.catalog import transaction
+from index.lookup import entry_description, stored_profile
 from index.profilers.base import Profile
-from index.summaries import DESCRIPTION_HEAD, FIELDS, is_wordless, representative_hashes, without_summary
+from index.summaries import (
+    DESCRIPTION_HEAD,
+    FIELDS,
+    is_wordless,
+    representative_hashes,
+    store_summary,
+    stored_summaries,
+    without_summary,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -104,7 +112,7 @@ def prompt_for(path: str, description: str) -> str:
 
 def plan_targets(conn: sqlite3.Connection, source: str) -> list[Target]:
     """Return the wordless entries' contents that have no summary yet (a failure by another model is retried)."""
-    done = {row[0]: (row[1], row[2]) for row in conn.execute("SELECT hash, text, source FROM summaries")}
+    done = stored_summaries(conn)
     targets: dict[str, Target] = {}
     for entry_id, _, path, content_hash in representative_hashes(conn):
         if content_hash is None or content_hash in targets:
@@ -112,10 +120,10 @@ def plan_targets(conn: sqlite3.Connection, source: str) -> list[Target]:
         previous = done.get(content_hash)
         if previous is not None and (previous[0] != "" or previous[1] == _failed(source)):
             continue
-        row = conn.execute("SELECT profile FROM profiles WHERE hash = ?", (content_hash,)).fetchone()
-        if row is None or not is_wordless(Profile.from_dict(json.loads(row[0]))):
+        profile = stored_profile(conn, content_hash)
+        if profile is None or not is_wordless(Profile.from_dict(json.loads(profile))):
             continue
-        description = conn.execute("SELECT description FROM entries WHERE id = ?", (entry_id,)).fetchone()[0]
+        description = entry_description(conn, entry_id) or ""
         targets[content_hash] = Target(content_hash, entry_id, path, prompt_for(path, description))
     return list(targets.values())
 
@@ -199,10 +207,7 @@ def summarize(conn: sqlite3.Connection, llm: LLM, targets: list[Target], source:
                     note({"type": "summary", "path": target.path, "hash": target.hash, "ok": False,
                           "stopped": str(exc)})
                     continue
-                with transaction(conn):
-                    conn.execute("INSERT OR REPLACE INTO summaries (hash, text, source, created_at) "
-                                 "VALUES (?, ?, ?, ?)",
-                                 (target.hash, text or "", source if text else _failed(source), time.time()))
+                store_summary(conn, target.hash, text or "", source if text else _failed(source))
                 if text:
                     report.written += 1
                 else:
