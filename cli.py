@@ -257,7 +257,7 @@ def eval_retrieval(task_files: tuple[str, ...], lake_path: str | None, catalog: 
 
     from dsstar_lake.errors import UsageError
     from dsstar_lake.eval.resolve import read_missing
-    from dsstar_lake.eval.retrieval import default_missing_list, evaluate_retrieval
+    from dsstar_lake.eval.retrieval import default_missing_list
     from dsstar_lake.eval.tasks import load_tasks
     from dsstar_lake.render import print_retrieval_report
 
@@ -269,7 +269,7 @@ def eval_retrieval(task_files: tuple[str, ...], lake_path: str | None, catalog: 
     missing_list = (read_missing(missing) if missing
                     else default_missing_list(Path(task_files[0]).resolve().parent))
     handle = _open_existing(lake_path, catalog)
-    report = evaluate_retrieval(handle, tasks, k_values, missing_list)
+    report = handle.evaluate_retrieval(tasks, k_values, missing_list)
     _print_json(report.to_dict()) if as_json else print_retrieval_report(out, report)
 
 
@@ -299,7 +299,7 @@ def eval_kramabench(task_files: tuple[str, ...], lake_path: str | None, catalog:
     from pathlib import Path
 
     from dsstar_lake.ask import changed_settings
-    from dsstar_lake.eval.runner import BenchmarkOptions, load_benchmark, run_benchmark
+    from dsstar_lake.eval.runner import BenchmarkOptions, load_benchmark
     from dsstar_lake.render import benchmark_progress, print_benchmark_report
 
     tasks, missing_list = load_benchmark(task_files, ids, missing)
@@ -307,7 +307,7 @@ def eval_kramabench(task_files: tuple[str, ...], lake_path: str | None, catalog:
     overrides = changed_settings(handle.settings, llm_overrides(handle.settings, params))
     options = BenchmarkOptions(oracle=oracle, jobs=jobs, k=k, max_rounds=max_rounds, overrides=overrides,
                                missing=missing_list, out=Path(out_path) if out_path else None, resume=resume)
-    report = run_benchmark(handle, tasks, options, progress=None if as_json else benchmark_progress(err))
+    report = handle.benchmark(tasks, options, progress=None if as_json else benchmark_progress(err))
     _print_json(report.to_dict()) if as_json else print_benchmark_report(out, report)
 
 
