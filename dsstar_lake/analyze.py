@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from dsstar_lake.errors import BudgetExceeded, ConfigError, DslakeError
 from index import analyses
 from index import catalog as catalog_db
+from index.progress import Progress
 
 if TYPE_CHECKING:
     from dsstar_lake.agent.analyzer import Analysis
@@ -33,7 +34,6 @@ if TYPE_CHECKING:
     from dsstar_lake.sandbox import Sandbox
     from dsstar_lake.settings import Settings
 
-Progress = Callable[[str, dict[str, Any]], None]
 
 MODES = ("profile", "llm", "auto")
 # Formats that mean "no format profiler read this file": the generic fallback described it (profilers/fallback.py).

@@ -5,20 +5,18 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from dsstar_lake.agent import context
 from dsstar_lake.agent.errors import LakeModified
-from dsstar_lake.agent.runtime import Agent, Progress
+from dsstar_lake.agent.runtime import Agent
 from dsstar_lake.agent.state import AgentState, Answer
-from dsstar_lake.errors import CatalogError, DslakeError, ProviderError, UsageError
+from dsstar_lake.errors import CatalogError, DslakeError, UsageError
 from dsstar_lake.runs import RunRecord
 from dsstar_lake.runsetup import CACHE_NAME, RunSetup, run_setup
+from index.progress import Progress
 
-if TYPE_CHECKING:
-    from dsstar_lake.settings import Settings
-
-__all__ = ["CACHE_NAME", "ask", "build_answer", "changed_settings", "files_used", "raise_if_unfinished", "resume"]
+__all__ = ["CACHE_NAME", "ask", "build_answer", "files_used", "resume"]
 # Model settings a resumed run keeps, however they were given (flags, environment, config files).
 RESUME_KEYS = ("llm.provider", "llm.model", "llm.models", "llm.base_url", "llm.manual_dir", "llm.scripted_file",
                "llm.cache", "llm.max_llm_calls", "llm.max_cost")
@@ -219,14 +217,3 @@ def files_used(state: AgentState, members: Callable[[str], list[str]] | None = N
         return traced
     return context.files_used(state.entries, state.final_code + "\n" + state.code, members)
 
-
-def changed_settings(before: Settings, after: Settings) -> dict[str, Any]:
-    """Return the dotted keys whose values differ (how CLI flags applied to settings become run overrides)."""
-    return {k: v for k, v in after.values.items() if before.values.get(k) != v}
-
-
-def raise_if_unfinished(answer: Answer) -> None:
-    """Raise the one-line error of a run that stopped on a provider failure (it can be resumed)."""
-    if answer.resumable:
-        raise ProviderError(f"run {answer.run_id} stopped: {answer.error}",
-                            hint=f"continue it with `dslake runs resume {answer.run_id}`")

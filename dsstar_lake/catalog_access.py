@@ -153,3 +153,11 @@ class CatalogAccess:
             retriever = Retriever(self.connection(), self.vector_store, self.embedder, self.settings.section("retrieve"))
             self._local.retriever = retriever
         return retriever
+
+    def vector_stamp(self) -> Any:
+        """Return the embedded store's cheap stamp (index.vector_check), or None for a server or an unknown layout."""
+        from index.vector_check import local_stamp
+
+        if self.chroma_url():
+            return None
+        return local_stamp(self.catalog_dir / CHROMA_DIR, self.settings["catalog.collection"])

@@ -5,10 +5,8 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dsstar_lake.catalog_access import CHROMA_DIR, CatalogAccess
 from dsstar_lake.catalog_errors import disk_full, manifest_errors, read_only
@@ -16,61 +14,32 @@ from dsstar_lake.errors import CatalogError, CatalogLocked, LakeNotFound, UsageE
 from dsstar_lake.prewarm import Prewarm
 from dsstar_lake.runsetup import RunSetup, run_setup
 from dsstar_lake.settings import USER_CONFIG_PATH, Settings
+from dsstar_lake.status import LakeStatus, lake_status
 from index import catalog as catalog_db
-from index import census, lookup
+from index import lookup
+from index.progress import Progress
+
+if TYPE_CHECKING:
+    from dsstar_lake.llm.flags import LlmFlags
 
 __all__ = ["CATALOG_CONFIG", "CHROMA_DIR", "Lake", "LakeStatus"]
 
 CATALOG_CONFIG = "config.toml"
 _JUDGE: Any = object()  # Lake.benchmark's judge left out: eval.runner.FROM_SETTINGS (imported only when used)
 
-Progress = Callable[[str, dict[str, Any]], None]
-
-
-@dataclass
-class LakeStatus:
-    """What the catalog holds and how it compares with the lake right now."""
-
-    lake: str
-    catalog: str
-    schema: str | None
-    files: int
-    entries: int
-    families: int
-    bytes: int
-    formats: dict[str, int]
-    failed: list[tuple[str, str]]
-    stale: list[str]
-    new: list[str]
-    removed: list[str]
-    catalog_bytes: int
-    last_index_at: float | None
-    problems: list[str] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        """Return the status as JSON-ready data."""
-        return asdict(self)
-
-
-def _dir_size(path: Path) -> int:
-    total = 0
-    for root, _, files in os.walk(path):
-        for name in files:
-            try:
-                total += os.lstat(os.path.join(root, name)).st_size
-            except OSError:
-                pass
-    return total
 
 
 class Lake:
     """A data lake and its catalog."""
 
     def __init__(self, root: Path | None, catalog_dir: Path, settings: Settings,
-                 readonly: bool | None = None) -> None:
+                 readonly: bool | None = None, run_overrides: dict[str, Any] | None = None) -> None:
         # The catalog handles (one connection and one retriever per thread) live in CatalogAccess, which every
         # run setup shares: use cases reach the catalog through it, never through the facade.
         self.access = CatalogAccess(root, catalog_dir, settings, readonly)
+        # The model flags the lake was opened with, as overrides every run keeps in its record, so that a
+        # resumed run takes the flags given now over the ones it was started with.
+        self.run_overrides = dict(run_overrides or {})
 
     @property
     def root(self) -> Path | None:
@@ -105,10 +74,12 @@ class Lake:
         settings: Settings | None = None,
         overrides: dict[str, Any] | None = None,
         readonly: bool | None = None,
+        llm: LlmFlags | None = None,
     ) -> Lake:
         """Open a lake (and its catalog, default <lake>/.dslake); either path or catalog must be given.
 
         readonly: never write to the catalog (None: so when its folder is not writable, e.g. a read-only mount).
+        llm: the command's model flags, applied to the settings and kept as every run's overrides.
         """
         if path is None and catalog is None:
             raise UsageError("give a lake folder or --catalog DIR")
@@ -131,7 +102,10 @@ class Lake:
             overrides=overrides, config_files=files, guarded_files=(catalog_dir / CATALOG_CONFIG,))
         if settings is not None and overrides:
             resolved = settings.with_overrides(overrides)
-        lake = cls(root, catalog_dir, resolved, readonly)
+        flagged = llm.overrides(resolved) if llm is not None else {}
+        if flagged:
+            resolved = resolved.with_overrides(flagged)
+        lake = cls(root, catalog_dir, resolved, readonly, flagged)
         if lake.root is None:
             lake.root = lake.access.stored_root()
         return lake
@@ -170,7 +144,22 @@ class Lake:
 
     def setup(self, overrides: dict[str, Any] | None = None, provider: Any = None) -> RunSetup:
         """Return what a use case needs (catalog, settings with these overrides, model, sandbox): the run setup."""
-        return run_setup(self.access, overrides, provider)
+        return run_setup(self.access, {**self.run_overrides, **(overrides or {})}, provider)
+
+    @classmethod
+    def setting_rows(cls, path: str | None = None, catalog: str | None = None) -> list[dict[str, Any]]:
+        """Return every setting with its value and where it came from (a lake's, else the user's)."""
+        settings = cls.open(path, catalog=catalog).settings if (path or catalog) else Settings.load()
+        return [{"key": k, "value": v, "source": s} for k, v, s in settings.items()]
+
+    @classmethod
+    def model_configuration(cls, path: str | None = None, catalog: str | None = None,
+                            llm: LlmFlags | None = None) -> dict[str, Any]:
+        """Describe the provider and model per role, credentials (present or not) and prices, flags applied."""
+        from dsstar_lake.llm import describe_configuration
+
+        settings = cls.open(path, catalog=catalog).settings if (path or catalog) else Settings.load()
+        return describe_configuration(llm.applied(settings) if llm is not None else settings)
 
     # ---- derived stores --------------------------------------------------------------------------------------
 
@@ -249,7 +238,7 @@ class Lake:
                 with catalog_db.transaction(conn):
                     catalog_db.set_meta(conn, "lake_root", str(self.root))
                 self._persist_catalog_settings()
-                drift = check_and_repair(conn, self._vector_stamp(), self.vector_store)
+                drift = check_and_repair(conn, self.access.vector_stamp(), self.vector_store)
                 scan = scan_lake(self.root, self.catalog_dir, bool(self.settings["index.follow_symlinks"]),
                                  only=None if rebuild else paths)
                 options = IndexOptions(
@@ -285,7 +274,7 @@ class Lake:
                     summary.summaries = summaries.to_dict()
                     if summaries.written:
                         summary.embedded += refresh_entries(conn, options, sync, report)
-                record_stamp(conn, self._vector_stamp())
+                record_stamp(conn, self.access.vector_stamp())
                 if drift.total:
                     summary.vectors_repaired = drift.total
                     summary.notes.append(f"the vector store had drifted from the manifest ({drift.describe()}): "
@@ -308,14 +297,6 @@ class Lake:
             tmp.write_text(text)
             tmp.replace(path)
 
-    def _vector_stamp(self) -> Any:
-        """Return the embedded store's cheap stamp (index.vector_check), or None for a server or an unknown layout."""
-        from index.vector_check import local_stamp
-
-        if self.chroma_url():
-            return None
-        return local_stamp(self.catalog_dir / CHROMA_DIR, self.settings["catalog.collection"])
-
     def _prepare_rebuild(self) -> None:
         from index.rebuild import rebuild_catalog
 
@@ -325,58 +306,7 @@ class Lake:
     @manifest_errors
     def status(self, check_vectors: bool = False) -> LakeStatus:
         """Summarise the catalog, and compare it with the lake (stale, new, removed files)."""
-        from index.scan import scan_lake
-        from index.sync import check_consistency
-
-        conn = self.connection()
-        files = census.file_states(conn)
-        stale: list[str] = []
-        new: list[str] = []
-        present: set[str] = set()
-        if self.root is not None and self.root.is_dir():
-            for f in scan_lake(self.root, self.catalog_dir, bool(self.settings["index.follow_symlinks"])).files:
-                present.add(f.path)
-                row = files.get(f.path)
-                if row is None:
-                    new.append(f.path)
-                elif row["size"] != f.size or row["mtime_ns"] != f.mtime_ns or row["status"] == "stale":
-                    stale.append(f.path)
-        removed = sorted(set(files) - present) if self.root is not None else []
-        formats: dict[str, int] = {}
-        for row in files.values():
-            key = row["format"] or "unknown"
-            formats[key] = formats.get(key, 0) + 1
-        store = None
-        problems: list[str] = []
-        if self.chroma_url() is None and not (self.catalog_dir / CHROMA_DIR).exists() and files:
-            problems.append("the vector store folder is missing; a plain `dslake index LAKE` re-embeds every entry "
-                            "from the manifest's cards (nothing is profiled again)")
-        elif check_vectors:
-            store = self.vector_store()
-        else:
-            from index.vector_check import count_problems
-
-            problems.extend(count_problems(conn, self._vector_stamp()))
-        problems.extend(check_consistency(conn, store))
-        entries, families = census.entry_counts(conn)
-        last = catalog_db.get_meta(conn, "last_index_at")
-        return LakeStatus(
-            lake=str(self.root) if self.root else "",
-            catalog=str(self.catalog_dir),
-            schema=catalog_db.schema_version(conn),
-            files=len(files),
-            entries=entries,
-            families=families,
-            bytes=sum(row["size"] for row in files.values() if row["size"] > 0),
-            formats=dict(sorted(formats.items(), key=lambda kv: -kv[1])),
-            failed=[(p, r["error"] or "") for p, r in sorted(files.items()) if r["status"] == "failed"],
-            stale=sorted(stale),
-            new=sorted(new),
-            removed=removed,
-            catalog_bytes=_dir_size(self.catalog_dir),
-            last_index_at=float(last) if last else None,
-            problems=problems,
-        )
+        return lake_status(self.access, check_vectors)
 
     @manifest_errors
     def show(self, path: str) -> dict[str, Any]:
@@ -409,6 +339,12 @@ class Lake:
         if not query.strip():
             raise UsageError("the search question is empty")
         return self.retriever().search(query, k)
+
+    @manifest_errors
+    def timed_search(self, query: str, k: int | None = None) -> tuple[list[Any], Any]:
+        """Return the top-k entries for a question, and the time each part of the search took (ms)."""
+        hits = self.search(query, k)
+        return hits, self.retriever().last_timing
 
     @manifest_errors
     def members(self, entry_id: str) -> list[str]:
@@ -491,9 +427,28 @@ class Lake:
         return run_benchmark(self.setup(options.overrides, provider), tasks, options,
                              judge=FROM_SETTINGS if judge is _JUDGE else judge, progress=progress)
 
-    @manifest_errors
-    def evaluate_retrieval(self, tasks: list[Any], ks: list[int], missing: list[str] | None = None) -> Any:
-        """Measure recall@K, all-found@K and context size of the retriever on tasks; return a RetrievalReport."""
-        from dsstar_lake.eval.retrieval import evaluate_retrieval
+    def kramabench(self, task_files: list[str], *, ids: list[str] | tuple[str, ...] = (), missing: str | None = None,
+                   oracle: bool = False, jobs: int | None = None, k: int | None = None,
+                   max_rounds: int | None = None, out: str | None = None, resume: bool = False,
+                   progress: Progress | None = None) -> Any:
+        """Read KramaBench task files (the ids asked for), answer and score them; return a BenchmarkReport."""
+        from dsstar_lake.eval.runner import BenchmarkOptions, load_benchmark
 
-        return evaluate_retrieval(self.setup(), tasks, ks, missing)
+        tasks, absent = load_benchmark(task_files, ids, missing)
+        options = BenchmarkOptions(oracle=oracle, jobs=jobs, k=k, max_rounds=max_rounds, missing=absent,
+                                   out=Path(out) if out else None, resume=resume)
+        return self.benchmark(tasks, options, progress=progress)
+
+    @manifest_errors
+    def evaluate_retrieval(self, task_files: list[str], ks: list[int], missing: str | None = None) -> Any:
+        """Measure recall@K, all-found@K and context size of the retriever on the tasks of these files.
+
+        missing: a file of lake files known to be absent (default: missing_blobs.txt beside the first tasks file).
+        """
+        from dsstar_lake.eval.resolve import read_missing
+        from dsstar_lake.eval.retrieval import default_missing_list, evaluate_retrieval
+        from dsstar_lake.eval.tasks import load_tasks
+
+        tasks = [task for path in task_files for task in load_tasks(path)]
+        absent = read_missing(missing) if missing else default_missing_list(Path(task_files[0]).resolve().parent)
+        return evaluate_retrieval(self.setup(), tasks, ks, absent)

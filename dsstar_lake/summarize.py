@@ -44,8 +44,7 @@ if TYPE_CHECKING:
     from dsstar_lake.llm import LLM, CallRecord
     from dsstar_lake.llm.base import Provider
     from dsstar_lake.settings import Settings
-
-    Progress = Callable[[str, dict[str, Any]], None]
+    from index.progress import Progress
 
 ROLE = "summarizer"
 RUN_PREFIX = "index-summarizer-"

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from dsstar_lake.agent import context
 from dsstar_lake.agent.prompts import render
+from index.progress import Progress
 
 if TYPE_CHECKING:
     from dsstar_lake.agent.state import AgentState
@@ -17,7 +18,6 @@ if TYPE_CHECKING:
     from dsstar_lake.sandbox.core import Sandbox
 
 T = TypeVar("T")
-Progress = Callable[[str, dict[str, Any]], None]
 
 
 @dataclass

@@ -10,7 +10,7 @@ its error recorded, and the benchmark goes on.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from functools import cache
@@ -33,9 +33,9 @@ from dsstar_lake.eval.results import (
 )
 from dsstar_lake.eval.retrieval import default_missing_list, gold_files
 from dsstar_lake.eval.tasks import Task, load_tasks
-from dsstar_lake.runsetup import CACHE_NAME, RunSetup, run_setup
+from dsstar_lake.runsetup import CACHE_NAME, RunSetup
+from index.progress import Progress
 
-Progress = Callable[[str, dict[str, Any]], None]
 GUIDELINES_PATH = Path(__file__).resolve().with_name("guidelines.txt")
 FROM_SETTINGS: Any = object()  # judge=FROM_SETTINGS: eval.judge_model, else the run's own provider and model
 # Sentences of a question that say how the answer must look; the guidelines repeat them.
@@ -259,7 +259,7 @@ def run_task(
         guidelines = benchmark_guidelines(task.query, str(setup.settings["agent.guidelines"] or ""))
         flags = {"retrieve.k": options.k, "agent.guidelines": guidelines, "agent.max_rounds": options.max_rounds,
                  **options.overrides}
-        answer = ask(run_setup(setup.access, flags, provider=setup.provider), task.query,
+        answer = ask(setup.with_overrides(flags), task.query,
                      files=list(gold) if options.oracle else None)
     except KeyboardInterrupt:
         raise

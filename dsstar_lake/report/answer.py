@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,12 +15,12 @@ from dsstar_lake.report.questions import SubQuestion
 from dsstar_lake.runsetup import run_setup
 from dsstar_lake.sandbox.figures import read_figure
 from dsstar_lake.sandbox.workfolder import regular_files
+from index.progress import Progress
 
 if TYPE_CHECKING:
     from dsstar_lake.report.budget import SharedBudget
     from dsstar_lake.runsetup import RunSetup
 
-Progress = Callable[[str, dict[str, Any]], None]
 ERROR_LINE = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception|Exit)\b")
 # Per-run budgets are off in sub-question runs: the report's SharedBudget counts for all of them.
 UNLIMITED = {"llm.max_llm_calls": 0, "llm.max_cost": 0.0}

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import shutil
 import time
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,12 +24,12 @@ from dsstar_lake.report.budget import SharedBudget
 from dsstar_lake.report.prompts import render
 from dsstar_lake.report.questions import SubQuestion
 from dsstar_lake.runs import RunRecord
+from index.progress import Progress
 
 if TYPE_CHECKING:
     from dsstar_lake.llm.call import LLM
     from dsstar_lake.runsetup import RunSetup
 
-Progress = Callable[[str, dict[str, Any]], None]
 FORMATS = ("md", "html")
 EMPTY = "# Report: {request}\n\n*The writer returned no text; the evidence is in the appendix below.*\n"
 
