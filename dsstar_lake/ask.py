@@ -9,6 +9,7 @@ from typing import Any
 
 from dsstar_lake.agent import context
 from dsstar_lake.agent.errors import LakeModified
+from dsstar_lake.agent.events import EventStream, recorder
 from dsstar_lake.agent.runtime import Agent
 from dsstar_lake.agent.state import AgentState, Answer
 from dsstar_lake.errors import CatalogError, DslakeError, UsageError
@@ -110,10 +111,10 @@ def _drive(setup: RunSetup, record: RunRecord, state: AgentState, progress: Prog
     from dsstar_lake.agent.loop import solve
 
     settings = setup.settings
+    events = EventStream([recorder(record), progress])
     sandbox = setup.sandbox()
     if sandbox.warning:
-        record.event("warning", text=sandbox.warning)
-        progress("warning", {"text": sandbox.warning})
+        events.emit("warning", text=sandbox.warning)
     llm = setup.llm(record.record_call, record.id)
     agent = Agent(
         llm=llm, sandbox=sandbox, record=record, retriever=setup.retriever() if retrieve else None,
@@ -122,7 +123,7 @@ def _drive(setup: RunSetup, record: RunRecord, state: AgentState, progress: Prog
         k_extra=max(0, int(settings["agent.k_extra"])), max_result_chars=int(settings["agent.max_result_chars"]),
         summarize_over_chars=int(settings["agent.summarize_over_chars"]),
         description_chars=int(settings["agent.description_chars"]),
-        context_tokens=max(0, int(settings["agent.context_tokens"])), progress=progress,
+        context_tokens=max(0, int(settings["agent.context_tokens"])), events=events,
         spent_before=dict(state.spent), started=started,
     )
     record.event("start", phase=state.phase, round=state.round, backend=sandbox.backend,

@@ -157,7 +157,7 @@ def _relay(ctx: Answering, q: SubQuestion) -> Progress:
             now["round"] = int(data.get("round", 0))
         elif event == "role":
             _set(ctx, q, "running", f"round {now['round'] + 1} · {data.get('role')}")
-        elif event == "exec":
+        elif event == "exec_start":
             _set(ctx, q, "running", f"round {now['round'] + 1} · running {data.get('name')}")
         elif event == "finalize":
             _set(ctx, q, "running", "finalizing")
