@@ -7,6 +7,7 @@ import json
 import pytest
 from agent_helpers import FAST, fenced
 from conftest import write_table_lake
+from llm_harness import llm_settings
 
 from dsstar_lake.eval.judge import judge_prompt, make_judge
 from dsstar_lake.eval.metrics import score
@@ -16,7 +17,6 @@ from dsstar_lake.eval.tasks import Task
 from dsstar_lake.lake import Lake
 from dsstar_lake.llm import ROLES
 from dsstar_lake.llm.scripted import Rule, ScriptedProvider
-from dsstar_lake.llm.testing import llm_settings
 
 # A compound answer: a number and two lists of years, right in substance but worded unlike the truth.
 TRUTH = "Mean 12.5; wettest years 2001 and 2003; driest years 2002, 2004"

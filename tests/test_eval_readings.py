@@ -10,13 +10,13 @@ import json
 import pytest
 from agent_helpers import FAST, SUM_WIDGETS, fenced
 from click.testing import CliRunner
+from llm_harness import LLM_ENV_VARS
 
 from cli import cli
 from dsstar_lake.eval.results import BenchmarkReport, TaskResult
 from dsstar_lake.eval.runner import BenchmarkOptions
 from dsstar_lake.eval.tasks import Task
 from dsstar_lake.llm.scripted import Rule, ScriptedProvider
-from dsstar_lake.llm.testing import LLM_ENV_VARS
 
 WIDGETS = "How many widget units were sold in total?"
 WITH_ALTERNATIVE = SUM_WIDGETS + "print('Alternative: north region only = 10')\n"

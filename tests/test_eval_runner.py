@@ -7,6 +7,7 @@ import json
 import pytest
 from agent_helpers import FAST, SUM_WIDGETS, WORST_COUNTY, fenced, prompts, run_dir, trace
 from conftest import write_table_lake
+from llm_harness import llm_settings
 
 from dsstar_lake.errors import CatalogError, UsageError
 from dsstar_lake.eval.judge import make_judge
@@ -20,7 +21,6 @@ from dsstar_lake.eval.runner import (
 from dsstar_lake.eval.tasks import Task
 from dsstar_lake.lake import Lake
 from dsstar_lake.llm.scripted import Rule, ScriptedProvider
-from dsstar_lake.llm.testing import llm_settings
 
 WIDGETS = Task(
     id="tiny-easy-1",
