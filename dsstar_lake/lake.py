@@ -103,8 +103,10 @@ class Lake:
         if settings is not None and overrides:
             resolved = settings.with_overrides(overrides)
         flagged = llm.overrides(resolved) if llm is not None else {}
-        if flagged:
-            resolved = resolved.with_overrides(flagged)
+        if llm is not None:
+            # Applied as flags, not as the changed values: where a flag names the value a default already has,
+            # its source still says "flag" (a per-role model given for another provider counts, llm/registry.py).
+            resolved = llm.applied(resolved)
         lake = cls(root, catalog_dir, resolved, readonly, flagged)
         if lake.root is None:
             lake.root = lake.access.stored_root()
@@ -269,8 +271,7 @@ class Lake:
                         summary.embedded += refresh_entries(conn, options, sync, report)
                     from dsstar_lake.summarize import run_summarizer
 
-                    summaries = run_summarizer(conn, self.settings, self.catalog_dir, provider, report,
-                                               spent=analysis.cost_usd, cache_path=setup.cache_path)
+                    summaries = run_summarizer(setup, report, spent=analysis.cost_usd)
                     summary.summaries = summaries.to_dict()
                     if summaries.written:
                         summary.embedded += refresh_entries(conn, options, sync, report)

@@ -113,10 +113,11 @@ class RunSetup:
     def llm(self, recorder: Callable[[Any], None] | None, run_id: str | None, *,
             settings: Settings | None = None, provider: Provider | None = None) -> LLM:
         """Return the call site of one run: its provider, the response cache, its recorder and budget."""
-        from dsstar_lake.llm import LLM
+        from dsstar_lake.llm import LLM, make_provider
 
-        return LLM(settings or self.settings, provider=provider or self.make_provider(), recorder=recorder,
-                   cache_path=self.cache_path, run_id=run_id)
+        chosen = settings or self.settings
+        provider = provider or self.provider or make_provider(chosen)
+        return LLM(chosen, provider=provider, recorder=recorder, cache_path=self.cache_path, run_id=run_id)
 
     def sandbox(self, volatile: tuple[str, ...] = ()) -> Sandbox:
         """Return the sandbox for scripts over this lake: the catalog hidden (bwrap) or watched (without).

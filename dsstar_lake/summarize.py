@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from dsstar_lake.llm import LLM, CallRecord
-    from dsstar_lake.llm.base import Provider
+    from dsstar_lake.runsetup import RunSetup
     from dsstar_lake.settings import Settings
     from index.progress import Progress
 
@@ -225,17 +225,15 @@ class _NotStarted(Exception):
     """A target skipped because the pass was stopping."""
 
 
-def run_summarizer(conn: sqlite3.Connection, settings: Settings, catalog_dir: Path,
-                   provider: Provider | None = None, progress: Progress = _quiet, spent: float = 0.0,
-                   cache_path: Path | None = None) -> SummaryReport:
+def run_summarizer(setup: RunSetup, progress: Progress = _quiet, spent: float = 0.0) -> SummaryReport:
     """Plan, estimate and (within llm.max_cost less `spent`) summarise the wordless entries that want it.
 
     The pass's model calls and outcomes go to `<catalog>/runs/index-summarizer-<id>/trace.jsonl`.
     """
-    from dsstar_lake.llm import LLM
     from dsstar_lake.llm.registry import model_for, provider_name
     from dsstar_lake.runs import new_run_id
 
+    conn, settings, provider = setup.connection(), setup.settings, setup.provider
     started = time.perf_counter()
     model = model_for(settings, ROLE)
     source = source_for(model)
@@ -250,14 +248,14 @@ def run_summarizer(conn: sqlite3.Connection, settings: Settings, catalog_dir: Pa
     if report.stopped:
         report.not_started = len(targets)
         return report
-    folder = catalog_dir / "runs" / f"{RUN_PREFIX}{new_run_id()}"
+    folder = setup.catalog_dir / "runs" / f"{RUN_PREFIX}{new_run_id()}"
     folder.mkdir(parents=True, exist_ok=True)
     trace = _Trace(folder / "trace.jsonl")
     trace.write({"type": "start", "targets": len(targets), "estimate": report.estimate})
     limit = float(settings["llm.max_cost"])
     budget = settings.with_overrides({"llm.max_cost": max(1e-9, limit - spent)}) if limit > 0 else settings
     jobs = int(settings["index.jobs"]) or (os.cpu_count() or 1)
-    with LLM(budget, provider=provider, recorder=trace.call, cache_path=cache_path, run_id=folder.name) as llm:
+    with setup.llm(trace.call, folder.name, settings=budget) as llm:
         summarize(conn, llm, targets, source, jobs, report, progress, trace.write)
         totals = llm.totals
     report.llm_calls = totals.provider_calls
