@@ -8,6 +8,7 @@ floors, so errors.py is not in a cycle merely because lake.py shares its folder.
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -149,6 +150,20 @@ def test_nothing_below_the_facade_imports_it():
               and name not in FACADE
               for target, line in imported(name, path) if target in FACADE]
     assert not upward, "only cli.py (and tests) import the Lake facade:\n" + "\n".join(upward)
+
+
+SQL = re.compile(r"\b(SELECT\b.*\bFROM|INSERT\b.*\bINTO|UPDATE\b.*\bSET|DELETE\s+FROM)\b", re.S)
+# The response cache is the LLM layer's own database, not the catalog: its SQL stays with it.
+OWN_DATABASES = {"dsstar_lake.llm.cache"}
+
+
+def test_catalog_sql_lives_in_index():
+    """dsstar_lake/ reads and writes the catalog through named functions of index/, never with SQL of its own."""
+    found = [f"{path.relative_to(REPO)}:{node.lineno}"
+             for name, path in MODULES.items() if name.split(".")[0] == "dsstar_lake" and name not in OWN_DATABASES
+             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+             if isinstance(node, ast.Constant) and isinstance(node.value, str) and SQL.search(node.value)]
+    assert not found, "SQL outside index/ (put it behind a function there):\n" + "\n".join(found)
 
 
 def test_top_level_packages_point_one_way():
