@@ -125,9 +125,8 @@ def index(lake: str, paths: tuple[str, ...], catalog: str | None, chroma_url: st
     handle = _open(lake, catalog, llm_flags(params), **{"catalog.chroma_url": chroma_url, "index.jobs": jobs,
                                                         "index.follow_symlinks": follow_symlinks,
                                                         "agent.analyzer": analyzer})
-    scope = handle.scope_of(list(paths)) if paths else None
     with index_progress(err, enabled=not as_json) as progress:
-        summary = handle.index(progress=progress, rebuild=rebuild, paths=scope)
+        summary = handle.index(progress=progress, rebuild=rebuild, given=list(paths) or None)
     if watch:
         from dsstar_lake.watch import prepare_watch, watch_lake
 

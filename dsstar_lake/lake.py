@@ -209,7 +209,7 @@ class Lake:
 
     @manifest_errors
     def index(self, progress: Progress | None = None, rebuild: bool = False, analyzer: str | None = None,
-              provider: Any = None, paths: list[str] | None = None) -> Any:
+              provider: Any = None, paths: list[str] | None = None, given: list[str] | None = None) -> Any:
         """Bring the catalog up to date with the lake; return an IndexSummary.
 
         analyzer: profile | llm | auto (None: agent.analyzer); llm and auto add the paper's LLM analysis to the
@@ -218,6 +218,8 @@ class Lake:
         model.
         paths: lake-relative files or folders known to have changed (a watcher's events): only they are looked at,
         so a change costs the same in a lake of any size. None scans the whole lake.
+        given: paths as a user gives them (from the current folder or the lake root), read with scope_of into
+        `paths`: the command line's PATHS.
         """
         from dsstar_lake.analyze import resolve_mode
         from index.indexer import IndexOptions, refresh_entries, run_index
@@ -228,6 +230,8 @@ class Lake:
 
         if self.root is None:
             raise UsageError("indexing needs the lake folder", hint="dslake index LAKE [--catalog DIR]")
+        if given:
+            paths = self.scope_of(given)
         mode = resolve_mode(self.settings, analyzer, provider)
         if self.readonly:
             raise read_only(self.catalog_dir, "indexing writes to it")
