@@ -42,7 +42,8 @@ def _print_json(data: Any) -> None:
 def _open(lake: str | None, catalog: str | None, llm: Any = None, **overrides: Any) -> Any:
     from dsstar_lake.lake import Lake
 
-    return Lake.open(lake, catalog=catalog, overrides={k: v for k, v in overrides.items() if v is not None}, llm=llm)
+    return Lake.open(lake, catalog=catalog, overrides={k: v for k, v in overrides.items() if v is not None},
+                     llm=llm)
 
 
 def _open_existing(lake: str | None, catalog: str | None, llm: Any = None, **overrides: Any) -> Any:
@@ -183,7 +184,8 @@ def search(question: str, lake_path: str | None, catalog: str | None, chroma_url
     """Find the catalog entries that best match QUESTION (dense + full-text, fused)."""
     from dsstar_lake.render import print_hits
 
-    hits, timing = _open_existing(lake_path, catalog, **{"catalog.chroma_url": chroma_url}).timed_search(question, k)
+    handle = _open_existing(lake_path, catalog, **{"catalog.chroma_url": chroma_url})
+    hits, timing = handle.timed_search(question, k)
     if as_json:
         _print_json({"question": question, "hits": [h.to_dict() for h in hits], "timing_ms": vars(timing)})
     else:
