@@ -11,6 +11,7 @@ from rich.table import Table
 from dsstar_lake.cli_help import HiddenChoice, add_examples
 from dsstar_lake.console import make_console
 from dsstar_lake.errors import STATUS_PROBLEMS, DslakeError
+from dsstar_lake.modelnames import PROVIDERS, ROLES
 
 out = make_console()  # into a pipe or a file, tables wrap instead of being cut at 80 columns
 err = make_console(stderr=True)
@@ -41,15 +42,16 @@ def _print_json(data: Any) -> None:
     click.echo(dumps(command_path(click.get_current_context()), data))
 
 
-def _open(lake: str | None, catalog: str | None, **overrides: Any) -> Any:
+def _open(lake: str | None, catalog: str | None, llm: Any = None, **overrides: Any) -> Any:
     from dsstar_lake.lake import Lake
 
-    return Lake.open(lake, catalog=catalog, overrides={k: v for k, v in overrides.items() if v is not None})
+    return Lake.open(lake, catalog=catalog, overrides={k: v for k, v in overrides.items() if v is not None},
+                     llm=llm)
 
 
-def _open_existing(lake: str | None, catalog: str | None, **overrides: Any) -> Any:
+def _open_existing(lake: str | None, catalog: str | None, llm: Any = None, **overrides: Any) -> Any:
     """Open the catalog of a command that reads one: --lake, else --catalog alone, else the current folder."""
-    return _open(lake or (None if catalog else "."), catalog, **overrides)
+    return _open(lake or (None if catalog else "."), catalog, llm, **overrides)
 
 
 lake_option = click.option("--lake", "lake_path", type=click.Path(file_okay=True), help="The lake folder.")
@@ -58,15 +60,12 @@ json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON."
 chroma_option = click.option("--chroma-url", help="Use a shared Chroma server (http://HOST:PORT) for the vectors.")
 
 
-ROLES = ("analyzer", "summarizer", "planner", "coder", "verifier", "router", "debugger", "finalyzer", "subquestion",
-         "writer")
-
-
 def llm_options(command: Any) -> Any:
     """Add the model-choice flags shared by ask, report and eval: --llm, --model, --model-ROLE, --base-url, budgets."""
     options = [
         # scripted (JSONL rules, for tests) is accepted but not advertised: README, "Testing without a model".
-        click.option("--llm", "llm_provider", type=HiddenChoice(["gemini", "openai", "manual"], ["scripted"]),
+        click.option("--llm", "llm_provider",
+                     type=HiddenChoice([p for p in PROVIDERS if p != "scripted"], ["scripted"]),
                      help="Model provider (default from settings: gemini)."),
         click.option("--model", help="Model for every role."),
         click.option("--base-url", help="Endpoint for an OpenAI-compatible server (or a Gemini proxy)."),
@@ -83,20 +82,17 @@ def llm_options(command: Any) -> Any:
     return command
 
 
-def llm_overrides(settings: Any, params: dict[str, Any]) -> Any:
-    """Apply the llm_options flags to settings (and remove them from params)."""
-    from dsstar_lake.llm import llm_flag_overrides
+def llm_flags(params: dict[str, Any]) -> Any:
+    """Collect the llm_options flags into an LlmFlags (and remove them from params)."""
+    from dsstar_lake.llm.flags import LlmFlags
 
     role_models = {role: params.pop(f"model_{role}", None) for role in ROLES}
-    overrides = llm_flag_overrides(
-        settings, provider=params.pop("llm_provider", None), model=params.pop("model", None),
+    return LlmFlags(
+        provider=params.pop("llm_provider", None), model=params.pop("model", None),
         role_models={k: v for k, v in role_models.items() if v}, base_url=params.pop("base_url", None),
-        manual_dir=params.pop("manual_dir", None), cache=params.pop("cache", None),
-        max_llm_calls=params.pop("max_llm_calls", None), max_cost=params.pop("max_cost", None))
-    scripted = params.pop("scripted_file", None)
-    if scripted:
-        overrides["llm.scripted_file"] = scripted
-    return settings.with_overrides(overrides)
+        manual_dir=params.pop("manual_dir", None), scripted_file=params.pop("scripted_file", None),
+        cache=params.pop("cache", None), max_llm_calls=params.pop("max_llm_calls", None),
+        max_cost=params.pop("max_cost", None))
 
 
 @click.group(cls=DslakeGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -133,12 +129,11 @@ def index(lake: str, paths: tuple[str, ...], catalog: str | None, chroma_url: st
 
     if rebuild and paths:
         raise click.UsageError("--rebuild rescans the whole lake: give no PATHS with it")
-    handle = _open(lake, catalog, **{"catalog.chroma_url": chroma_url, "index.jobs": jobs,
-                                     "index.follow_symlinks": follow_symlinks, "agent.analyzer": analyzer})
-    handle.settings = llm_overrides(handle.settings, params)
-    scope = handle.scope_of(list(paths)) if paths else None
+    handle = _open(lake, catalog, llm_flags(params), **{"catalog.chroma_url": chroma_url, "index.jobs": jobs,
+                                                        "index.follow_symlinks": follow_symlinks,
+                                                        "agent.analyzer": analyzer})
     with index_progress(err, enabled=not as_json) as progress:
-        summary = handle.index(progress=progress, rebuild=rebuild, paths=scope)
+        summary = handle.index(progress=progress, rebuild=rebuild, given=list(paths) or None)
     if watch:
         from dsstar_lake.watch import prepare_watch, watch_lake
 
@@ -202,8 +197,7 @@ def search(question: str, lake_path: str | None, catalog: str | None, chroma_url
     from dsstar_lake.render import print_hits
 
     handle = _open_existing(lake_path, catalog, **{"catalog.chroma_url": chroma_url})
-    hits = handle.search(question, k)
-    timing = handle.retriever().last_timing
+    hits, timing = handle.timed_search(question, k)
     if as_json:
         _print_json({"question": question, "hits": [h.to_dict() for h in hits], "timing_ms": vars(timing)})
     else:
@@ -216,10 +210,9 @@ def search(question: str, lake_path: str | None, catalog: str | None, chroma_url
 @json_option
 def config(lake_path: str | None, catalog: str | None, as_json: bool) -> None:
     """Show every setting, its value, and where the value came from."""
-    from dsstar_lake.settings import Settings
+    from dsstar_lake.lake import Lake
 
-    settings = _open(lake_path, catalog).settings if (lake_path or catalog) else Settings.load()
-    rows = [{"key": k, "value": v, "source": s} for k, v, s in settings.items()]
+    rows = Lake.setting_rows(lake_path, catalog)
     if as_json:
         _print_json(rows)
         return
@@ -238,12 +231,10 @@ def config(lake_path: str | None, catalog: str | None, as_json: bool) -> None:
 @json_option
 def models(lake_path: str | None, catalog: str | None, as_json: bool, **params: Any) -> None:
     """Show the provider and model per role, whether credentials are present, and the prices used."""
-    from dsstar_lake.llm import describe_configuration
+    from dsstar_lake.lake import Lake
     from dsstar_lake.render import print_models
-    from dsstar_lake.settings import Settings
 
-    settings = _open(lake_path, catalog).settings if (lake_path or catalog) else Settings.load()
-    info = describe_configuration(llm_overrides(settings, params))
+    info = Lake.model_configuration(lake_path, catalog, llm_flags(params))
     _print_json(info) if as_json else print_models(out, info)
 
 
@@ -264,23 +255,14 @@ def eval_group() -> None:
 def eval_retrieval(task_files: tuple[str, ...], lake_path: str | None, catalog: str | None, ks: str,
                    missing: str | None, as_json: bool) -> None:
     """Recall@K and all-found@K of the retriever on tasks whose files are known."""
-    from pathlib import Path
-
     from dsstar_lake.errors import UsageError
-    from dsstar_lake.eval.resolve import read_missing
-    from dsstar_lake.eval.retrieval import default_missing_list, evaluate_retrieval
-    from dsstar_lake.eval.tasks import load_tasks
     from dsstar_lake.render import print_retrieval_report
 
     try:
         k_values = [int(k) for k in ks.split(",") if k.strip()]
     except ValueError:
         raise UsageError(f"-k expects comma-separated integers, got {ks!r}") from None
-    tasks = [task for path in task_files for task in load_tasks(path)]
-    missing_list = (read_missing(missing) if missing
-                    else default_missing_list(Path(task_files[0]).resolve().parent))
-    handle = _open_existing(lake_path, catalog)
-    report = evaluate_retrieval(handle, tasks, k_values, missing_list)
+    report = _open_existing(lake_path, catalog).evaluate_retrieval(list(task_files), k_values, missing)
     _print_json(report.to_dict()) if as_json else print_retrieval_report(out, report)
 
 
@@ -307,18 +289,12 @@ def eval_kramabench(task_files: tuple[str, ...], lake_path: str | None, catalog:
                     k: int | None, max_rounds: int | None, judge_model: str | None, as_json: bool,
                     **params: Any) -> None:
     """Answer KramaBench tasks with the agent and score them with KramaBench's metrics."""
-    from pathlib import Path
-
-    from dsstar_lake.ask import changed_settings
-    from dsstar_lake.eval.runner import BenchmarkOptions, load_benchmark, run_benchmark
     from dsstar_lake.render import benchmark_progress, print_benchmark_report
 
-    tasks, missing_list = load_benchmark(task_files, ids, missing)
-    handle = _open_existing(lake_path, catalog, **{"eval.judge_model": judge_model})
-    overrides = changed_settings(handle.settings, llm_overrides(handle.settings, params))
-    options = BenchmarkOptions(oracle=oracle, jobs=jobs, k=k, max_rounds=max_rounds, overrides=overrides,
-                               missing=missing_list, out=Path(out_path) if out_path else None, resume=resume)
-    report = run_benchmark(handle, tasks, options, progress=None if as_json else benchmark_progress(err))
+    handle = _open_existing(lake_path, catalog, llm_flags(params), **{"eval.judge_model": judge_model})
+    report = handle.kramabench(list(task_files), ids=ids, missing=missing, oracle=oracle, jobs=jobs, k=k,
+                               max_rounds=max_rounds, out=out_path, resume=resume,
+                               progress=None if as_json else benchmark_progress(err))
     _print_json(report.to_dict()) if as_json else print_benchmark_report(out, report)
 
 
@@ -337,15 +313,13 @@ def ask(question: str, lake_path: str | None, catalog: str | None, chroma_url: s
         files: tuple[str, ...], guidelines: str | None, max_rounds: int | None, as_json: bool, **params: Any) -> None:
     """Answer QUESTION with the DS-STAR agent over the files retrieved from the lake's catalog."""
     from dsstar_lake.agent.render import ask_progress, print_answer
-    from dsstar_lake.ask import changed_settings, raise_if_unfinished
 
-    handle = _open_existing(lake_path, catalog, **{"catalog.chroma_url": chroma_url})
-    overrides = changed_settings(handle.settings, llm_overrides(handle.settings, params))
+    handle = _open_existing(lake_path, catalog, llm_flags(params), **{"catalog.chroma_url": chroma_url})
     with ask_progress(err, enabled=not as_json) as progress:
         answer = handle.ask(question, k=k, files=list(files) or None, guidelines=guidelines, max_rounds=max_rounds,
-                            overrides=overrides, progress=progress)
+                            progress=progress)
     _print_json(answer.to_dict()) if as_json else print_answer(out, answer)
-    raise_if_unfinished(answer)
+    answer.raise_if_unfinished()
 
 
 @cli.group(name="runs", invoke_without_command=True)
@@ -393,14 +367,12 @@ def runs_show(run_id: str, lake_path: str | None, catalog: str | None, as_json: 
 def runs_resume(run_id: str, lake_path: str | None, catalog: str | None, as_json: bool, **params: Any) -> None:
     """Continue an interrupted run from its last completed round."""
     from dsstar_lake.agent.render import ask_progress, print_answer
-    from dsstar_lake.ask import changed_settings, raise_if_unfinished
 
-    handle = _open_existing(lake_path, catalog)
-    overrides = changed_settings(handle.settings, llm_overrides(handle.settings, params))
+    handle = _open_existing(lake_path, catalog, llm_flags(params))
     with ask_progress(err, enabled=not as_json) as progress:
-        answer = handle.resume(run_id, overrides=overrides, progress=progress)
+        answer = handle.resume(run_id, progress=progress)
     _print_json(answer.to_dict()) if as_json else print_answer(out, answer)
-    raise_if_unfinished(answer)
+    answer.raise_if_unfinished()
 
 
 @cli.command()
@@ -420,14 +392,12 @@ def report(request: str, lake_path: str | None, catalog: str | None, chroma_url:
            max_questions: int | None, jobs: int | None, k: int | None, out_dir: str | None, fmt: str | None,
            as_json: bool, **params: Any) -> None:
     """Write a cited data-science report for an open-ended REQUEST (DS-STAR+: sub-questions, answers, writer)."""
-    from dsstar_lake.ask import changed_settings
     from dsstar_lake.report.render import print_report, report_progress
 
-    handle = _open_existing(lake_path, catalog, **{"catalog.chroma_url": chroma_url})
-    overrides = changed_settings(handle.settings, llm_overrides(handle.settings, params))
+    handle = _open_existing(lake_path, catalog, llm_flags(params), **{"catalog.chroma_url": chroma_url})
     with report_progress(err, enabled=not as_json) as progress:
         result = handle.report(request, rounds=rounds, max_questions=max_questions, jobs=jobs, k=k, out=out_dir,
-                               format=fmt, overrides=overrides, progress=progress)
+                               format=fmt, progress=progress)
     _print_json(result.to_dict()) if as_json else print_report(out, result)
 
 

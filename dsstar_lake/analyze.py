@@ -22,18 +22,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dsstar_lake.errors import BudgetExceeded, ConfigError, DslakeError
+from index import analyses
 from index import catalog as catalog_db
-from index.catalog import transaction
+from index.progress import Progress
 
 if TYPE_CHECKING:
     from dsstar_lake.agent.analyzer import Analysis
-    from dsstar_lake.lake import Lake
     from dsstar_lake.llm import LLM, CallRecord
     from dsstar_lake.llm.base import Provider
+    from dsstar_lake.runsetup import RunSetup
     from dsstar_lake.sandbox import Sandbox
     from dsstar_lake.settings import Settings
 
-Progress = Callable[[str, dict[str, Any]], None]
 
 MODES = ("profile", "llm", "auto")
 # Formats that mean "no format profiler read this file": the generic fallback described it (profilers/fallback.py).
@@ -105,31 +105,18 @@ def plan_targets(conn: sqlite3.Connection, mode: str, source: str) -> list[Targe
     """Return the contents that want an analysis and have none yet (a failure by another model is retried)."""
     if mode == "profile":
         return []
-    skip = ",".join("?" * len(SKIP_FORMATS))
     candidates: list[Target] = []
     if mode == "llm":
-        rows = conn.execute(f"SELECT content_hash, path FROM entries WHERE kind = 'file' AND format NOT IN ({skip})",
-                            SKIP_FORMATS)
-        candidates += [Target(r[0], r[1], "file") for r in rows]
+        candidates += [Target(h, path, "file") for h, path in analyses.file_contents(conn, SKIP_FORMATS)]
     else:
-        fallback = ",".join("?" * len(FALLBACK_FORMATS))
-        rows = conn.execute(
-            "SELECT e.content_hash, e.path, e.format, EXISTS (SELECT 1 FROM json_each(p.profile, '$.notes') "
-            "WHERE json_each.value LIKE ? || '%') FROM entries e JOIN profiles p ON p.hash = e.content_hash "
-            f"WHERE e.kind = 'file' AND e.format NOT IN ({skip}) AND e.format IN ({fallback}, 'text')",
-            (PROFILER_FAILED_NOTE, *SKIP_FORMATS, *FALLBACK_FORMATS))
-        for content_hash, path, fmt, tripped in rows:
+        for content_hash, path, fmt, tripped in analyses.unread_contents(conn, SKIP_FORMATS, FALLBACK_FORMATS,
+                                                                         PROFILER_FAILED_NOTE):
             if fmt in FALLBACK_FORMATS:
                 candidates.append(Target(content_hash, path, "fallback"))
             elif tripped or path.lower().endswith(STRUCTURED_EXT):
                 candidates.append(Target(content_hash, path, "profiler-failed"))
-    # A family is described by its first member (entries.family_entry), so that member is its representative;
-    # SQLite returns the other columns of the row that min() picked.
-    rows = conn.execute(
-        "SELECT min(f.path), f.hash FROM files f JOIN entries e ON e.id = f.entry_id "
-        f"WHERE e.kind = 'family' AND e.format NOT IN ({skip}) GROUP BY f.entry_id", SKIP_FORMATS)
-    candidates += [Target(r[1], r[0], "family") for r in rows]
-    done = {r[0]: (r[1], r[2]) for r in conn.execute("SELECT hash, text, source FROM analyses")}
+    candidates += [Target(h, path, "family") for path, h in analyses.family_representatives(conn, SKIP_FORMATS)]
+    done = analyses.stored_analyses(conn)
     targets: dict[str, Target] = {}
     for target in sorted(candidates, key=lambda t: t.path):
         previous = done.get(target.hash)
@@ -165,7 +152,7 @@ class _Trace:
 
 
 def analyze_catalog(
-    lake: Lake,
+    setup: RunSetup,
     mode: str,
     llm: LLM,
     sandbox: Sandbox,
@@ -183,16 +170,16 @@ def analyze_catalog(
     from dsstar_lake.agent.analyzer import analyze_file
 
     started = time.perf_counter()
-    conn = lake.connection()
+    conn = setup.connection()
     source = source_for(llm.model_for("analyzer"))
     if targets is None:
         targets = plan_targets(conn, mode, source)
     summary = AnalysisSummary(mode=mode, wanted=len(targets))
     if not targets:
         return summary
-    workdir = Path(workdir) if workdir is not None else lake.catalog_dir / "runs" / f"{RUN_PREFIX}{_stamp()}"
-    max_debug = max(0, int(lake.settings["agent.max_debug"]))
-    over = int(lake.settings["agent.summarize_over_chars"])
+    workdir = Path(workdir) if workdir is not None else setup.catalog_dir / "runs" / f"{RUN_PREFIX}{_stamp()}"
+    max_debug = max(0, int(setup.settings["agent.max_debug"]))
+    over = int(setup.settings["agent.summarize_over_chars"])
     record = trace or (lambda data: None)
     stop = threading.Event()
     progress("analyze", {"total": len(targets)})
@@ -255,12 +242,7 @@ def _settle(conn: sqlite3.Connection, future: Future[Analysis | None], target: T
     if analysis is None:
         return  # not started: the pass was stopping
     ok = analysis.description is not None
-    with transaction(conn):
-        conn.execute("INSERT OR REPLACE INTO analyses (hash, text, source, created_at) VALUES (?, ?, ?, ?)",
-                     (target.hash, analysis.description or "", source if ok else _failed(source), time.time()))
-        if ok:
-            conn.execute("INSERT OR IGNORE INTO dirty_folders (folder) SELECT DISTINCT folder FROM files "
-                         "WHERE hash = ?", (target.hash,))
+    analyses.store_analysis(conn, target.hash, analysis.description or "", source if ok else _failed(source), ok)
     if ok:
         summary.analyzed += 1
     else:
@@ -278,37 +260,29 @@ def _stamp() -> str:
     return new_run_id()
 
 
-def run_analyzer(
-    lake: Lake,
-    mode: str,
-    provider: Provider | None = None,
-    progress: Progress = _quiet,
-) -> AnalysisSummary:
+def run_analyzer(setup: RunSetup, mode: str, progress: Progress = _quiet) -> AnalysisSummary:
     """Build the model (as ask does), the sandbox and the pass's folder, and analyse what wants it."""
-    from dsstar_lake.ask import CACHE_NAME, catalog_sandbox
-    from dsstar_lake.llm import LLM
     from dsstar_lake.llm.registry import model_for
 
-    settings = lake.settings
-    conn = lake.connection()
+    settings = setup.settings
+    conn = setup.connection()
     targets = plan_targets(conn, mode, source_for(model_for(settings, "analyzer")))
     if not targets:
         return AnalysisSummary(mode=mode)
-    if lake.root is None:
+    if setup.root is None:
         raise ConfigError("the analyzer needs the lake folder")
-    folder = lake.catalog_dir / "runs" / f"{RUN_PREFIX}{_stamp()}"
+    folder = setup.catalog_dir / "runs" / f"{RUN_PREFIX}{_stamp()}"
     folder.mkdir(parents=True, exist_ok=True)
     trace = _Trace(folder / "trace.jsonl")
     # The manifest is written as each file's analysis lands, while other files' scripts run.
-    sandbox = catalog_sandbox(settings, lake, volatile=(catalog_db.MANIFEST_NAME,))
+    sandbox = setup.sandbox(volatile=(catalog_db.MANIFEST_NAME,))
     if sandbox.warning:
         trace.write({"type": "warning", "text": sandbox.warning})
         progress("warning", {"text": sandbox.warning})
     trace.write({"type": "start", "mode": mode, "targets": len(targets), "backend": sandbox.backend})
-    cache = lake.catalog_dir / CACHE_NAME if str(settings["llm.cache"]).lower() != "off" else None
     jobs = int(settings["index.jobs"]) or (os.cpu_count() or 1)
-    with LLM(settings, provider=provider, recorder=trace, cache_path=cache, run_id=folder.name) as llm:
-        summary = analyze_catalog(lake, mode, llm, sandbox, jobs, progress, workdir=folder, targets=targets,
+    with setup.llm(trace, folder.name) as llm:
+        summary = analyze_catalog(setup, mode, llm, sandbox, jobs, progress, workdir=folder, targets=targets,
                                   trace=trace.write)
     summary.run_folder = str(folder)
     trace.write({"type": "done", **{k: v for k, v in summary.to_dict().items() if k != "failures"}})

@@ -5,22 +5,19 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from dsstar_lake.agent import context
 from dsstar_lake.agent.errors import LakeModified
-from dsstar_lake.agent.runtime import Agent, Progress
+from dsstar_lake.agent.events import EventStream, recorder
+from dsstar_lake.agent.runtime import Agent
 from dsstar_lake.agent.state import AgentState, Answer
-from dsstar_lake.errors import CatalogError, DslakeError, ProviderError, UsageError
+from dsstar_lake.errors import CatalogError, DslakeError, UsageError
 from dsstar_lake.runs import RunRecord
+from dsstar_lake.runsetup import CACHE_NAME, RunSetup, run_setup
+from index.progress import Progress
 
-if TYPE_CHECKING:
-    from dsstar_lake.lake import Lake
-    from dsstar_lake.llm.base import Provider
-    from dsstar_lake.sandbox import Sandbox
-    from dsstar_lake.settings import Settings
-
-CACHE_NAME = "llm_cache.sqlite"
+__all__ = ["CACHE_NAME", "ask", "build_answer", "files_used", "resume"]
 # Model settings a resumed run keeps, however they were given (flags, environment, config files).
 RESUME_KEYS = ("llm.provider", "llm.model", "llm.models", "llm.base_url", "llm.manual_dir", "llm.scripted_file",
                "llm.cache", "llm.max_llm_calls", "llm.max_cost")
@@ -31,58 +28,54 @@ def _quiet(event: str, data: dict[str, Any]) -> None:
 
 
 def ask(
-    lake: Lake,
+    setup: RunSetup,
     question: str,
     files: list[str] | None = None,
-    overrides: dict[str, Any] | None = None,
-    provider: Provider | None = None,
     progress: Progress | None = None,
 ) -> Answer:
     """Answer a question over the lake with a new run; files = exactly these context files (no retrieval)."""
+    setup.require_writable("`ask` keeps its run record in it")
     question = (question or "").strip()
     if not question:
         raise UsageError("the question is empty")
     started = time.perf_counter()
-    overrides = {k: v for k, v in (overrides or {}).items() if v is not None}
-    settings = lake.settings.with_overrides(overrides)
-    _check_model(settings, provider)
-    root = _lake_root(lake)
-    kept = {**{key: settings[key] for key in RESUME_KEYS}, **overrides}
+    settings = setup.settings
+    setup.check_model()
+    root = _lake_root(setup)
+    kept = {**{key: settings[key] for key in RESUME_KEYS}, **setup.overrides}
     progress = progress or _quiet
-    entries = context.given_files(lake, list(files)) if files else None
+    entries = context.given_files(setup, list(files)) if files else None
     if entries is None:
-        lake.connection()  # a missing catalog is one clear error before a run folder exists
-    record = RunRecord.create(lake.catalog_dir, {
-        "question": question, "lake": str(root), "catalog": str(lake.catalog_dir),
+        setup.connection()  # a missing catalog is one clear error before a run folder exists
+    record = RunRecord.create(setup.catalog_dir, {
+        "question": question, "lake": str(root), "catalog": str(setup.catalog_dir),
         "files": list(files) if files else None, "overrides": kept,
     })
     progress("run", {"run_id": record.id, "folder": str(record.folder)})
     if entries is None:
         k = int(settings["retrieve.k"])
-        entries = context.retrieve(lake.retriever(), question, k, [], "retrieval")
+        entries = context.retrieve(setup.retriever(), question, k, [], "retrieval")
         record.event("retrieval", query=question, k=k, entries=[e.path for e in entries],
                      scores=[e.score for e in entries])
         if not entries:
             record.set_status("failed", "the catalog has no entries")
-            raise CatalogError(f"the catalog {lake.catalog_dir} has no entries to answer from",
+            raise CatalogError(f"the catalog {setup.catalog_dir} has no entries to answer from",
                                hint="run `dslake index LAKE` first")
     else:
         record.event("context_given", entries=[e.path for e in entries])
     progress("context", {"entries": [e.path for e in entries], "given": bool(files)})
     state = AgentState(question=question, guidelines=str(settings["agent.guidelines"]), entries=entries)
     record.save_state(state)
-    return _drive(lake, record, state, settings, provider, progress, not files, started)
+    return _drive(setup, record, state, progress, not files, started)
 
 
-def resume(
-    lake: Lake,
-    run_id: str,
-    overrides: dict[str, Any] | None = None,
-    provider: Provider | None = None,
-    progress: Progress | None = None,
-) -> Answer:
-    """Continue an interrupted run from its last completed round; a finished run returns its answer."""
-    record = RunRecord.open(lake.catalog_dir, run_id)
+def resume(setup: RunSetup, run_id: str, progress: Progress | None = None) -> Answer:
+    """Continue an interrupted run from its last completed round; a finished run returns its answer.
+
+    The run keeps the settings it was started with (its record's overrides); setup's own overrides win.
+    """
+    setup.require_writable("`runs resume` adds to the run's record in it")
+    record = RunRecord.open(setup.catalog_dir, run_id)
     meta = record.meta()
     stored = record.answer()
     if meta.get("status") == "done" and stored:
@@ -94,50 +87,43 @@ def resume(
     if state is None:
         raise UsageError(f"run {record.id} stopped before its data context was saved; it cannot be resumed",
                          hint="ask the question again")
-    merged = {**(meta.get("overrides") or {}), **{k: v for k, v in (overrides or {}).items() if v is not None}}
-    settings = lake.settings.with_overrides(merged)
-    _check_model(settings, provider)
-    _lake_root(lake)
+    given = setup.overrides
+    setup = run_setup(setup.access, {**(meta.get("overrides") or {}), **given}, provider=setup.provider)
+    setup.check_model()
+    _lake_root(setup)
     record.set_status("running")
-    record.event("resume", phase=state.phase, round=state.round, overrides=overrides or {})
+    record.event("resume", phase=state.phase, round=state.round, overrides=given or {})
     progress = progress or _quiet
     progress("run", {"run_id": record.id, "folder": str(record.folder), "resumed": True})
-    return _drive(lake, record, state, settings, provider, progress, not meta.get("files"), time.perf_counter())
+    return _drive(setup, record, state, progress, not meta.get("files"), time.perf_counter())
 
 
-def _check_model(settings: Settings, provider: Provider | None) -> None:
-    if provider is None:
-        from dsstar_lake.llm import check_configured
-
-        check_configured(settings)
-
-
-def _lake_root(lake: Lake) -> Path:
-    if lake.root is None or not Path(lake.root).is_dir():
+def _lake_root(setup: RunSetup) -> Path:
+    root = setup.lake_dir()
+    if root is None:
         raise UsageError("answering needs the lake folder", hint="give --lake LAKE (and --catalog DIR if elsewhere)")
-    return Path(lake.root)
+    return root
 
 
-def _drive(lake: Lake, record: RunRecord, state: AgentState, settings: Settings, provider: Provider | None,
-           progress: Progress, retrieve: bool, started: float) -> Answer:
+def _drive(setup: RunSetup, record: RunRecord, state: AgentState, progress: Progress, retrieve: bool,
+           started: float) -> Answer:
     """Run the loop and turn how it ended into the run's status, answer.json and the returned Answer."""
     from dsstar_lake.agent.loop import solve
-    from dsstar_lake.llm import LLM
 
-    sandbox = catalog_sandbox(settings, lake)
+    settings = setup.settings
+    events = EventStream([recorder(record), progress])
+    sandbox = setup.sandbox()
     if sandbox.warning:
-        record.event("warning", text=sandbox.warning)
-        progress("warning", {"text": sandbox.warning})
-    cache = lake.catalog_dir / CACHE_NAME if str(settings["llm.cache"]).lower() != "off" else None
-    llm = LLM(settings, provider=provider, recorder=record.record_call, cache_path=cache, run_id=record.id)
+        events.emit("warning", text=sandbox.warning)
+    llm = setup.llm(record.record_call, record.id)
     agent = Agent(
-        llm=llm, sandbox=sandbox, record=record, retriever=lake.retriever() if retrieve else None,
-        lookup=lambda rel: context.read_entry(lake, rel),
+        llm=llm, sandbox=sandbox, record=record, retriever=setup.retriever() if retrieve else None,
+        lookup=lambda rel: context.read_entry(setup, rel),
         max_rounds=max(1, int(settings["agent.max_rounds"])), max_debug=max(0, int(settings["agent.max_debug"])),
         k_extra=max(0, int(settings["agent.k_extra"])), max_result_chars=int(settings["agent.max_result_chars"]),
         summarize_over_chars=int(settings["agent.summarize_over_chars"]),
         description_chars=int(settings["agent.description_chars"]),
-        context_tokens=max(0, int(settings["agent.context_tokens"])), progress=progress,
+        context_tokens=max(0, int(settings["agent.context_tokens"])), events=events,
         spent_before=dict(state.spent), started=started,
     )
     record.event("start", phase=state.phase, round=state.round, backend=sandbox.backend,
@@ -164,25 +150,12 @@ def _drive(lake: Lake, record: RunRecord, state: AgentState, settings: Settings,
         record.set_status("failed", f"{type(exc).__name__}: {exc}")
         raise
     _clean_work(record)
-    answer = build_answer(record, state, agent.spent(), members=_members(lake))
+    answer = build_answer(record, state, agent.spent(), members=setup.members)
     record.write_answer(answer)
     record.event("done", value=answer.value, verified=answer.verified, stop_reason=answer.stop_reason)
     record.set_status("done", answer.error)
     progress("done", {"answer": answer})
     return answer
-
-
-def catalog_sandbox(settings: Settings, lake: Lake, volatile: tuple[str, ...] = ()) -> Sandbox:
-    """Return the sandbox for scripts over this lake: the catalog hidden (bwrap) or watched (without).
-
-    volatile: catalog-relative names dslake itself writes while scripts run, left out of that watch; runs/
-    (every run's record) and the response cache always are.
-    """
-    from dsstar_lake.sandbox import Sandbox
-
-    names = ("runs", CACHE_NAME, *volatile)
-    return Sandbox(settings.section("sandbox"), Path(lake.root), private=[lake.catalog_dir],
-                   volatile=[lake.catalog_dir / name for name in names])
 
 
 def _clean_work(record: RunRecord) -> None:
@@ -205,16 +178,6 @@ def _stop(agent: Agent, record: RunRecord, state: AgentState, status: str, error
     record.write_answer(answer)
     record.set_status(status, error)
     return answer
-
-
-def _members(lake: Lake) -> Callable[[str], list[str]]:
-    def members(entry_id: str) -> list[str]:
-        try:
-            return lake.members(entry_id)
-        except CatalogError:
-            return []
-
-    return members
 
 
 def build_answer(record: RunRecord, state: AgentState, spent: dict[str, float], error: str | None = None,
@@ -255,14 +218,3 @@ def files_used(state: AgentState, members: Callable[[str], list[str]] | None = N
         return traced
     return context.files_used(state.entries, state.final_code + "\n" + state.code, members)
 
-
-def changed_settings(before: Settings, after: Settings) -> dict[str, Any]:
-    """Return the dotted keys whose values differ (how CLI flags applied to settings become run overrides)."""
-    return {k: v for k, v in after.values.items() if before.values.get(k) != v}
-
-
-def raise_if_unfinished(answer: Answer) -> None:
-    """Raise the one-line error of a run that stopped on a provider failure (it can be resumed)."""
-    if answer.resumable:
-        raise ProviderError(f"run {answer.run_id} stopped: {answer.error}",
-                            hint=f"continue it with `dslake runs resume {answer.run_id}`")

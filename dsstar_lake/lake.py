@@ -5,79 +5,64 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-import threading
-import warnings
-from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from dsstar_lake.catalog_access import CHROMA_DIR, CatalogAccess
 from dsstar_lake.catalog_errors import disk_full, manifest_errors, read_only
 from dsstar_lake.errors import CatalogError, CatalogLocked, LakeNotFound, UsageError, is_disk_full
+from dsstar_lake.prewarm import Prewarm
+from dsstar_lake.runsetup import RunSetup, run_setup
 from dsstar_lake.settings import USER_CONFIG_PATH, Settings
+from dsstar_lake.status import LakeStatus, lake_status
 from index import catalog as catalog_db
+from index import lookup
+from index.progress import Progress
+
+if TYPE_CHECKING:
+    from dsstar_lake.llm.flags import LlmFlags
+
+__all__ = ["CATALOG_CONFIG", "CHROMA_DIR", "Lake", "LakeStatus"]
 
 CATALOG_CONFIG = "config.toml"
-CHROMA_DIR = "chroma"
+_JUDGE: Any = object()  # Lake.benchmark's judge left out: eval.runner.FROM_SETTINGS (imported only when used)
 
-Progress = Callable[[str, dict[str, Any]], None]
-
-
-@dataclass
-class LakeStatus:
-    """What the catalog holds and how it compares with the lake right now."""
-
-    lake: str
-    catalog: str
-    schema: str | None
-    files: int
-    entries: int
-    families: int
-    bytes: int
-    formats: dict[str, int]
-    failed: list[tuple[str, str]]
-    stale: list[str]
-    new: list[str]
-    removed: list[str]
-    catalog_bytes: int
-    last_index_at: float | None
-    problems: list[str] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        """Return the status as JSON-ready data."""
-        return asdict(self)
-
-
-def _dir_size(path: Path) -> int:
-    total = 0
-    for root, _, files in os.walk(path):
-        for name in files:
-            try:
-                total += os.lstat(os.path.join(root, name)).st_size
-            except OSError:
-                pass
-    return total
 
 
 class Lake:
     """A data lake and its catalog."""
 
-    def __init__(self, root: Path | None, catalog_dir: Path, settings: Settings) -> None:
-        self.root = root
-        self.catalog_dir = catalog_dir
-        self.settings = settings
-        self._readonly: bool | None = None  # None: decided on first use, from whether the folder is writable
-        # One connection and one retriever per thread: report answers sub-questions in parallel threads,
-        # and a SQLite connection must not interleave two threads' transactions.
-        self._local = threading.local()
+    def __init__(self, root: Path | None, catalog_dir: Path, settings: Settings,
+                 readonly: bool | None = None, run_overrides: dict[str, Any] | None = None) -> None:
+        # The catalog handles (one connection and one retriever per thread) live in CatalogAccess, which every
+        # run setup shares: use cases reach the catalog through it, never through the facade.
+        self.access = CatalogAccess(root, catalog_dir, settings, readonly)
+        # The model flags the lake was opened with, as overrides every run keeps in its record, so that a
+        # resumed run takes the flags given now over the ones it was started with.
+        self.run_overrides = dict(run_overrides or {})
 
     @property
-    def _conn(self) -> sqlite3.Connection | None:
-        return getattr(self._local, "conn", None)
+    def root(self) -> Path | None:
+        """Return the lake folder (None: only the catalog is known)."""
+        return self.access.root
 
-    @_conn.setter
-    def _conn(self, conn: sqlite3.Connection | None) -> None:
-        self._local.conn = conn
+    @root.setter
+    def root(self, value: Path | None) -> None:
+        self.access.root = value
+
+    @property
+    def catalog_dir(self) -> Path:
+        """Return the catalog folder."""
+        return self.access.catalog_dir
+
+    @property
+    def settings(self) -> Settings:
+        """Return the catalog's settings (defaults < user config < catalog config < environment < flags)."""
+        return self.access.settings
+
+    @settings.setter
+    def settings(self, value: Settings) -> None:
+        self.access.settings = value
 
     # ---- opening -------------------------------------------------------------------------------------------
 
@@ -89,10 +74,12 @@ class Lake:
         settings: Settings | None = None,
         overrides: dict[str, Any] | None = None,
         readonly: bool | None = None,
+        llm: LlmFlags | None = None,
     ) -> Lake:
         """Open a lake (and its catalog, default <lake>/.dslake); either path or catalog must be given.
 
         readonly: never write to the catalog (None: so when its folder is not writable, e.g. a read-only mount).
+        llm: the command's model flags, applied to the settings and kept as every run's overrides.
         """
         if path is None and catalog is None:
             raise UsageError("give a lake folder or --catalog DIR")
@@ -115,29 +102,25 @@ class Lake:
             overrides=overrides, config_files=files, guarded_files=(catalog_dir / CATALOG_CONFIG,))
         if settings is not None and overrides:
             resolved = settings.with_overrides(overrides)
-        lake = cls(root, catalog_dir, resolved)
-        lake._readonly = readonly
+        flagged = llm.overrides(resolved) if llm is not None else {}
+        if llm is not None:
+            # Applied as flags, not as the changed values: where a flag names the value a default already has,
+            # its source still says "flag" (a per-role model given for another provider counts, llm/registry.py).
+            resolved = llm.applied(resolved)
+        lake = cls(root, catalog_dir, resolved, readonly, flagged)
         if lake.root is None:
-            lake.root = lake._stored_root()
+            lake.root = lake.access.stored_root()
         return lake
-
-    def _stored_root(self) -> Path | None:
-        if not self.db_path.exists():
-            return None
-        value = catalog_db.get_meta(self.connection(), "lake_root")
-        return Path(value) if value else None
 
     @property
     def readonly(self) -> bool:
         """Return whether this catalog is used without writing (its folder is not writable, or it was asked)."""
-        if self._readonly is None:
-            self._readonly = self.catalog_dir.is_dir() and not catalog_db.writable(self.catalog_dir)
-        return self._readonly
+        return self.access.readonly
 
     @property
     def db_path(self) -> Path:
         """Return the manifest's path."""
-        return self.catalog_dir / catalog_db.MANIFEST_NAME
+        return self.access.db_path
 
     def _create_catalog(self) -> None:
         try:
@@ -155,58 +138,44 @@ class Lake:
 
     def connection(self) -> sqlite3.Connection:
         """Return the manifest connection, migrating the schema on first use."""
-        if self._conn is None:
-            if not self.db_path.exists():
-                raise CatalogError(f"no catalog at {self.catalog_dir}", hint="run `dslake index LAKE` first")
-            self._conn = self._connect()
-        return self._conn
-
-    def _connect(self) -> sqlite3.Connection:
-        try:
-            if self.readonly:
-                conn = catalog_db.connect(self.db_path, readonly=True)
-                if catalog_db.pending_migrations(conn):
-                    conn.close()
-                    raise read_only(self.catalog_dir, "was written by an older dslake (its schema needs an update)")
-                return conn
-            conn = catalog_db.connect(self.db_path)
-            catalog_db.migrate(conn)
-        except sqlite3.DatabaseError as exc:
-            if is_disk_full(exc):
-                raise disk_full(self.catalog_dir) from None
-            raise CatalogError(
-                f"the catalog manifest {self.db_path} is damaged ({exc})",
-                hint="run `dslake index LAKE --rebuild` to rebuild it from the lake, keeping valid cached descriptions",
-            ) from None
-        return conn
+        return self.access.connection()
 
     def close(self) -> None:
         """Close this thread's manifest connection."""
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
-        self._local.retriever = None
+        self.access.close()
+
+    def setup(self, overrides: dict[str, Any] | None = None, provider: Any = None) -> RunSetup:
+        """Return what a use case needs (catalog, settings with these overrides, model, sandbox): the run setup."""
+        return run_setup(self.access, {**self.run_overrides, **(overrides or {})}, provider)
+
+    @classmethod
+    def setting_rows(cls, path: str | None = None, catalog: str | None = None) -> list[dict[str, Any]]:
+        """Return every setting with its value and where it came from (a lake's, else the user's)."""
+        settings = cls.open(path, catalog=catalog).settings if (path or catalog) else Settings.load()
+        return [{"key": k, "value": v, "source": s} for k, v, s in settings.items()]
+
+    @classmethod
+    def model_configuration(cls, path: str | None = None, catalog: str | None = None,
+                            llm: LlmFlags | None = None) -> dict[str, Any]:
+        """Describe the provider and model per role, credentials (present or not) and prices, flags applied."""
+        from dsstar_lake.llm import describe_configuration
+
+        settings = cls.open(path, catalog=catalog).settings if (path or catalog) else Settings.load()
+        return describe_configuration(llm.applied(settings) if llm is not None else settings)
 
     # ---- derived stores --------------------------------------------------------------------------------------
 
     def chroma_url(self) -> str | None:
         """Return the Chroma server URL in use, or None for the embedded store."""
-        return self.settings["catalog.chroma_url"] or None
+        return self.access.chroma_url()
 
     def vector_store(self) -> Any:
         """Open the vector store (embedded in the catalog, or the configured Chroma server)."""
-        from index.vectors import VectorStore
-
-        url = self.chroma_url()
-        path = None if url else self.catalog_dir / CHROMA_DIR
-        return VectorStore.open(path=path, url=url, collection=self.settings["catalog.collection"],
-                                readonly=self.readonly)
+        return self.access.vector_store()
 
     def embedder(self) -> Any:
         """Return the process-wide embedding model (loaded on first encode)."""
-        from index.embed import get_embedder
-
-        return get_embedder(self.settings.section("embed"))
+        return self.access.embedder()
 
     def index_embedder(self) -> Any:
         """Return the embedding model for indexing: embedding runs after profiling, so it may use every core."""
@@ -240,7 +209,7 @@ class Lake:
 
     @manifest_errors
     def index(self, progress: Progress | None = None, rebuild: bool = False, analyzer: str | None = None,
-              provider: Any = None, paths: list[str] | None = None) -> Any:
+              provider: Any = None, paths: list[str] | None = None, given: list[str] | None = None) -> Any:
         """Bring the catalog up to date with the lake; return an IndexSummary.
 
         analyzer: profile | llm | auto (None: agent.analyzer); llm and auto add the paper's LLM analysis to the
@@ -249,6 +218,8 @@ class Lake:
         model.
         paths: lake-relative files or folders known to have changed (a watcher's events): only they are looked at,
         so a change costs the same in a lake of any size. None scans the whole lake.
+        given: paths as a user gives them (from the current folder or the lake root), read with scope_of into
+        `paths`: the command line's PATHS.
         """
         from dsstar_lake.analyze import resolve_mode
         from index.indexer import IndexOptions, refresh_entries, run_index
@@ -259,6 +230,8 @@ class Lake:
 
         if self.root is None:
             raise UsageError("indexing needs the lake folder", hint="dslake index LAKE [--catalog DIR]")
+        if given:
+            paths = self.scope_of(given)
         mode = resolve_mode(self.settings, analyzer, provider)
         if self.readonly:
             raise read_only(self.catalog_dir, "indexing writes to it")
@@ -267,12 +240,11 @@ class Lake:
             with catalog_db.writer_lock(self.catalog_dir):
                 if rebuild:
                     self._prepare_rebuild()
-                conn = self._conn or self._connect()
-                self._conn = conn
+                conn = self.access.connection(create=True)
                 with catalog_db.transaction(conn):
                     catalog_db.set_meta(conn, "lake_root", str(self.root))
                 self._persist_catalog_settings()
-                drift = check_and_repair(conn, self._vector_stamp(), self.vector_store)
+                drift = check_and_repair(conn, self.access.vector_stamp(), self.vector_store)
                 scan = scan_lake(self.root, self.catalog_dir, bool(self.settings["index.follow_symlinks"]),
                                  only=None if rebuild else paths)
                 options = IndexOptions(
@@ -287,7 +259,7 @@ class Lake:
                 )
                 report = progress or (lambda event, data: None)
                 sync = lambda c, p: sync_vectors(c, self.vector_store, self.index_embedder, p)  # noqa: E731
-                warming = _Prewarm(self.index_embedder)
+                warming = Prewarm(self.index_embedder)
                 try:
                     summary = run_index(conn, self.db_path, self.root, scan, options, sync, report,
                                         on_work=warming.start)
@@ -296,20 +268,18 @@ class Lake:
                 if mode != "profile":
                     from dsstar_lake.analyze import run_analyzer
 
-                    analysis = run_analyzer(self, mode, provider=provider, progress=report)
+                    setup = self.setup(provider=provider)
+                    analysis = run_analyzer(setup, mode, progress=report)
                     summary.analysis = analysis.to_dict()
                     if analysis.analyzed:
                         summary.embedded += refresh_entries(conn, options, sync, report)
-                    from dsstar_lake.ask import CACHE_NAME
                     from dsstar_lake.summarize import run_summarizer
 
-                    cache = self.catalog_dir / CACHE_NAME if str(self.settings["llm.cache"]).lower() != "off" else None
-                    summaries = run_summarizer(conn, self.settings, self.catalog_dir, provider, report,
-                                               spent=analysis.cost_usd, cache_path=cache)
+                    summaries = run_summarizer(setup, report, spent=analysis.cost_usd)
                     summary.summaries = summaries.to_dict()
                     if summaries.written:
                         summary.embedded += refresh_entries(conn, options, sync, report)
-                record_stamp(conn, self._vector_stamp())
+                record_stamp(conn, self.access.vector_stamp())
                 if drift.total:
                     summary.vectors_repaired = drift.total
                     summary.notes.append(f"the vector store had drifted from the manifest ({drift.describe()}): "
@@ -332,14 +302,6 @@ class Lake:
             tmp.write_text(text)
             tmp.replace(path)
 
-    def _vector_stamp(self) -> Any:
-        """Return the embedded store's cheap stamp (index.vector_check), or None for a server or an unknown layout."""
-        from index.vector_check import local_stamp
-
-        if self.chroma_url():
-            return None
-        return local_stamp(self.catalog_dir / CHROMA_DIR, self.settings["catalog.collection"])
-
     def _prepare_rebuild(self) -> None:
         from index.rebuild import rebuild_catalog
 
@@ -349,70 +311,19 @@ class Lake:
     @manifest_errors
     def status(self, check_vectors: bool = False) -> LakeStatus:
         """Summarise the catalog, and compare it with the lake (stale, new, removed files)."""
-        from index.scan import scan_lake
-        from index.sync import check_consistency
-
-        conn = self.connection()
-        files = {row["path"]: row for row in conn.execute("SELECT path, size, mtime_ns, status, error, format FROM files")}
-        stale: list[str] = []
-        new: list[str] = []
-        present: set[str] = set()
-        if self.root is not None and self.root.is_dir():
-            for f in scan_lake(self.root, self.catalog_dir, bool(self.settings["index.follow_symlinks"])).files:
-                present.add(f.path)
-                row = files.get(f.path)
-                if row is None:
-                    new.append(f.path)
-                elif row["size"] != f.size or row["mtime_ns"] != f.mtime_ns or row["status"] == "stale":
-                    stale.append(f.path)
-        removed = sorted(set(files) - present) if self.root is not None else []
-        formats: dict[str, int] = {}
-        for row in files.values():
-            key = row["format"] or "unknown"
-            formats[key] = formats.get(key, 0) + 1
-        store = None
-        problems: list[str] = []
-        if self.chroma_url() is None and not (self.catalog_dir / CHROMA_DIR).exists() and files:
-            problems.append("the vector store folder is missing; a plain `dslake index LAKE` re-embeds every entry "
-                            "from the manifest's cards (nothing is profiled again)")
-        elif check_vectors:
-            store = self.vector_store()
-        else:
-            from index.vector_check import count_problems
-
-            problems.extend(count_problems(conn, self._vector_stamp()))
-        problems.extend(check_consistency(conn, store))
-        entries, families = conn.execute("SELECT count(*), coalesce(sum(kind = 'family'), 0) FROM entries").fetchone()
-        last = catalog_db.get_meta(conn, "last_index_at")
-        return LakeStatus(
-            lake=str(self.root) if self.root else "",
-            catalog=str(self.catalog_dir),
-            schema=catalog_db.schema_version(conn),
-            files=len(files),
-            entries=entries,
-            families=families,
-            bytes=sum(row["size"] for row in files.values() if row["size"] > 0),
-            formats=dict(sorted(formats.items(), key=lambda kv: -kv[1])),
-            failed=[(p, r["error"] or "") for p, r in sorted(files.items()) if r["status"] == "failed"],
-            stale=sorted(stale),
-            new=sorted(new),
-            removed=removed,
-            catalog_bytes=_dir_size(self.catalog_dir),
-            last_index_at=float(last) if last else None,
-            problems=problems,
-        )
+        return lake_status(self.access, check_vectors)
 
     @manifest_errors
     def show(self, path: str) -> dict[str, Any]:
         """Return the stored record, description and card of one file (or of a family by its pattern)."""
         conn = self.connection()
-        rel = self._relative(path)
-        row = conn.execute("SELECT * FROM files WHERE path = ?", (rel,)).fetchone()
+        rel = self.access.relative(path)
+        row = lookup.file_record(conn, rel)
         entry = None
         if row is not None and row["entry_id"]:
-            entry = conn.execute("SELECT * FROM entries WHERE id = ?", (row["entry_id"],)).fetchone()
+            entry = lookup.entry_record(conn, row["entry_id"])
         elif row is None:
-            entry = conn.execute("SELECT * FROM entries WHERE path = ? OR id = ?", (rel, rel)).fetchone()
+            entry = lookup.entry_named(conn, rel)
         if row is None and entry is None:
             raise UsageError(f"not in the catalog: {rel}", hint="check the path (relative to the lake) or run dslake index")
         result: dict[str, Any] = {"path": rel}
@@ -420,35 +331,12 @@ class Lake:
             result["file"] = {k: row[k] for k in row.keys()}
         if entry is not None:
             result["entry"] = {k: entry[k] for k in entry.keys()}
-            result["members"] = [r[0] for r in conn.execute(
-                "SELECT path FROM files WHERE entry_id = ? ORDER BY path", (entry["id"],))]
+            result["members"] = lookup.member_paths(conn, entry["id"])
         return result
 
-    def _relative(self, path: str) -> str:
-        """Accept a lake-relative path, or a path (absolute or from the cwd) to a file inside the lake."""
-        candidate = Path(path).expanduser()
-        if self.root is not None and (candidate.is_absolute() or candidate.exists()):
-            try:
-                return candidate.resolve().relative_to(self.root).as_posix()
-            except ValueError:
-                pass
-        return candidate.as_posix()
-
     def retriever(self) -> Any:
-        """Return the hybrid retriever over this catalog (model loaded on first search)."""
-        from index.retrieve import Retriever
-
-        retriever = getattr(self._local, "retriever", None)
-        if retriever is None and not self.db_path.exists() and self.chroma_url():
-            # Another machine, with only the catalog's settings: search the shared store dense-only.
-            from index.remote import RemoteRetriever
-
-            retriever = RemoteRetriever(self.vector_store, self.embedder, self.settings.section("retrieve"))
-            self._local.retriever = retriever
-        if retriever is None:
-            retriever = Retriever(self.connection(), self.vector_store, self.embedder, self.settings.section("retrieve"))
-            self._local.retriever = retriever
-        return retriever
+        """Return this thread's hybrid retriever over this catalog (model loaded on first search)."""
+        return self.access.retriever()
 
     @manifest_errors
     def search(self, query: str, k: int | None = None) -> list[Any]:
@@ -458,14 +346,15 @@ class Lake:
         return self.retriever().search(query, k)
 
     @manifest_errors
+    def timed_search(self, query: str, k: int | None = None) -> tuple[list[Any], Any]:
+        """Return the top-k entries for a question, and the time each part of the search took (ms)."""
+        hits = self.search(query, k)
+        return hits, self.retriever().last_timing
+
+    @manifest_errors
     def members(self, entry_id: str) -> list[str]:
         """Return the lake-relative paths of an entry's files."""
-        return [row[0] for row in self.connection().execute(
-            "SELECT path FROM files WHERE entry_id = ? ORDER BY path", (entry_id,))]
-
-    def _need_writable(self, why: str) -> None:
-        if self.readonly:
-            raise read_only(self.catalog_dir, why)
+        return self.access.members(entry_id)
 
     # ---- questions: the DS-STAR loop and its run records (dsstar_lake/ask.py, dsstar_lake/runs.py) -------------
 
@@ -484,9 +373,8 @@ class Lake:
         """Answer a question with the DS-STAR loop over retrieved files (or exactly `files`); return an Answer."""
         from dsstar_lake.ask import ask
 
-        self._need_writable("`ask` keeps its run record in it")
         flags = {"retrieve.k": k, "agent.guidelines": guidelines, "agent.max_rounds": max_rounds, **(overrides or {})}
-        return ask(self, question, files=files, overrides=flags, provider=provider, progress=progress)
+        return ask(self.setup(flags, provider), question, files=files, progress=progress)
 
     def runs(self) -> list[dict[str, Any]]:
         """List this catalog's runs, newest first."""
@@ -507,8 +395,7 @@ class Lake:
         """Continue an interrupted run from its last completed round; return its Answer."""
         from dsstar_lake.ask import resume
 
-        self._need_writable("`runs resume` adds to the run's record in it")
-        return resume(self, run_id, overrides=overrides, provider=provider, progress=progress)
+        return resume(self.setup(overrides, provider), run_id, progress=progress)
 
     def report(
         self,
@@ -527,69 +414,46 @@ class Lake:
         """Write a cited report for an open-ended request (DS-STAR+); return a Report."""
         from dsstar_lake.report.pipeline import build_report
 
-        self._need_writable("`report` keeps its runs' records in it")
         flags = {"report.rounds": rounds, "report.max_questions": max_questions, "report.jobs": jobs,
                  "report.k": k, "report.format": format, **(overrides or {})}
-        return build_report(self, request, out=out, overrides=flags, provider=provider, progress=progress)
+        return build_report(self.setup(flags, provider), request, out=out, progress=progress)
 
+    # ---- evaluation (dsstar_lake/eval) ---------------------------------------------------------------------
 
-class _Prewarm:
-    """Import Chroma and get the embedding model ready in the background while the profilers run.
+    def benchmark(self, tasks: list[Any], options: Any = None, *, provider: Any = None, judge: Any = _JUDGE,
+                  progress: Progress | None = None) -> Any:
+        """Answer and score benchmark tasks (eval.runner.BenchmarkOptions); return a BenchmarkReport.
 
-    A one-file change otherwise pays for them one after the other once profiling is done (~1.5 s on 2 cores).
-    stop() (on Ctrl-C too) skips what has not begun. A thread cannot be interrupted: one left importing Chroma
-    when the process exits is harmless, but one in a model's native code can crash it (SIGSEGV, abort seen).
-    So a first ONNX export (15-55 s) runs in a child process that stop() kills, and only opening the exported
-    model (~0.3 s) runs here, which stop() waits for. Failures are ignored here: the real calls raise them with
-    their proper messages.
-    """
+        judge: left out, built from the settings (eval.judge_model, else the run's model); see run_benchmark.
+        """
+        from dsstar_lake.eval.runner import FROM_SETTINGS, BenchmarkOptions, run_benchmark
 
-    def __init__(self, embedder: Callable[[], Any]) -> None:
-        self._embedder = embedder
-        self._thread: threading.Thread | None = None
-        self._state = threading.Lock()
-        self._stopped = False
-        self._loading = False
-        self._child: Any = None
+        options = options or BenchmarkOptions()
+        return run_benchmark(self.setup(options.overrides, provider), tasks, options,
+                             judge=FROM_SETTINGS if judge is _JUDGE else judge, progress=progress)
 
-    def start(self) -> None:
-        self._thread = threading.Thread(target=self._run, name="dslake-prewarm", daemon=True)
-        self._thread.start()
+    def kramabench(self, task_files: list[str], *, ids: list[str] | tuple[str, ...] = (), missing: str | None = None,
+                   oracle: bool = False, jobs: int | None = None, k: int | None = None,
+                   max_rounds: int | None = None, out: str | None = None, resume: bool = False,
+                   progress: Progress | None = None) -> Any:
+        """Read KramaBench task files (the ids asked for), answer and score them; return a BenchmarkReport."""
+        from dsstar_lake.eval.runner import BenchmarkOptions, load_benchmark
 
-    def _run(self) -> None:
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", DeprecationWarning)
-                import chromadb  # noqa: F401  (importing it is most of opening the store)
-            embedder = self._embedder()
-            if embedder.needs_export():
-                self._export(embedder)
-            with self._state:
-                if self._stopped:
-                    return
-                self._loading = True
-            if embedder.loads_quickly():
-                embedder.load()
-        except Exception:  # noqa: BLE001 - reported by the real open/encode
-            pass
+        tasks, absent = load_benchmark(task_files, ids, missing)
+        options = BenchmarkOptions(oracle=oracle, jobs=jobs, k=k, max_rounds=max_rounds, missing=absent,
+                                   out=Path(out) if out else None, resume=resume)
+        return self.benchmark(tasks, options, progress=progress)
 
-    def _export(self, embedder: Any) -> None:
-        from index.embed import export_onnx
-        from index.indexer import start_in_child
+    @manifest_errors
+    def evaluate_retrieval(self, task_files: list[str], ks: list[int], missing: str | None = None) -> Any:
+        """Measure recall@K, all-found@K and context size of the retriever on the tasks of these files.
 
-        with self._state:
-            if self._stopped:
-                return
-            self._child = start_in_child(export_onnx, str(embedder.cache_dir), embedder.threads)
-        self._child.join()
+        missing: a file of lake files known to be absent (default: missing_blobs.txt beside the first tasks file).
+        """
+        from dsstar_lake.eval.resolve import read_missing
+        from dsstar_lake.eval.retrieval import default_missing_list, evaluate_retrieval
+        from dsstar_lake.eval.tasks import load_tasks
 
-    def stop(self) -> None:
-        """Skip the steps not begun, end an export under way (the next run starts it again), wait for a load."""
-        with self._state:
-            self._stopped = True
-            loading, child = self._loading, self._child
-        if child is not None and child.is_alive():
-            child.terminate()
-            child.join()
-        if loading and self._thread is not None:
-            self._thread.join()
+        tasks = [task for path in task_files for task in load_tasks(path)]
+        absent = read_missing(missing) if missing else default_missing_list(Path(task_files[0]).resolve().parent)
+        return evaluate_retrieval(self.setup(), tasks, ks, absent)

@@ -25,19 +25,26 @@ from typing import TYPE_CHECKING, Any
 
 from dsstar_lake.errors import BudgetExceeded, DslakeError
 from dsstar_lake.untrusted import frame, quote, visible
-from index.catalog import transaction
+from index.lookup import entry_description, stored_profile
 from index.profilers.base import Profile
-from index.summaries import DESCRIPTION_HEAD, FIELDS, is_wordless, representative_hashes, without_summary
+from index.summaries import (
+    DESCRIPTION_HEAD,
+    FIELDS,
+    is_wordless,
+    representative_hashes,
+    store_summary,
+    stored_summaries,
+    without_summary,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable
     from pathlib import Path
 
     from dsstar_lake.llm import LLM, CallRecord
-    from dsstar_lake.llm.base import Provider
+    from dsstar_lake.runsetup import RunSetup
     from dsstar_lake.settings import Settings
-
-    Progress = Callable[[str, dict[str, Any]], None]
+    from index.progress import Progress
 
 ROLE = "summarizer"
 RUN_PREFIX = "index-summarizer-"
@@ -104,7 +111,7 @@ def prompt_for(path: str, description: str) -> str:
 
 def plan_targets(conn: sqlite3.Connection, source: str) -> list[Target]:
     """Return the wordless entries' contents that have no summary yet (a failure by another model is retried)."""
-    done = {row[0]: (row[1], row[2]) for row in conn.execute("SELECT hash, text, source FROM summaries")}
+    done = stored_summaries(conn)
     targets: dict[str, Target] = {}
     for entry_id, _, path, content_hash in representative_hashes(conn):
         if content_hash is None or content_hash in targets:
@@ -112,10 +119,10 @@ def plan_targets(conn: sqlite3.Connection, source: str) -> list[Target]:
         previous = done.get(content_hash)
         if previous is not None and (previous[0] != "" or previous[1] == _failed(source)):
             continue
-        row = conn.execute("SELECT profile FROM profiles WHERE hash = ?", (content_hash,)).fetchone()
-        if row is None or not is_wordless(Profile.from_dict(json.loads(row[0]))):
+        profile = stored_profile(conn, content_hash)
+        if profile is None or not is_wordless(Profile.from_dict(json.loads(profile))):
             continue
-        description = conn.execute("SELECT description FROM entries WHERE id = ?", (entry_id,)).fetchone()[0]
+        description = entry_description(conn, entry_id) or ""
         targets[content_hash] = Target(content_hash, entry_id, path, prompt_for(path, description))
     return list(targets.values())
 
@@ -199,10 +206,7 @@ def summarize(conn: sqlite3.Connection, llm: LLM, targets: list[Target], source:
                     note({"type": "summary", "path": target.path, "hash": target.hash, "ok": False,
                           "stopped": str(exc)})
                     continue
-                with transaction(conn):
-                    conn.execute("INSERT OR REPLACE INTO summaries (hash, text, source, created_at) "
-                                 "VALUES (?, ?, ?, ?)",
-                                 (target.hash, text or "", source if text else _failed(source), time.time()))
+                store_summary(conn, target.hash, text or "", source if text else _failed(source))
                 if text:
                     report.written += 1
                 else:
@@ -221,17 +225,15 @@ class _NotStarted(Exception):
     """A target skipped because the pass was stopping."""
 
 
-def run_summarizer(conn: sqlite3.Connection, settings: Settings, catalog_dir: Path,
-                   provider: Provider | None = None, progress: Progress = _quiet, spent: float = 0.0,
-                   cache_path: Path | None = None) -> SummaryReport:
+def run_summarizer(setup: RunSetup, progress: Progress = _quiet, spent: float = 0.0) -> SummaryReport:
     """Plan, estimate and (within llm.max_cost less `spent`) summarise the wordless entries that want it.
 
     The pass's model calls and outcomes go to `<catalog>/runs/index-summarizer-<id>/trace.jsonl`.
     """
-    from dsstar_lake.llm import LLM
     from dsstar_lake.llm.registry import model_for, provider_name
     from dsstar_lake.runs import new_run_id
 
+    conn, settings, provider = setup.connection(), setup.settings, setup.provider
     started = time.perf_counter()
     model = model_for(settings, ROLE)
     source = source_for(model)
@@ -246,14 +248,14 @@ def run_summarizer(conn: sqlite3.Connection, settings: Settings, catalog_dir: Pa
     if report.stopped:
         report.not_started = len(targets)
         return report
-    folder = catalog_dir / "runs" / f"{RUN_PREFIX}{new_run_id()}"
+    folder = setup.catalog_dir / "runs" / f"{RUN_PREFIX}{new_run_id()}"
     folder.mkdir(parents=True, exist_ok=True)
     trace = _Trace(folder / "trace.jsonl")
     trace.write({"type": "start", "targets": len(targets), "estimate": report.estimate})
     limit = float(settings["llm.max_cost"])
     budget = settings.with_overrides({"llm.max_cost": max(1e-9, limit - spent)}) if limit > 0 else settings
     jobs = int(settings["index.jobs"]) or (os.cpu_count() or 1)
-    with LLM(budget, provider=provider, recorder=trace.call, cache_path=cache_path, run_id=folder.name) as llm:
+    with setup.llm(trace.call, folder.name, settings=budget) as llm:
         summarize(conn, llm, targets, source, jobs, report, progress, trace.write)
         totals = llm.totals
     report.llm_calls = totals.provider_calls

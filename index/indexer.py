@@ -25,9 +25,8 @@ from index.families import Group, Member, file_entry_id, folder_pattern, group_f
 from index.interrupt import ctrl_c_deferred, next_finished, raise_if_pressed
 from index.profile_task import limit_memory, profile_file_task
 from index.profilers.base import PROFILER_VERSION, Limits, Profile
+from index.progress import Progress
 from index.scan import FileStat, ScanResult
-
-Progress = Callable[[str, dict[str, Any]], None]
 
 
 @dataclass

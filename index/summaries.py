@@ -156,3 +156,14 @@ def apply_summaries(conn: sqlite3.Connection) -> int:
             fulltext.replace_rows(conn, [(entry_id, card) for entry_id, card, _ in changed])
     return len(changed)
 
+
+def stored_summaries(conn: sqlite3.Connection) -> dict[str, tuple[str, str]]:
+    """Return {content hash: (text, source)} of every stored summary ('' text: a failed one)."""
+    return {row[0]: (row[1], row[2]) for row in conn.execute("SELECT hash, text, source FROM summaries")}
+
+
+def store_summary(conn: sqlite3.Connection, content_hash: str, text: str, source: str) -> None:
+    """Write one summary (text '' with a failed:… source records a failure)."""
+    with transaction(conn):
+        conn.execute("INSERT OR REPLACE INTO summaries (hash, text, source, created_at) VALUES (?, ?, ?, ?)",
+                     (content_hash, text, source, time.time()))

@@ -8,9 +8,9 @@ import pytest
 from agent_helpers import SUM_WIDGETS, TOP_REGION_ONLY, fenced, rules_file
 from click.testing import CliRunner
 from conftest import write_table_lake
+from llm_harness import LLM_ENV_VARS
 
 from cli import cli
-from dsstar_lake.llm.testing import LLM_ENV_VARS
 
 
 @pytest.fixture

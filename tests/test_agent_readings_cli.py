@@ -10,9 +10,9 @@ import pytest
 from agent_helpers import SUM_WIDGETS, fenced, rules_file
 from click.testing import CliRunner
 from conftest import write_table_lake
+from llm_harness import LLM_ENV_VARS
 
 from cli import cli
-from dsstar_lake.llm.testing import LLM_ENV_VARS
 
 WITH_ALTERNATIVE = SUM_WIDGETS + "print('Alternative: north region only = 10')\n"
 QUESTION = "How many widget units were sold in total?"

@@ -7,10 +7,10 @@ import json
 import pytest
 from agent_helpers import FAST, SUM_WIDGETS, fenced, run_dir, scripted, trace
 from conftest import write_table_lake
+from llm_harness import LLM_ENV_VARS, FakeLLMServer
 
 from dsstar_lake.lake import Lake
 from dsstar_lake.llm.scripted import ScriptedProvider
-from dsstar_lake.llm.testing import LLM_ENV_VARS, FakeLLMServer
 
 
 def test_openai_endpoint_down_mid_run_then_resume(tmp_path, monkeypatch):

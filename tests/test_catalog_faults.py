@@ -15,13 +15,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from chroma_harness import start_chroma_server
 from click.testing import CliRunner
 
 from cli import cli
 from dsstar_lake.errors import DiskFull, is_disk_full
 from dsstar_lake.lake import Lake
 from index import catalog as catalog_db
-from index.vectors import VectorStore, start_chroma_server
+from index.vectors import VectorStore
 
 REPO = Path(__file__).resolve().parent.parent
 QUESTION = "unhealthy ozone days by county"

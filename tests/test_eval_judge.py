@@ -7,16 +7,16 @@ import json
 import pytest
 from agent_helpers import FAST, fenced
 from conftest import write_table_lake
+from llm_harness import llm_settings
 
 from dsstar_lake.eval.judge import judge_prompt, make_judge
 from dsstar_lake.eval.metrics import score
 from dsstar_lake.eval.results import BenchmarkReport, TaskResult, path_list, read_results
-from dsstar_lake.eval.runner import BenchmarkOptions, run_benchmark
+from dsstar_lake.eval.runner import BenchmarkOptions
 from dsstar_lake.eval.tasks import Task
 from dsstar_lake.lake import Lake
 from dsstar_lake.llm import ROLES
 from dsstar_lake.llm.scripted import Rule, ScriptedProvider
-from dsstar_lake.llm.testing import llm_settings
 
 # A compound answer: a number and two lists of years, right in substance but worded unlike the truth.
 TRUTH = "Mean 12.5; wettest years 2001 and 2003; driest years 2002, 2004"
@@ -58,8 +58,8 @@ def test_without_judge_model_the_runs_own_provider_and_model_judge(lake, tmp_pat
     provider = ScriptedProvider([*agent_rules(), Rule(role="judge", match="2004", response="Yes")])
     out = tmp_path / "results.jsonl"
     overrides = {**FAST, "llm.model": "run-model"}
-    report = run_benchmark(
-        lake, [COMPOUND], BenchmarkOptions(oracle=True, overrides=overrides, out=out), provider=provider
+    report = lake.benchmark(
+        [COMPOUND], BenchmarkOptions(oracle=True, overrides=overrides, out=out), provider=provider
     )
     row = report.results[0]
     assert (row.answer, row.score, row.metric, row.method) == (ANSWER, 1.0, "llm_paraphrase", "judge")
@@ -76,8 +76,8 @@ def test_without_judge_model_the_runs_own_provider_and_model_judge(lake, tmp_pat
 
 def test_a_no_from_the_judge_scores_zero(lake):
     provider = ScriptedProvider([*agent_rules(), Rule(role="judge", response="No, the years differ.")])
-    report = run_benchmark(
-        lake, [COMPOUND], BenchmarkOptions(oracle=True, overrides=dict(FAST)), provider=provider
+    report = lake.benchmark(
+        [COMPOUND], BenchmarkOptions(oracle=True, overrides=dict(FAST)), provider=provider
     )
     row = report.results[0]
     assert (row.score, row.method) == (0.0, "judge") and row.judged_by == report.judge["model"]
@@ -87,8 +87,8 @@ def test_with_no_model_configured_fuzzy_decides_and_the_row_says_so(lake):
     # The agent's roles have models, the judge has none (llm.model empty): nothing to ask.
     overrides = {**FAST, "llm.model": "", **{f"llm.models.{role}": "agent-model" for role in ROLES}}
     provider = ScriptedProvider(agent_rules())
-    report = run_benchmark(
-        lake, [COMPOUND], BenchmarkOptions(oracle=True, overrides=overrides), provider=provider
+    report = lake.benchmark(
+        [COMPOUND], BenchmarkOptions(oracle=True, overrides=overrides), provider=provider
     )
     row = report.results[0]
     assert (row.score, row.metric, row.method, row.judged_by) == (0.0, "fuzzy_paraphrase", "fuzzy", "fuzzy")

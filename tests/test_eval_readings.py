@@ -10,13 +10,13 @@ import json
 import pytest
 from agent_helpers import FAST, SUM_WIDGETS, fenced
 from click.testing import CliRunner
+from llm_harness import LLM_ENV_VARS
 
 from cli import cli
 from dsstar_lake.eval.results import BenchmarkReport, TaskResult
-from dsstar_lake.eval.runner import BenchmarkOptions, run_benchmark
+from dsstar_lake.eval.runner import BenchmarkOptions
 from dsstar_lake.eval.tasks import Task
 from dsstar_lake.llm.scripted import Rule, ScriptedProvider
-from dsstar_lake.llm.testing import LLM_ENV_VARS
 
 WIDGETS = "How many widget units were sold in total?"
 WITH_ALTERNATIVE = SUM_WIDGETS + "print('Alternative: north region only = 10')\n"
@@ -103,7 +103,7 @@ def test_alternatives_are_scored_by_the_answers_own_judge_and_a_failing_one_cost
         asked.append(predicted)
         return truth.startswith(predicted)
 
-    report = run_benchmark(lake, [county], BenchmarkOptions(overrides=dict(FAST)), provider=provider, judge=judge)
+    report = lake.benchmark([county], BenchmarkOptions(overrides=dict(FAST)), provider=provider, judge=judge)
     row = report.results[0]
     assert (row.score, row.alternative_score, row.alternative_matched) == (0.0, 1.0, True)
     assert asked == ["Kings", "Queens"]
@@ -113,6 +113,6 @@ def test_alternatives_are_scored_by_the_answers_own_judge_and_a_failing_one_cost
             raise RuntimeError("a bug in the judge")
         return False
 
-    row = run_benchmark(lake, [county], BenchmarkOptions(overrides=dict(FAST)), provider=provider,
+    row = lake.benchmark([county], BenchmarkOptions(overrides=dict(FAST)), provider=provider,
                         judge=broken).results[0]
     assert (row.score, row.error, row.alternative_score, row.alternative_matched) == (0.0, None, 0.0, False)

@@ -7,6 +7,7 @@ import json
 import pytest
 from agent_helpers import FAST, SUM_WIDGETS, WORST_COUNTY, fenced, prompts, run_dir, trace
 from conftest import write_table_lake
+from llm_harness import llm_settings
 
 from dsstar_lake.errors import CatalogError, UsageError
 from dsstar_lake.eval.judge import make_judge
@@ -15,13 +16,11 @@ from dsstar_lake.eval.runner import (
     BenchmarkOptions,
     benchmark_guidelines,
     load_benchmark,
-    run_benchmark,
     score_answer,
 )
 from dsstar_lake.eval.tasks import Task
 from dsstar_lake.lake import Lake
 from dsstar_lake.llm.scripted import Rule, ScriptedProvider
-from dsstar_lake.llm.testing import llm_settings
 
 WIDGETS = Task(
     id="tiny-easy-1",
@@ -93,8 +92,7 @@ def rows_of(path):
 def test_right_wrong_and_erroring_tasks_are_scored_and_written(lake, tmp_path):
     out = tmp_path / "results.jsonl"
     events = []
-    report = run_benchmark(
-        lake,
+    report = lake.benchmark(
         [WIDGETS, COUNTY, REGION, ABSENT],
         options(out=out, jobs=3),
         provider=model(),
@@ -145,17 +143,17 @@ def test_right_wrong_and_erroring_tasks_are_scored_and_written(lake, tmp_path):
 def test_resume_skips_finished_tasks_without_calling_the_model(lake, tmp_path):
     out = tmp_path / "results.jsonl"
     provider = model()
-    run_benchmark(lake, [WIDGETS, COUNTY], options(out=out), provider=provider)
+    lake.benchmark([WIDGETS, COUNTY], options(out=out), provider=provider)
     calls = len(provider.calls)
     assert calls > 0
 
-    again = run_benchmark(lake, [WIDGETS, COUNTY], options(out=out, resume=True), provider=provider)
+    again = lake.benchmark([WIDGETS, COUNTY], options(out=out, resume=True), provider=provider)
     assert len(provider.calls) == calls
     assert again.resumed == 2 and [r.score for r in again.results] == [1.0, 0.0]
 
     with open(out, "a") as fh:
         fh.write('{"id": "other-hard-1", "sco')  # a row torn by a kill: redone, and the file stays readable
-    third = run_benchmark(lake, [WIDGETS, COUNTY, REGION], options(out=out, resume=True), provider=provider)
+    third = lake.benchmark([WIDGETS, COUNTY, REGION], options(out=out, resume=True), provider=provider)
     assert [role for role, _ in provider.calls[calls:]] == ["planner"]  # only the region task ran
     assert third.resumed == 2 and [r.id for r in third.results] == [
         "tiny-easy-1",
@@ -166,9 +164,9 @@ def test_resume_skips_finished_tasks_without_calling_the_model(lake, tmp_path):
     assert len(lines) == 4 and json.loads(lines[-1])["id"] == "other-hard-1"
 
     with pytest.raises(UsageError, match="already holds results"):
-        run_benchmark(lake, [WIDGETS], options(out=out), provider=provider)
+        lake.benchmark([WIDGETS], options(out=out), provider=provider)
     with pytest.raises(UsageError, match="written without --oracle"):
-        run_benchmark(lake, [WIDGETS], options(out=out, resume=True, oracle=True), provider=provider)
+        lake.benchmark([WIDGETS], options(out=out, resume=True, oracle=True), provider=provider)
 
 
 def test_an_interrupted_benchmark_keeps_finished_rows_and_resumes_the_rest(lake, tmp_path):
@@ -180,13 +178,13 @@ def test_an_interrupted_benchmark_keeps_finished_rows_and_resumes_the_rest(lake,
             raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        run_benchmark(lake, [WIDGETS, COUNTY], options(out=out), provider=provider, progress=stop_after_first)
+        lake.benchmark([WIDGETS, COUNTY], options(out=out), provider=provider, progress=stop_after_first)
     # The first row is kept; the second task is either dropped or, if the worker had already taken it,
     # finished and kept while the interrupt waited for it.
     kept = list(rows_of(out))
     assert kept in (["tiny-easy-1"], ["tiny-easy-1", "tiny-easy-2"])
     calls = len(provider.calls)
-    report = run_benchmark(lake, [WIDGETS, COUNTY], options(out=out, resume=True), provider=provider)
+    report = lake.benchmark([WIDGETS, COUNTY], options(out=out, resume=True), provider=provider)
     assert report.resumed == len(kept) and [r.score for r in report.results] == [1.0, 0.0]
     assert len(provider.calls) - calls == 4 * (2 - len(kept))  # only what was not kept ran again
 
@@ -217,7 +215,7 @@ print(round(sum(vals) / len(vals), 2))
         ]
     )
     handle = Lake.open(root)
-    report = run_benchmark(handle, [task], options(oracle=True), provider=provider)
+    report = handle.benchmark([task], options(oracle=True), provider=provider)
     row = report.results[0]
     gold = ["sensors/daily/readings_2024-01-01.csv", "sensors/daily/readings_2024-01-02.csv"]
     assert row.gold == gold and row.context == gold and row.files_used == gold
@@ -241,7 +239,7 @@ print(round(sum(vals) / len(vals), 2))
 def test_retrieval_without_a_catalog_is_one_clear_error(tmp_path):
     handle = Lake.open(write_table_lake(tmp_path / "lake"))
     with pytest.raises(CatalogError, match="no catalog"):
-        run_benchmark(handle, [WIDGETS], options(out=tmp_path / "r.jsonl"), provider=model())
+        handle.benchmark([WIDGETS], options(out=tmp_path / "r.jsonl"), provider=model())
     assert not (tmp_path / "r.jsonl").exists()
 
 
@@ -251,7 +249,7 @@ def test_a_bug_met_by_one_task_is_recorded_and_the_rest_still_run(lake):
             raise RuntimeError("boom in a provider")
         return model().complete("m", prompt, system, role=role).text
 
-    report = run_benchmark(lake, [REGION, WIDGETS], options(), provider=ScriptedProvider(responder=responder))
+    report = lake.benchmark([REGION, WIDGETS], options(), provider=ScriptedProvider(responder=responder))
     region, widgets = report.results
     assert (
         region.method == "error" and region.error == "RuntimeError: boom in a provider" and region.score == 0

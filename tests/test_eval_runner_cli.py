@@ -7,9 +7,9 @@ import json
 import pytest
 from agent_helpers import SUM_WIDGETS, WORST_COUNTY, fenced
 from click.testing import CliRunner
+from llm_harness import LLM_ENV_VARS
 
 from cli import cli
-from dsstar_lake.llm.testing import LLM_ENV_VARS
 
 TASKS = [
     {

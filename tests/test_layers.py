@@ -8,6 +8,7 @@ floors, so errors.py is not in a cycle merely because lake.py shares its folder.
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -16,10 +17,9 @@ from pathlib import Path
 from conftest import REPO
 
 TOP = ("cli", "dsstar_lake", "index")
-# Cycles that exist today through imports made inside functions or under TYPE_CHECKING. They go when the use
-# cases stop taking the Lake (issue 17, the run-setup factory); then delete them here. Add none.
+# Cycles that exist today through imports made inside functions or under TYPE_CHECKING; delete one here when it
+# goes. Add none.
 KNOWN_CYCLES = {
-    frozenset({"dsstar_lake.analyze", "dsstar_lake.ask", "dsstar_lake.lake", "dsstar_lake.report"}),
     frozenset({"dsstar_lake.agent", "dsstar_lake.runs"}),
 }
 
@@ -138,6 +138,32 @@ def test_index_imports_nothing_above_it():
               for name, path in MODULES.items() if name.split(".")[0] == "index"
               for target, line in imported(name, path) if target.split(".")[0] != "index"]
     assert not upward, "index/ knows nothing of the agent or the CLI:\n" + "\n".join(upward)
+
+
+FACADE = ("dsstar_lake", "dsstar_lake.lake")  # the package re-exports Lake, so importing it is importing the facade
+
+
+def test_nothing_below_the_facade_imports_it():
+    """Use cases get what they need from the run setup (dsstar_lake/runsetup.py), never from Lake."""
+    upward = [f"{path.relative_to(REPO)}:{line} imports {target}"
+              for name, path in MODULES.items() if name.split(".")[0] in ("dsstar_lake", "index")
+              and name not in FACADE
+              for target, line in imported(name, path) if target in FACADE]
+    assert not upward, "only cli.py (and tests) import the Lake facade:\n" + "\n".join(upward)
+
+
+SQL = re.compile(r"\b(SELECT\b.*\bFROM|INSERT\b.*\bINTO|UPDATE\b.*\bSET|DELETE\s+FROM)\b", re.S)
+# The response cache is the LLM layer's own database, not the catalog: its SQL stays with it.
+OWN_DATABASES = {"dsstar_lake.llm.cache"}
+
+
+def test_catalog_sql_lives_in_index():
+    """dsstar_lake/ reads and writes the catalog through named functions of index/, never with SQL of its own."""
+    found = [f"{path.relative_to(REPO)}:{node.lineno}"
+             for name, path in MODULES.items() if name.split(".")[0] == "dsstar_lake" and name not in OWN_DATABASES
+             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+             if isinstance(node, ast.Constant) and isinstance(node.value, str) and SQL.search(node.value)]
+    assert not found, "SQL outside index/ (put it behind a function there):\n" + "\n".join(found)
 
 
 def test_top_level_packages_point_one_way():

@@ -6,11 +6,11 @@ import json
 import threading
 
 import pytest
+from llm_harness import llm_settings
 
 from dsstar_lake.errors import BudgetExceeded, ConfigError, ProviderError
 from dsstar_lake.llm import LLM, JsonlRecorder
 from dsstar_lake.llm.scripted import Rule, ScriptedProvider
-from dsstar_lake.llm.testing import llm_settings
 
 PRICED = {"model": "test-model", "pricing.test-model": [1.0, 2.0]}  # USD per million tokens in, out
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import socket
 
 import pytest
+from llm_harness import LLM_ENV_VARS, FakeLLMServer, gemini_bad_key_body, llm_settings
 
 from dsstar_lake.errors import ModelNotConfigured, ProviderError
 from dsstar_lake.llm import LLM
-from dsstar_lake.llm.testing import LLM_ENV_VARS, FakeLLMServer, gemini_bad_key_body, llm_settings
 
 
 @pytest.fixture(autouse=True)

@@ -9,11 +9,11 @@ import threading
 import time
 
 import pytest
+from llm_harness import llm_settings
 
 from dsstar_lake.errors import ModelNotConfigured, ProviderError
 from dsstar_lake.llm import LLM
 from dsstar_lake.llm.manual import ManualProvider
-from dsstar_lake.llm.testing import llm_settings
 
 
 class Answerer(threading.Thread):

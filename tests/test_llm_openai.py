@@ -5,10 +5,10 @@ from __future__ import annotations
 import sys
 
 import pytest
+from llm_harness import LLM_ENV_VARS, FakeLLMServer, llm_settings
 
 from dsstar_lake.errors import ModelNotConfigured, ProviderError
 from dsstar_lake.llm import LLM, describe_configuration
-from dsstar_lake.llm.testing import LLM_ENV_VARS, FakeLLMServer, llm_settings
 
 pytest.importorskip("openai")
 

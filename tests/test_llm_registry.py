@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from llm_harness import LLM_ENV_VARS, llm_settings
 
 from dsstar_lake.errors import ConfigError, ModelNotConfigured
 from dsstar_lake.llm import ROLES, check_configured, describe_configuration, llm_flag_overrides, make_provider
@@ -12,7 +13,6 @@ from dsstar_lake.llm.gemini import GeminiProvider
 from dsstar_lake.llm.manual import ManualProvider
 from dsstar_lake.llm.openai_compat import OpenAICompatProvider
 from dsstar_lake.llm.scripted import ScriptedProvider
-from dsstar_lake.llm.testing import LLM_ENV_VARS, llm_settings
 
 SECRET = "AIza-very-secret-value"
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
+from llm_harness import llm_settings
 
 from dsstar_lake.errors import ConfigError, ModelNotConfigured, ProviderError
 from dsstar_lake.llm import LLM
 from dsstar_lake.llm.scripted import Rule, ScriptedProvider, load_rules
-from dsstar_lake.llm.testing import llm_settings
 
 
 def write_rules(path, rules):

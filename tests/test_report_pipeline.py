@@ -8,6 +8,7 @@ from html.parser import HTMLParser
 
 import pytest
 from click.testing import CliRunner
+from llm_harness import LLM_ENV_VARS
 from report_helpers import (
     FAST,
     FIRST,
@@ -33,7 +34,6 @@ from report_helpers import (
 
 from cli import cli
 from dsstar_lake.errors import ProviderError, UsageError
-from dsstar_lake.llm.testing import LLM_ENV_VARS
 
 CHART = "figures/q1-bar-chart-of-units-by-region.png"
 LOOP_RULES = [*solve_rules(Q_REGION, "R", UNITS_BY_REGION, UNITS_CHART),

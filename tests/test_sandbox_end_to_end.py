@@ -17,11 +17,11 @@ import pytest
 from agent_helpers import fenced, rules_file
 from click.testing import CliRunner
 from conftest import write_table_lake
+from llm_harness import LLM_ENV_VARS
 from sandbox_helpers import BACKENDS
 
 from cli import cli
 from dsstar_lake.errors import ConfigError
-from dsstar_lake.llm.testing import LLM_ENV_VARS
 
 HOSTILE = """
 import glob, os

@@ -9,13 +9,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from chroma_harness import start_chroma_server
 from click.testing import CliRunner
 
 from cli import cli
 from dsstar_lake.errors import CatalogError
 from dsstar_lake.lake import Lake
 from index.families import file_entry_id
-from index.vectors import VectorStore, start_chroma_server
+from index.vectors import VectorStore
 
 
 def manifest_entries(lake: Lake) -> dict[str, dict]:

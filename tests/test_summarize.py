@@ -9,12 +9,12 @@ import pytest
 from agent_helpers import FAST, fenced
 from click.testing import CliRunner
 from conftest import write_table_lake
+from llm_harness import LLM_ENV_VARS
 
 from cli import cli
 from dsstar_lake.lake import Lake
 from dsstar_lake.llm.registry import model_for
 from dsstar_lake.llm.scripted import ScriptedProvider
-from dsstar_lake.llm.testing import LLM_ENV_VARS
 from dsstar_lake.settings import Settings
 from dsstar_lake.summarize import parse_summary
 from index import catalog

@@ -13,9 +13,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from chroma_harness import free_port, start_chroma_server
 
 from dsstar_lake.errors import CatalogError, UsageError
-from index.vectors import VectorStore, free_port, parse_url, start_chroma_server
+from index.vectors import VectorStore, parse_url
 
 ROOT = Path(__file__).resolve().parent.parent
 DIM = 384

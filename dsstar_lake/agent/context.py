@@ -7,12 +7,16 @@ import re
 from collections.abc import Callable, Iterable
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dsstar_lake.agent.brief import brief, pointer
 from dsstar_lake.agent.state import ContextEntry
 from dsstar_lake.errors import CatalogError, UsageError
 from dsstar_lake.untrusted import frame, quote, visible
+from index import lookup
+
+if TYPE_CHECKING:
+    from dsstar_lake.runsetup import RunSetup
 
 CHARS_PER_TOKEN = 4  # a rough, model-independent estimate of prompt tokens from characters
 _FRAME_CHARS = 80  # a data frame's tags and attributes besides the path (which it names twice)
@@ -104,7 +108,7 @@ def retrieve(retriever: Any, query: str, k: int, exclude: list[str], source: str
     return [ContextEntry.from_hit(hit, source) for hit in retriever.search(query, k, exclude=exclude)]
 
 
-def given_files(lake: Any, paths: list[str]) -> list[ContextEntry]:
+def given_files(setup: RunSetup, paths: list[str]) -> list[ContextEntry]:
     """Return context entries for files named by the user (--files), described from the catalog.
 
     A file that belongs to a family gets its own description when the profile can be read back, else
@@ -113,25 +117,25 @@ def given_files(lake: Any, paths: list[str]) -> list[ContextEntry]:
     out: list[ContextEntry] = []
     seen: set[str] = set()
     for raw in paths:
-        rel = lake._relative(raw)
-        if lake.root is not None and not (lake.root / rel).exists():
-            raise UsageError(f"--files: {rel} is not in the lake {lake.root}")
+        rel = setup.relative(raw)
+        if setup.root is not None and not (setup.root / rel).exists():
+            raise UsageError(f"--files: {rel} is not in the lake {setup.root}")
         if rel in seen:
             continue
         seen.add(rel)
-        out.append(_describe_given(lake, rel))
+        out.append(_describe_given(setup, rel))
     return out
 
 
-def _describe_given(lake: Any, rel: str) -> ContextEntry:
+def _describe_given(setup: RunSetup, rel: str) -> ContextEntry:
     try:
-        conn = lake.connection()
+        conn = setup.connection()
     except CatalogError:
         conn = None  # not indexed: the files can still be given, with what little is known of them
-    row = conn.execute("SELECT * FROM files WHERE path = ?", (rel,)).fetchone() if conn is not None else None
+    row = lookup.file_record(conn, rel) if conn is not None else None
     entry = None
     if row is not None and row["entry_id"]:
-        entry = conn.execute("SELECT * FROM entries WHERE id = ?", (row["entry_id"],)).fetchone()
+        entry = lookup.entry_record(conn, row["entry_id"])
     if entry is not None and entry["kind"] == "file":
         return ContextEntry(entry["id"], "file", rel, entry["description"], 1, "given")
     own = _own_description(conn, row, rel) if row is not None else None
@@ -139,7 +143,7 @@ def _describe_given(lake: Any, rel: str) -> ContextEntry:
         own = (f"This file is one member of the family `data/{entry['path']}`; the family's description "
                f"follows.\n{entry['description']}")
     if own is None:
-        size = (Path(lake.root) / rel).stat().st_size if lake.root is not None else 0
+        size = (Path(setup.root) / rel).stat().st_size if setup.root is not None else 0
         own = f"A file of {size} bytes that the catalog has not described (run `dslake index`)."
     return ContextEntry(f"file:{rel}", "file", rel, own, 1, "given")
 
@@ -148,24 +152,22 @@ def _own_description(conn: Any, row: Any, rel: str) -> str | None:
     """Describe one family member from its cached profile, when the indexer's describe() is available."""
     if not row["hash"]:
         return None
-    profile_row = conn.execute("SELECT profile FROM profiles WHERE hash = ?", (row["hash"],)).fetchone()
-    if profile_row is None:
+    profile = lookup.stored_profile(conn, row["hash"])
+    if profile is None:
         return None
     try:
         from index.cards import describe
         from index.profilers.base import Profile
 
-        return describe(Profile.from_dict(json.loads(profile_row["profile"])), rel)
+        return describe(Profile.from_dict(json.loads(profile)), rel)
     except (ImportError, ValueError, KeyError, TypeError):
         return None
 
 
-def read_entry(lake: Any, rel: str) -> ContextEntry | None:
+def read_entry(setup: RunSetup, rel: str) -> ContextEntry | None:
     """Return the catalog entry describing a lake file a script read (its own, or its family's), or None."""
-    from index.lookup import entry_of_file
-
     try:
-        row = entry_of_file(lake.connection(), rel)
+        row = lookup.entry_of_file(setup.connection(), rel)
     except CatalogError:
         return None
     if row is None:

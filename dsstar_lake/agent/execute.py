@@ -47,13 +47,13 @@ def error_report(result: ExecResult) -> str:
 
 def run_once(agent: Agent, state: AgentState, code: str, name: str, round_no: int) -> ExecResult:
     """Run one script, record it and its output, and abort the run if it changed the lake."""
-    agent.progress("exec", {"round": round_no, "name": name})
+    agent.events.emit("exec_start", round=round_no, name=name)
     # The context files are checked for changes even where the bounded walk of the lake does not reach them.
     watch = [e.path for e in state.entries if e.kind == "file"]
     result = agent.sandbox.run(code, agent.record.work, name=f"{name}.py", watch=watch)
     state.reads = list(dict.fromkeys(state.reads + result.reads))
     agent.record.write_script(name, code, result)
-    agent.record.event(
+    agent.events.emit(
         "exec", round=round_no, name=name, ok=result.ok, returncode=result.returncode, outcome=result.describe(),
         killed_by=result.killed_by, duration_s=result.duration_s, stdout_bytes=result.stdout_bytes,
         stderr_bytes=result.stderr_bytes, stdout_head=result.stdout[:500], lake_modified=result.lake_modified,

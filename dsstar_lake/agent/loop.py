@@ -21,7 +21,7 @@ def solve(agent: Agent, state: AgentState) -> AgentState:
         while state.phase == "verify":
             refine(agent, state)
     except BudgetExceeded as exc:
-        agent.record.event("budget", round=state.round, error=str(exc))
+        agent.events.emit("budget", round=state.round, error=str(exc))
         state = agent.record.load_state() or state  # back to the last completed round
         state.stop_reason, state.error = "budget", str(exc)
         if state.round < 0:
@@ -51,9 +51,8 @@ def refine(agent: Agent, state: AgentState) -> None:
     verdict = verifier.verify(agent, state, k)
     ok = verdict.sufficient
     state.assumptions, state.alternatives = readings.to_record(verdict.readings)
-    agent.record.event("verdict", round=k, sufficient=ok, assumptions=state.assumptions,
-                       alternatives=state.alternatives)
-    agent.progress("verdict", {"round": k, "sufficient": ok})
+    agent.events.emit("verdict", round=k, sufficient=ok, assumptions=state.assumptions,
+                      alternatives=state.alternatives)
     if ok or k + 1 >= agent.max_rounds:
         state.verified = ok
         state.stop_reason = "verified" if ok else "max_rounds"
@@ -61,17 +60,17 @@ def refine(agent: Agent, state: AgentState) -> None:
         agent.checkpoint(state)
         return
     route = router.decide(agent, state, k)
-    agent.record.event("route", round=k, route=route.to_dict())
+    agent.events.emit("route", round=k, route=route.to_dict())
     if route.kind == "step" and route.step is not None:
         before = list(state.plan)
         state.plan = state.plan[: route.step - 1]  # truncate and resample; never repair the wrong step
         state.backtracks += 1
-        agent.record.event("backtrack", round=k, wrong_step=route.step, plan_before=before,
-                           plan_after=list(state.plan))
+        agent.events.emit("backtrack", round=k, wrong_step=route.step, plan_before=before,
+                          plan_after=list(state.plan))
     elif route.kind == "missing" and route.missing:
         widen(agent, state, route.missing, k)
     elif route.kind == "missing":
-        agent.record.event("re_retrieval", round=k, missing="", added=[], skipped="no description of what is missing")
+        agent.events.emit("re_retrieval", round=k, missing="", added=[], skipped="no description of what is missing")
     state.plan.append(planner.next_step(agent, state, k + 1))
     _step_chosen(agent, state, k + 1)
     execute_round(agent, state, coder.next_script(agent, state, k + 1), k + 1)
@@ -80,16 +79,15 @@ def refine(agent: Agent, state: AgentState) -> None:
 def widen(agent: Agent, state: AgentState, missing: str, k: int) -> None:
     """Retrieve again for the missing data (and the question); add up to k_extra entries not yet in context."""
     if agent.retriever is None:
-        agent.record.event("re_retrieval", round=k, missing=missing, added=[],
-                           skipped="the context was given (--files); nothing is retrieved")
+        agent.events.emit("re_retrieval", round=k, missing=missing, added=[],
+                          skipped="the context was given (--files); nothing is retrieved")
         return
     query = f"{missing}\n{state.question}"
     found = context.retrieve(agent.retriever, query, agent.k_extra, state.entry_ids(), "missing-data")
     state.entries.extend(found)
     item = {"round": k, "missing": missing, "query": query, "added": [e.path for e in found]}
     state.re_retrievals.append(item)
-    agent.record.event("re_retrieval", **item)
-    agent.progress("retrieve", {"round": k, "missing": missing, "added": item["added"]})
+    agent.events.emit("re_retrieval", **item)
 
 
 def take_in_reads(agent: Agent, state: AgentState, k: int) -> None:
@@ -112,8 +110,7 @@ def take_in_reads(agent: Agent, state: AgentState, k: int) -> None:
         state.entries.append(entry)
         added.append(entry.path)
     if added:
-        agent.record.event("read_added", round=k, added=added)
-        agent.progress("read_added", {"round": k, "added": added})
+        agent.events.emit("read_added", round=k, added=added)
 
 
 def execute_round(agent: Agent, state: AgentState, code: str, k: int) -> None:
@@ -124,12 +121,12 @@ def execute_round(agent: Agent, state: AgentState, code: str, k: int) -> None:
     take_in_reads(agent, state, k)
     state.round, state.phase = k, "verify"
     agent.checkpoint(state)
-    agent.progress("round", {"round": k, "ok": result.ok, "plan": list(state.plan)})
+    agent.events.emit("round", round=k, ok=result.ok, plan=list(state.plan))
 
 
 def finalize(agent: Agent, state: AgentState, max_debug: int | None = None) -> None:
     """Have the finalyzer write solution.py, run it, and take its output as the answer."""
-    agent.progress("finalize", {"round": state.round})
+    agent.events.emit("finalize", round=state.round)
     # Values the last round's script printed as other readings (or as figures the data states) count too.
     how = f"printed by the round {state.round + 1} script"
     printed = readings.parse_readings(state.result, how) if state.result_ok else None
@@ -152,12 +149,11 @@ def finalize(agent: Agent, state: AgentState, max_debug: int | None = None) -> N
         state.error = f"{state.error}; {failure}" if state.error else failure
     settled = readings.settle(state.value, [named, final_printed, verified], state.plan, printed)
     state.assumptions, state.alternatives = readings.to_record(settled)
-    agent.record.event("readings", round=state.round, assumptions=state.assumptions,
-                       alternatives=state.alternatives)
+    agent.events.emit("readings", round=state.round, assumptions=state.assumptions,
+                      alternatives=state.alternatives)
     state.phase = "done"
     agent.checkpoint(state)
 
 
 def _step_chosen(agent: Agent, state: AgentState, k: int) -> None:
-    agent.record.event("step", round=k, step=state.plan[-1], plan=list(state.plan))
-    agent.progress("step", {"round": k, "step": state.plan[-1], "n": len(state.plan)})
+    agent.events.emit("step", round=k, step=state.plan[-1], plan=list(state.plan))

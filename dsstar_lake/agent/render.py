@@ -44,19 +44,19 @@ def ask_progress(console: Console, enabled: bool = True) -> Iterator[Any]:
             how = "given" if data.get("given") else "retrieved"
             say(f"context: {len(data['entries'])} entries {how}: {safe(_short(', '.join(data['entries']), 100))}")
         elif event == "step":
-            now.update(round=data["round"], step=data["step"], n=data["n"])
+            now.update(round=data["round"], step=data["step"], n=len(data["plan"]))
         elif event == "round":
             mark = "[green]ran[/green]" if data["ok"] else "[red]failed[/red]"
             say(f"round {data['round'] + 1}: step {now['n']} {mark}: {safe(_short(now['step']))}")
         elif event == "verdict":
             say(f"  verifier: {'[green]sufficient[/green]' if data['sufficient'] else 'not yet'}")
-        elif event == "retrieve":
+        elif event == "re_retrieval" and not data.get("skipped"):
             added = ", ".join(data["added"]) or "nothing new"
             say(f"  missing data: {safe(_short(data['missing'], 60))} → added {safe(added)}")
         if live and event == "run":
             status.update("finding the files for the question" if not data.get("resumed") else "resuming")
-        if live and event in ("role", "exec", "finalize"):
-            what = data.get("role") or ("running " + data["name"] if event == "exec" else "finalyzer")
+        if live and event in ("role", "exec_start", "finalize"):
+            what = data.get("role") or ("running " + data["name"] if event == "exec_start" else "finalyzer")
             status.update(f"round {now['round'] + 1} · {what} · step {now['n']}: {safe(_short(now['step'], 60))}")
 
     with status:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from dsstar_lake.agent import context
+from dsstar_lake.agent.events import EventStream
 from dsstar_lake.agent.prompts import render
 
 if TYPE_CHECKING:
@@ -17,7 +18,6 @@ if TYPE_CHECKING:
     from dsstar_lake.sandbox.core import Sandbox
 
 T = TypeVar("T")
-Progress = Callable[[str, dict[str, Any]], None]
 
 
 @dataclass
@@ -37,7 +37,8 @@ class Agent:
     summarize_over_chars: int = 1500
     description_chars: int = 0
     context_tokens: int = 0  # budget of the given-data block; 0 = every entry whole
-    progress: Progress = field(default=lambda event, data: None)
+    # The run's one event stream: the record and the live displays subscribe (agent/events.py).
+    events: EventStream = field(default_factory=EventStream)
     over_budget: bool = False  # set to let the finalyzer write the answer after the budget is spent
     spent_before: dict[str, float] = field(default_factory=dict)  # what earlier sessions of a resumed run spent
     started: float = field(default_factory=time.perf_counter)
@@ -75,18 +76,18 @@ class Agent:
         round_no: int,
     ) -> T:
         """Ask a role; on an unreadable answer ask once more with a terse reminder, then fall back (traced)."""
-        self.progress("role", {"role": role, "round": round_no})
+        self.events.emit("role", role=role, round=round_no)
         text = self.llm.complete(role, prompt, allow_over_budget=self.over_budget).text
         value = parse(text)
         if value is not None:
             return value
-        self.record.event("unparseable", role=role, round=round_no, response=text[:2000], action="retry")
+        self.events.emit("unparseable", role=role, round=round_no, response=text[:2000], action="retry")
         reminder = render("reminder", prompt=prompt, expected=expected)
         text = self.llm.complete(role, reminder, allow_over_budget=self.over_budget).text
         value = parse(text)
         if value is not None:
             return value
         value = fallback(text)
-        self.record.event("unparseable", role=role, round=round_no, response=text[:2000], action="fallback",
-                          fallback=value if isinstance(value, str | bool | int) else repr(value))
+        self.events.emit("unparseable", role=role, round=round_no, response=text[:2000], action="fallback",
+                         fallback=value if isinstance(value, str | bool | int) else repr(value))
         return value

@@ -116,6 +116,14 @@ class Answer:
         """Return JSON-ready data (the content of answer.json)."""
         return asdict(self)
 
+    def raise_if_unfinished(self) -> None:
+        """Raise the one-line error of a run that stopped on a provider failure (it can be resumed)."""
+        if self.resumable:
+            from dsstar_lake.errors import ProviderError
+
+            raise ProviderError(f"run {self.run_id} stopped: {self.error}",
+                                hint=f"continue it with `dslake runs resume {self.run_id}`")
+
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Answer:
         """Rebuild an answer from answer.json."""

@@ -5,12 +5,16 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dsstar_lake.agent.context import block_tokens
 from dsstar_lake.agent.state import ContextEntry
 from dsstar_lake.eval.resolve import resolve_sources
 from dsstar_lake.eval.tasks import Task
+from index.lookup import entry_of_paths, profiled_paths
+
+if TYPE_CHECKING:
+    from dsstar_lake.runsetup import RunSetup
 
 
 @dataclass
@@ -85,20 +89,20 @@ def _within(path: str, domain: str, known: set[str]) -> str:
     return inner if inner in known else path
 
 
-def evaluate_retrieval(lake: Any, tasks: list[Task], ks: list[int], missing: list[str] | None = None) -> RetrievalReport:
+def evaluate_retrieval(setup: RunSetup, tasks: list[Task], ks: list[int], missing: list[str] | None = None) -> RetrievalReport:
     """Run the retriever on every task and measure what its top-K would put in front of the agent."""
-    conn = lake.connection()
-    catalog_paths = [row[0] for row in conn.execute("SELECT path FROM files WHERE status = 'ok'")]
+    conn = setup.connection()
+    catalog_paths = profiled_paths(conn)
     members: dict[str, list[str]] = defaultdict(list)
-    for path, entry_id in conn.execute("SELECT path, entry_id FROM files WHERE entry_id IS NOT NULL"):
+    for path, entry_id in entry_of_paths(conn):
         members[entry_id].append(path)
     by_path = {path: entry_id for entry_id, paths in members.items() for path in paths}
     ks = sorted(set(ks))
     results: list[TaskRetrieval] = []
     skipped: list[tuple[str, str]] = []
-    retriever = lake.retriever()
+    retriever = setup.retriever()
     # Context size as the agent's prompts show it: the same budget and description cap.
-    max_chars, budget = int(lake.settings["agent.description_chars"]), int(lake.settings["agent.context_tokens"])
+    max_chars, budget = int(setup.settings["agent.description_chars"]), int(setup.settings["agent.context_tokens"])
     for task in tasks:
         gold, reason = gold_files(task, catalog_paths, missing or [])
         if reason:

@@ -10,7 +10,7 @@ its error recorded, and the benchmark goes on.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from functools import cache
@@ -33,8 +33,9 @@ from dsstar_lake.eval.results import (
 )
 from dsstar_lake.eval.retrieval import default_missing_list, gold_files
 from dsstar_lake.eval.tasks import Task, load_tasks
+from dsstar_lake.runsetup import CACHE_NAME, RunSetup
+from index.progress import Progress
 
-Progress = Callable[[str, dict[str, Any]], None]
 GUIDELINES_PATH = Path(__file__).resolve().with_name("guidelines.txt")
 FROM_SETTINGS: Any = object()  # judge=FROM_SETTINGS: eval.judge_model, else the run's own provider and model
 # Sentences of a question that say how the answer must look; the guidelines repeat them.
@@ -135,25 +136,25 @@ def score_answer(task: Task, value: str, judge: Any, fuzzy_threshold: float) -> 
 
 
 def run_benchmark(
-    lake: Any,
+    setup: RunSetup,
     tasks: list[Task],
     options: BenchmarkOptions | None = None,
     *,
-    provider: Any = None,
     judge: Any = FROM_SETTINGS,
     progress: Progress | None = None,
 ) -> BenchmarkReport:
     """Answer and score every task whose sources are in the lake; return the report (and append rows to out).
 
+    setup: the catalog, with options.overrides and the provider given (if any) applied (Lake.benchmark).
     judge: FROM_SETTINGS builds an LLM judge from eval.judge_model, else from the run's provider (the one
     given, or the configured one) and model; None only when no model is configured (fuzzy fallback, flagged).
     A callable judge(predicted, truth) -> bool, or None, is used as given.
     """
     options = options or BenchmarkOptions()
     progress = progress or (lambda event, data: None)
-    settings = lake.settings.with_overrides(options.overrides)
-    _check(lake, settings, options, provider)
-    planned, skipped = plan_tasks(lake, tasks, options.missing)
+    settings = setup.settings
+    _check(setup, options)
+    planned, skipped = plan_tasks(setup, tasks, options.missing)
     done = read_results(options.out, options.oracle) if options.resume and options.out else {}
     todo = [(task, gold) for task, gold in planned if task.id not in done]
     jobs = max(1, int(options.jobs or settings["eval.jobs"] or 1))
@@ -164,15 +165,15 @@ def run_benchmark(
     )
     own_judge = judge is FROM_SETTINGS
     if own_judge:
-        judge = _settings_judge(lake, settings, provider, options.out)
+        judge = _settings_judge(setup, options.out)
     results = {t.id: done[t.id] for t, _ in planned if t.id in done}
     writer = ResultWriter(options.out)
     threshold = float(settings["eval.fuzzy_threshold"])
 
     def one(task: Task, gold: list[str]) -> TaskResult:
-        # Lake keeps one manifest connection and retriever per thread, so the workers share it. The row is
-        # written here, so a task that finishes while an interrupt waits for it is not lost.
-        row = run_task(lake, task, gold, options, settings, provider, judge, threshold)
+        # The catalog keeps one manifest connection and retriever per thread, so the workers share it. The row
+        # is written here, so a task that finishes while an interrupt waits for it is not lost.
+        row = run_task(setup, task, gold, options, judge, threshold)
         writer.write(row)
         return row
 
@@ -198,20 +199,17 @@ def run_benchmark(
     )
 
 
-def _check(lake: Any, settings: Any, options: BenchmarkOptions, provider: Any) -> None:
+def _check(setup: RunSetup, options: BenchmarkOptions) -> None:
     """Fail once, before any task runs, on what would fail every task."""
-    if lake.root is None or not Path(lake.root).is_dir():
+    if setup.lake_dir() is None:
         raise UsageError(
             "the benchmark needs the lake folder", hint="give --lake LAKE (and --catalog DIR if elsewhere)"
         )
-    if provider is None:
-        from dsstar_lake.llm import check_configured
-
-        check_configured(settings)
+    setup.check_model()
     if not options.oracle:
-        lake.connection()  # retrieval needs the catalog
+        setup.connection()  # retrieval needs the catalog
         # Chroma fails when several threads make the first client for one folder at once; make it here.
-        lake.vector_store()
+        setup.vector_store()
     if options.resume and options.out is None:
         raise UsageError("--resume needs --out, the results file to continue")
     if not options.resume and options.out is not None and options.out.exists() and options.out.stat().st_size:
@@ -222,13 +220,13 @@ def _check(lake: Any, settings: Any, options: BenchmarkOptions, provider: Any) -
 
 
 def plan_tasks(
-    lake: Any, tasks: list[Task], missing: list[str]
+    setup: RunSetup, tasks: list[Task], missing: list[str]
 ) -> tuple[list[tuple[Task, list[str]]], list[tuple[str, str]]]:
     """Resolve each task's gold files against the lake; return (task, gold) pairs and (id, reason) skips."""
     from index.scan import scan_lake
 
     # The files on disk, not the catalog's: a file that failed to profile is still there to read.
-    scan = scan_lake(Path(lake.root), lake.catalog_dir, bool(lake.settings["index.follow_symlinks"]))
+    scan = scan_lake(Path(setup.root or "."), setup.catalog_dir, bool(setup.settings["index.follow_symlinks"]))
     lake_files = sorted(f.path for f in scan.files)
     planned: list[tuple[Task, list[str]]] = []
     skipped: list[tuple[str, str]] = []
@@ -245,28 +243,24 @@ def plan_tasks(
 
 
 def run_task(
-    lake: Any,
+    setup: RunSetup,
     task: Task,
     gold: list[str],
     options: BenchmarkOptions,
-    settings: Any,
-    provider: Any,
     judge: Any,
     fuzzy_threshold: float,
 ) -> TaskResult:
     """Ask one task's question and score the answer; a failure is a row with score 0 and its error."""
+    from dsstar_lake.ask import ask
+
     started = time.perf_counter()
     answer, error = None, None
     try:
-        answer = lake.ask(
-            task.query,
-            k=options.k,
-            files=list(gold) if options.oracle else None,
-            guidelines=benchmark_guidelines(task.query, str(settings["agent.guidelines"] or "")),
-            max_rounds=options.max_rounds,
-            overrides=options.overrides,
-            provider=provider,
-        )
+        guidelines = benchmark_guidelines(task.query, str(setup.settings["agent.guidelines"] or ""))
+        flags = {"retrieve.k": options.k, "agent.guidelines": guidelines, "agent.max_rounds": options.max_rounds,
+                 **options.overrides}
+        answer = ask(setup.with_overrides(flags), task.query,
+                     files=list(gold) if options.oracle else None)
     except KeyboardInterrupt:
         raise
     except Exception as exc:  # one task's failure (or a bug it hit) must not stop the benchmark; it scores 0
@@ -348,13 +342,12 @@ def judged_by(result: Score, judge: Any) -> str | None:
 # ---------------------------------------------------------------- plumbing
 
 
-def _settings_judge(lake: Any, settings: Any, provider: Any, out: Path | None) -> Any:
+def _settings_judge(setup: RunSetup, out: Path | None) -> Any:
     """Build the judge (eval.judge_model, else the run's model); its calls are recorded beside the results file."""
-    from dsstar_lake.ask import CACHE_NAME
     from dsstar_lake.eval.judge import make_judge
     from dsstar_lake.llm import JsonlRecorder
 
     recorder = JsonlRecorder(out.with_name(out.stem + ".judge.jsonl")) if out is not None else None
     return make_judge(
-        settings, provider=provider, recorder=recorder, cache_path=lake.catalog_dir / CACHE_NAME
+        setup.settings, provider=setup.provider, recorder=recorder, cache_path=setup.catalog_dir / CACHE_NAME
     )

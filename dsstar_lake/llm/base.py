@@ -7,22 +7,13 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from dsstar_lake.errors import ProviderError
 
+# Re-exported: defined in a module that imports nothing, so the CLI can offer them without loading the LLM layer.
+from dsstar_lake.modelnames import PROVIDERS as PROVIDERS
+from dsstar_lake.modelnames import ROLES as ROLES
+
 if TYPE_CHECKING:
     from dsstar_lake.settings import Settings
 
-# The agent's roles, in pipeline order; `dslake models` lists a model for each.
-ROLES = (
-    "analyzer",
-    "summarizer",
-    "planner",
-    "coder",
-    "verifier",
-    "router",
-    "debugger",
-    "finalyzer",
-    "subquestion",
-    "writer",
-)
 
 
 @dataclass(frozen=True)

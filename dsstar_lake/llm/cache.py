@@ -1,4 +1,8 @@
-"""The response cache: one SQLite file of answers keyed by provider, model, role, prompt hash and call index."""
+"""The response cache: one SQLite file of answers keyed by provider, model, role, prompt hash and call index.
+
+Its SQL stays here, not in index/: this is the LLM layer's own database (llm_cache.sqlite), not the catalog's
+manifest, and index/ knows nothing of models.
+"""
 
 from __future__ import annotations
 

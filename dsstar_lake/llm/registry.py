@@ -9,14 +9,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dsstar_lake.errors import ConfigError, ModelNotConfigured
-from dsstar_lake.llm.base import HOW_TO_CONFIGURE, ROLES, Provider
+from dsstar_lake.llm.base import HOW_TO_CONFIGURE, PROVIDERS, ROLES, Provider
 from dsstar_lake.llm.record import price_for
 
 if TYPE_CHECKING:
     from dsstar_lake.settings import Settings
-
-PROVIDERS = ("gemini", "openai", "manual", "scripted")
-
 
 def provider_name(settings: Settings) -> str:
     """Return llm.provider, checked."""

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,14 +12,15 @@ from typing import TYPE_CHECKING, Any
 from dsstar_lake.errors import DslakeError
 from dsstar_lake.report.prompts import template
 from dsstar_lake.report.questions import SubQuestion
+from dsstar_lake.runsetup import run_setup
 from dsstar_lake.sandbox.figures import read_figure
 from dsstar_lake.sandbox.workfolder import regular_files
+from index.progress import Progress
 
 if TYPE_CHECKING:
-    from dsstar_lake.lake import Lake
     from dsstar_lake.report.budget import SharedBudget
+    from dsstar_lake.runsetup import RunSetup
 
-Progress = Callable[[str, dict[str, Any]], None]
 ERROR_LINE = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception|Exit)\b")
 # Per-run budgets are off in sub-question runs: the report's SharedBudget counts for all of them.
 UNLIMITED = {"llm.max_llm_calls": 0, "llm.max_cost": 0.0}
@@ -30,7 +30,7 @@ UNLIMITED = {"llm.max_llm_calls": 0, "llm.max_cost": 0.0}
 class Answering:
     """What every sub-question run of one report shares."""
 
-    lake: Lake
+    setup: RunSetup  # the report's setup: its sub-question runs add their own overrides
     provider: SharedBudget
     overrides: dict[str, Any]  # settings for the sub-question runs (model flags, sandbox limits...)
     figures_dir: Path  # <report run>/figures
@@ -70,25 +70,27 @@ def answer_all(ctx: Answering, questions: list[SubQuestion]) -> None:
 
 
 def answer_one(ctx: Answering, q: SubQuestion) -> None:
-    """Answer one sub-question with its own run in a worker thread (the Lake has a connection per thread)."""
+    """Answer one sub-question with its own run in a worker thread (the catalog has a connection per thread)."""
+    from dsstar_lake.ask import ask
+
     if ctx.provider.exhausted():
         _set(ctx, q, "skipped", "the report's LLM budget was spent before this sub-question started")
         return
     started = time.perf_counter()
     _set(ctx, q, "running", "starting")
     try:
-        answer = ctx.lake.ask(q.text, guidelines=guidelines(q), overrides={**ctx.overrides, **UNLIMITED},
-                            provider=ctx.provider, progress=_relay(ctx, q))
+        flags = {"agent.guidelines": guidelines(q), **ctx.overrides, **UNLIMITED}
+        answer = ask(run_setup(ctx.setup.access, flags, provider=ctx.provider), q.text, progress=_relay(ctx, q))
     except DslakeError as exc:  # a run that could not start or was stopped (lake changed, no catalog...)
         q.seconds = round(time.perf_counter() - started, 2)
         _set(ctx, q, "unanswered", str(exc))
         return
     finally:
-        ctx.lake.close()  # this worker thread's connection only
+        ctx.setup.close()  # this worker thread's connection only
     q.run_id, q.verified, q.answer = answer.run_id, answer.verified, (answer.value or "").strip()
     q.assumptions, q.alternatives = list(answer.assumptions), [dict(a) for a in answer.alternatives]
     q.seconds = round(time.perf_counter() - started, 2)
-    folder = ctx.lake.catalog_dir / "runs" / answer.run_id
+    folder = ctx.setup.catalog_dir / "runs" / answer.run_id
     q.script_name, q.script = _script(folder)
     q.figures = collect_figures(folder / "work", ctx.figures_dir, q.n, ctx.max_figures)
     if not q.answer or answer.resumable:
@@ -155,7 +157,7 @@ def _relay(ctx: Answering, q: SubQuestion) -> Progress:
             now["round"] = int(data.get("round", 0))
         elif event == "role":
             _set(ctx, q, "running", f"round {now['round'] + 1} · {data.get('role')}")
-        elif event == "exec":
+        elif event == "exec_start":
             _set(ctx, q, "running", f"round {now['round'] + 1} · running {data.get('name')}")
         elif event == "finalize":
             _set(ctx, q, "running", "finalizing")

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import shutil
 import time
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,15 +24,13 @@ from dsstar_lake.report.budget import SharedBudget
 from dsstar_lake.report.prompts import render
 from dsstar_lake.report.questions import SubQuestion
 from dsstar_lake.runs import RunRecord
+from index.progress import Progress
 
 if TYPE_CHECKING:
-    from dsstar_lake.lake import Lake
-    from dsstar_lake.llm.base import Provider
     from dsstar_lake.llm.call import LLM
+    from dsstar_lake.runsetup import RunSetup
 
-Progress = Callable[[str, dict[str, Any]], None]
 FORMATS = ("md", "html")
-CACHE_NAME = "llm_cache.sqlite"
 EMPTY = "# Report: {request}\n\n*The writer returned no text; the evidence is in the appendix below.*\n"
 
 
@@ -76,43 +73,38 @@ def _quiet(event: str, data: dict[str, Any]) -> None:
 
 
 def build_report(
-    lake: Lake,
+    setup: RunSetup,
     request: str,
     out: str | Path | None = None,
-    overrides: dict[str, Any] | None = None,
-    provider: Provider | None = None,
     progress: Progress | None = None,
 ) -> Report:
     """Write a cited data-science report for an open-ended request; return the Report."""
+    setup.require_writable("`report` keeps its runs' records in it")
     request = (request or "").strip()
     if not request:
         raise UsageError("the report request is empty")
     started = time.perf_counter()
-    overrides = {k: v for k, v in (overrides or {}).items() if v is not None}
-    settings = lake.settings.with_overrides(overrides)
+    overrides = setup.overrides
+    settings = setup.settings
     fmt = str(settings["report.format"]).lower()
     if fmt not in FORMATS:
         raise ConfigError(f"report.format must be md or html, not {fmt!r}")
-    if lake.root is None or not Path(lake.root).is_dir():
+    if setup.lake_dir() is None:
         raise UsageError("a report needs the lake folder",
                          hint="give --lake LAKE (and --catalog DIR if elsewhere)")
-    lake.connection()  # a missing catalog is one clear error before a run folder exists
-    owned = provider is None
-    if owned:
-        from dsstar_lake.llm import check_configured, make_provider
-
-        check_configured(settings)
-        provider = make_provider(settings)
-    budget = SharedBudget(provider, settings)
+    setup.connection()  # a missing catalog is one clear error before a run folder exists
+    owned = setup.provider is None
+    setup.check_model()
+    budget = SharedBudget(setup.make_provider(), settings)
     sub_overrides = {k: v for k, v in overrides.items() if not k.startswith("report.")}
     options = {key: settings[f"report.{key}"] for key in ("k", "max_questions", "rounds", "jobs", "format")}
-    record = RunRecord.create(lake.catalog_dir, {
-        "kind": "report", "question": request, "lake": str(lake.root), "catalog": str(lake.catalog_dir),
+    record = RunRecord.create(setup.catalog_dir, {
+        "kind": "report", "question": request, "lake": str(setup.root), "catalog": str(setup.catalog_dir),
         "overrides": sub_overrides, "report": options})
     progress = progress or _quiet
     progress("run", {"run_id": record.id, "folder": str(record.folder)})
     try:
-        result = _build(lake, record, request, settings, budget, sub_overrides, progress)
+        result = _build(setup, record, request, settings, budget, sub_overrides, progress)
         result.files += _write(record.folder, result, fmt, out)
     except KeyboardInterrupt:
         record.set_status("interrupted", "interrupted by the user")
@@ -135,30 +127,26 @@ def build_report(
     return result
 
 
-def _build(lake: Lake, record: RunRecord, request: str, settings: Any, budget: SharedBudget,
+def _build(setup: RunSetup, record: RunRecord, request: str, settings: Any, budget: SharedBudget,
            sub_overrides: dict[str, Any], progress: Progress) -> Report:
     """Retrieve, ask, answer, write, refine and check; the Report without its files."""
-    from dsstar_lake.llm import LLM
-
     k, limit = int(settings["report.k"]), max(1, int(settings["report.max_questions"]))
-    entries = context.retrieve(lake.retriever(), request, k, [], "retrieval")
+    entries = context.retrieve(setup.retriever(), request, k, [], "retrieval")
     record.event("retrieval", query=request, k=k, entries=[e.path for e in entries],
                  scores=[e.score for e in entries])
     if not entries:
-        raise CatalogError(f"the catalog {lake.catalog_dir} has no entries to report on",
+        raise CatalogError(f"the catalog {setup.catalog_dir} has no entries to report on",
                            hint="run `dslake index LAKE` first")
     progress("context", {"entries": [e.path for e in entries]})
     data = context.data_block(entries, int(settings["report.description_chars"]))
     names = context.filenames(entries)
     report = Report(run_id=record.id, request=request, title="", folder=str(record.folder), files=[],
                     questions=[], context=[e.path for e in entries], rounds=0)
-    answering = Answering(lake=lake, provider=budget, overrides=sub_overrides,
+    answering = Answering(setup=setup, provider=budget, overrides=sub_overrides,
                           figures_dir=record.folder / "figures", jobs=max(1, int(settings["report.jobs"])),
                           max_figures=max(0, int(settings["report.max_figures"])), progress=progress)
-    cache = lake.catalog_dir / CACHE_NAME if str(settings["llm.cache"]).lower() != "off" else None
     # The report's own calls (generator, writer) are counted by the shared budget, like the runs' calls.
-    llm = LLM(settings.with_overrides(UNLIMITED), provider=budget, recorder=record.record_call,
-              cache_path=cache, run_id=record.id)
+    llm = setup.llm(record.record_call, record.id, settings=settings.with_overrides(UNLIMITED), provider=budget)
     with llm:
         progress("phase", {"text": "proposing sub-questions"})
         prompt = render("subquestion_first", request=request, filenames=names, data=data, max_questions=limit)

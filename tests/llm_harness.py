@@ -1,4 +1,7 @@
-"""A loopback HTTP server speaking the Gemini and OpenAI REST shapes, for tests that use the real SDKs."""
+"""A loopback HTTP server speaking the Gemini and OpenAI REST shapes, for tests that use the real SDKs.
+
+Only tests use it, so it lives here, not in the library (the scripted provider, a feature, stays there).
+"""
 
 from __future__ import annotations
 
@@ -212,7 +215,7 @@ LLM_ENV_VARS = (
 )
 
 
-def llm_settings(**llm: Any):  # -> Settings (imported lazily to keep this module light)
+def llm_settings(**llm: Any):  # -> Settings
     """Return settings from the defaults only, with `llm.<key>` overrides and tiny retry delays.
 
     Keys with a dot go to open sections: llm_settings(**{"models.coder": "m", "pricing.m": [1, 2]}).

@@ -1,0 +1,50 @@
+"""LlmFlags: the model choice a command was given (--llm, --model, --model-ROLE, budgets), as one value.
+
+The CLI collects the flags into an LlmFlags and hands it to a Lake method; the facade turns it into the run's
+setting overrides once, against the catalog's own settings (so `--model` also replaces per-role models that came
+from config files).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from dsstar_lake.llm.registry import llm_flag_overrides
+
+if TYPE_CHECKING:
+    from dsstar_lake.settings import Settings
+
+
+@dataclass(frozen=True)
+class LlmFlags:
+    """Model flags of one command; None (or an empty role_models) leaves the setting as configured."""
+
+    provider: str | None = None
+    model: str | None = None
+    role_models: dict[str, str] = field(default_factory=dict)
+    base_url: str | None = None
+    manual_dir: str | None = None
+    scripted_file: str | None = None
+    cache: str | None = None
+    max_llm_calls: int | None = None
+    max_cost: float | None = None
+
+    def applied(self, settings: Settings) -> Settings:
+        """Return settings with these flags applied."""
+        overrides = llm_flag_overrides(
+            settings, provider=self.provider, model=self.model, role_models=dict(self.role_models),
+            base_url=self.base_url, manual_dir=self.manual_dir, cache=self.cache,
+            max_llm_calls=self.max_llm_calls, max_cost=self.max_cost)
+        if self.scripted_file:
+            overrides["llm.scripted_file"] = self.scripted_file
+        return settings.with_overrides(overrides)
+
+    def overrides(self, settings: Settings) -> dict[str, Any]:
+        """Return the dotted keys these flags change in settings, with their new values (a run's overrides)."""
+        return changed_settings(settings, self.applied(settings))
+
+
+def changed_settings(before: Settings, after: Settings) -> dict[str, Any]:
+    """Return the dotted keys whose values differ (how flags applied to settings become run overrides)."""
+    return {k: v for k, v in after.values.items() if before.values.get(k) != v}

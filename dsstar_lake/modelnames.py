@@ -1,0 +1,20 @@
+"""The names of the model providers and of the agent's roles, defined once (the CLI and the LLM layer import them).
+
+It imports nothing, so the CLI can build its --llm and --model-ROLE options without loading the LLM layer.
+"""
+
+# The providers llm.provider can name (llm/registry.py builds them).
+PROVIDERS = ("gemini", "openai", "manual", "scripted")
+# The agent's roles, in pipeline order; `dslake models` lists a model for each.
+ROLES = (
+    "analyzer",
+    "summarizer",
+    "planner",
+    "coder",
+    "verifier",
+    "router",
+    "debugger",
+    "finalyzer",
+    "subquestion",
+    "writer",
+)
