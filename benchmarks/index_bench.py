@@ -43,8 +43,8 @@ def big_csv_rss(size_gb: float, scratch: Path) -> tuple[float, float, float]:
     code = (
         "import resource, sys, time, json\n"
         "from pathlib import Path\n"
-        "from index.profilers.registry import profile_path\n"
-        "from index.profilers.base import Limits\n"
+        "from dslake_index.profilers.registry import profile_path\n"
+        "from dslake_index.profilers.base import Limits\n"
         "t = time.perf_counter(); p = profile_path(Path(sys.argv[1]), Limits()); dt = time.perf_counter() - t\n"
         "print(json.dumps({'seconds': dt, 'rss_mb': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,"
         " 'rows': p.tables[0].n_rows if p.tables else None}))\n"

@@ -16,8 +16,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from index.hint_check import KINDS, FileCheck, check_files
-from index.scan import scan_lake
+from dslake_index.hint_check import KINDS, FileCheck, check_files
+from dslake_index.scan import scan_lake
 
 HERE = Path(__file__).resolve().parent
 

@@ -33,7 +33,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 CLI = str(REPO / "cli.py")
 sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(REPO))  # this checkout's dslake, even when another one is installed in the venv
+sys.path.insert(0, str(REPO))  # this checkout first (the installed names dsstar_lake, dslake_index come from its venv)
 
 from make_lake import make_lake  # noqa: E402  (a sibling script, not a package)
 
@@ -343,9 +343,9 @@ def profile_report(prof: Path) -> list[str]:
 
 def format_times(lake: Path, per_format: int = 15) -> list[str]:
     """Time hashing and profiling a few files of each extension in this process (what one pool task costs)."""
-    from index.profilers.base import Limits
-    from index.profilers.registry import profile_path
-    from index.scan import hash_file
+    from dslake_index.profilers.base import Limits
+    from dslake_index.profilers.registry import profile_path
+    from dslake_index.scan import hash_file
 
     by_ext: dict[str, list[Path]] = {}
     for path in sorted(lake.rglob("*")):

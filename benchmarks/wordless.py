@@ -15,11 +15,12 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
+from dslake_index.profilers.base import Profile
+from dslake_index.summaries import content_words
+
 from dsstar_lake.lake import Lake
 from dsstar_lake.llm.registry import model_for
 from dsstar_lake.summarize import estimate, plan_targets
-from index.profilers.base import Profile
-from index.summaries import content_words
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_LAKE = HERE.parent.parent / "shared" / "kramabench" / "lake"

@@ -21,10 +21,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from dslake_index import analyses
+from dslake_index import catalog as catalog_db
+from dslake_index.progress import Progress
+
 from dsstar_lake.errors import BudgetExceeded, ConfigError, DslakeError
-from index import analyses
-from index import catalog as catalog_db
-from index.progress import Progress
 
 if TYPE_CHECKING:
     from dsstar_lake.agent.analyzer import Analysis

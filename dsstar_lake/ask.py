@@ -7,6 +7,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from dslake_index.progress import Progress
+
 from dsstar_lake.agent import context
 from dsstar_lake.agent.errors import LakeModified
 from dsstar_lake.agent.events import EventStream, recorder
@@ -15,7 +17,6 @@ from dsstar_lake.agent.state import AgentState, Answer
 from dsstar_lake.errors import CatalogError, DslakeError, UsageError
 from dsstar_lake.runs import RunRecord
 from dsstar_lake.runsetup import CACHE_NAME, RunSetup, run_setup
-from index.progress import Progress
 
 __all__ = ["CACHE_NAME", "ask", "build_answer", "files_used", "resume"]
 # Model settings a resumed run keeps, however they were given (flags, environment, config files).

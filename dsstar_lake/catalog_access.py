@@ -13,11 +13,12 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from dslake_index import catalog as catalog_db
+from dslake_index import lookup
+
 from dsstar_lake.catalog_errors import disk_full, read_only
 from dsstar_lake.errors import CatalogError, is_disk_full
 from dsstar_lake.settings import Settings
-from index import catalog as catalog_db
-from index import lookup
 
 CHROMA_DIR = "chroma"
 
@@ -125,7 +126,7 @@ class CatalogAccess:
 
     def vector_store(self) -> Any:
         """Open the vector store (embedded in the catalog, or the configured Chroma server)."""
-        from index.vectors import VectorStore
+        from dslake_index.vectors import VectorStore
 
         url = self.chroma_url()
         path = None if url else self.catalog_dir / CHROMA_DIR
@@ -134,18 +135,18 @@ class CatalogAccess:
 
     def embedder(self) -> Any:
         """Return the process-wide embedding model (loaded on first encode)."""
-        from index.embed import get_embedder
+        from dslake_index.embed import get_embedder
 
         return get_embedder(self.settings.section("embed"))
 
     def retriever(self) -> Any:
         """Return this thread's hybrid retriever over the catalog (model loaded on first search)."""
-        from index.retrieve import Retriever
+        from dslake_index.retrieve import Retriever
 
         retriever = getattr(self._local, "retriever", None)
         if retriever is None and not self.db_path.exists() and self.chroma_url():
             # Another machine, with only the catalog's settings: search the shared store dense-only.
-            from index.remote import RemoteRetriever
+            from dslake_index.remote import RemoteRetriever
 
             retriever = RemoteRetriever(self.vector_store, self.embedder, self.settings.section("retrieve"))
             self._local.retriever = retriever
@@ -156,7 +157,7 @@ class CatalogAccess:
 
     def vector_stamp(self) -> Any:
         """Return the embedded store's cheap stamp (index.vector_check), or None for a server or an unknown layout."""
-        from index.vector_check import local_stamp
+        from dslake_index.vector_check import local_stamp
 
         if self.chroma_url():
             return None

@@ -6,7 +6,7 @@ and re-exported here; the kinds only the agent and the models raise are defined 
 
 from __future__ import annotations
 
-from index.errors import (
+from dslake_index.errors import (
     CatalogError,
     CatalogLocked,
     ConfigError,

@@ -8,6 +8,10 @@ import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from dslake_index import catalog as catalog_db
+from dslake_index import lookup
+from dslake_index.progress import Progress
+
 from dsstar_lake.catalog_access import CHROMA_DIR, CatalogAccess
 from dsstar_lake.catalog_errors import disk_full, manifest_errors, read_only
 from dsstar_lake.errors import CatalogError, CatalogLocked, LakeNotFound, UsageError, is_disk_full
@@ -15,9 +19,6 @@ from dsstar_lake.prewarm import Prewarm
 from dsstar_lake.runsetup import RunSetup, run_setup
 from dsstar_lake.settings import USER_CONFIG_PATH, Settings
 from dsstar_lake.status import LakeStatus, lake_status
-from index import catalog as catalog_db
-from index import lookup
-from index.progress import Progress
 
 if TYPE_CHECKING:
     from dsstar_lake.llm.flags import LlmFlags
@@ -179,7 +180,7 @@ class Lake:
 
     def index_embedder(self) -> Any:
         """Return the embedding model for indexing: embedding runs after profiling, so it may use every core."""
-        from index.embed import get_embedder
+        from dslake_index.embed import get_embedder
 
         section = dict(self.settings.section("embed"))
         section["threads"] = int(section.get("index_threads") or 0) or (os.cpu_count() or 1)
@@ -191,7 +192,7 @@ class Lake:
         A relative path is read from the current folder when it lies inside the lake from there, else from the
         lake root: `dslake index lake lake/a.csv` and `dslake index lake a.csv` name the same file.
         """
-        from index.scan import lake_relative, rescan_scope
+        from dslake_index.scan import lake_relative, rescan_scope
 
         if self.root is None:
             raise UsageError("indexing needs the lake folder", hint="dslake index LAKE [PATH]...")
@@ -221,12 +222,13 @@ class Lake:
         given: paths as a user gives them (from the current folder or the lake root), read with scope_of into
         `paths`: the command line's PATHS.
         """
+        from dslake_index.indexer import IndexOptions, refresh_entries, run_index
+        from dslake_index.profilers.base import Limits
+        from dslake_index.scan import scan_lake
+        from dslake_index.sync import sync_vectors
+        from dslake_index.vector_check import check_and_repair, record_stamp
+
         from dsstar_lake.analyze import resolve_mode
-        from index.indexer import IndexOptions, refresh_entries, run_index
-        from index.profilers.base import Limits
-        from index.scan import scan_lake
-        from index.sync import sync_vectors
-        from index.vector_check import check_and_repair, record_stamp
 
         if self.root is None:
             raise UsageError("indexing needs the lake folder", hint="dslake index LAKE [--catalog DIR]")
@@ -303,7 +305,7 @@ class Lake:
             tmp.replace(path)
 
     def _prepare_rebuild(self) -> None:
-        from index.rebuild import rebuild_catalog
+        from dslake_index.rebuild import rebuild_catalog
 
         self.close()
         rebuild_catalog(self.catalog_dir, self.db_path, self.vector_store)

@@ -49,8 +49,8 @@ class Prewarm:
             pass
 
     def _export(self, embedder: Any) -> None:
-        from index.embed import export_onnx
-        from index.indexer import start_in_child
+        from dslake_index.embed import export_onnx
+        from dslake_index.indexer import start_in_child
 
         with self._state:
             if self._stopped:

@@ -7,9 +7,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dslake_index import catalog as catalog_db
+from dslake_index import census
+
 from dsstar_lake.catalog_access import CHROMA_DIR, CatalogAccess
-from index import catalog as catalog_db
-from index import census
 
 
 @dataclass
@@ -50,8 +51,8 @@ def _dir_size(path: Path) -> int:
 
 def lake_status(access: CatalogAccess, check_vectors: bool = False) -> LakeStatus:
     """Summarise the catalog, and compare it with the lake (stale, new, removed files)."""
-    from index.scan import scan_lake
-    from index.sync import check_consistency
+    from dslake_index.scan import scan_lake
+    from dslake_index.sync import check_consistency
 
     conn = access.connection()
     files = census.file_states(conn)
@@ -79,7 +80,7 @@ def lake_status(access: CatalogAccess, check_vectors: bool = False) -> LakeStatu
     elif check_vectors:
         store = access.vector_store()
     else:
-        from index.vector_check import count_problems
+        from dslake_index.vector_check import count_problems
 
         problems.extend(count_problems(conn, access.vector_stamp()))
     problems.extend(check_consistency(conn, store))

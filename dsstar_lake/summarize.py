@@ -23,11 +23,9 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from dsstar_lake.errors import BudgetExceeded, DslakeError
-from dsstar_lake.untrusted import frame, quote, visible
-from index.lookup import entry_description, stored_profile
-from index.profilers.base import Profile
-from index.summaries import (
+from dslake_index.lookup import entry_description, stored_profile
+from dslake_index.profilers.base import Profile
+from dslake_index.summaries import (
     DESCRIPTION_HEAD,
     FIELDS,
     is_wordless,
@@ -37,14 +35,18 @@ from index.summaries import (
     without_summary,
 )
 
+from dsstar_lake.errors import BudgetExceeded, DslakeError
+from dsstar_lake.untrusted import frame, quote, visible
+
 if TYPE_CHECKING:
     from collections.abc import Callable
     from pathlib import Path
 
+    from dslake_index.progress import Progress
+
     from dsstar_lake.llm import LLM, CallRecord
     from dsstar_lake.runsetup import RunSetup
     from dsstar_lake.settings import Settings
-    from index.progress import Progress
 
 ROLE = "summarizer"
 RUN_PREFIX = "index-summarizer-"

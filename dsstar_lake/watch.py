@@ -15,7 +15,7 @@ def prepare_watch(lake: Any) -> None:
 
     Call it before reporting the first index, so that whoever waits for that report finds the watcher ready.
     """
-    from index.indexer import start_profiler_server
+    from dslake_index.indexer import start_profiler_server
 
     start_profiler_server()
     vector = lake.index_embedder().encode(["warm up"])[0]
@@ -42,7 +42,7 @@ def watch_lake(lake: Any, report: Callable[[Any], None], console: Console) -> No
 
 def changed_paths(root: Path, paths: Iterable[str]) -> list[str] | None:
     """Return the lake-relative paths behind a burst of events, or None when the whole lake must be scanned."""
-    from index.scan import lake_relative, rescan_scope
+    from dslake_index.scan import lake_relative, rescan_scope
 
     base = root.resolve()
     rels = [rel for rel in (lake_relative(base, path) for path in paths) if rel is not None]  # None: outside

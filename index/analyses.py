@@ -10,7 +10,7 @@ import sqlite3
 import time
 from collections.abc import Sequence
 
-from index.catalog import transaction
+from dslake_index.catalog import transaction
 
 
 def file_contents(conn: sqlite3.Connection, skip_formats: Sequence[str]) -> list[tuple[str, str]]:

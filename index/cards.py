@@ -10,8 +10,8 @@ import json
 import re
 from typing import Any
 
-from index.profilers.base import PATH_PLACEHOLDER, Column, Profile, Table
-from index.profilers.textio import clip
+from dslake_index.profilers.base import PATH_PLACEHOLDER, Column, Profile, Table
+from dslake_index.profilers.textio import clip
 
 HINT_PREFIX = "data/"  # where the coder's scripts see the lake (the paper's "data/<file>")
 CARD_MAX = 1500

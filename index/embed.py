@@ -21,8 +21,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
-
-from index.errors import ConfigError
+from dslake_index.errors import ConfigError
 
 MODEL_NAME = "all-MiniLM-L6-v2"
 DIM = 384

@@ -11,14 +11,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from index.families import Group, as_date, describe_values, family_id, file_entry_id, value_sort_key
-from index.profilers.base import PATH_PLACEHOLDER, Profile
-from index.profilers.textio import clip
+from dslake_index.families import Group, as_date, describe_values, family_id, file_entry_id, value_sort_key
+from dslake_index.profilers.base import PATH_PLACEHOLDER, Profile
+from dslake_index.profilers.textio import clip
 
 
 def render_version() -> str:
     """Return a fingerprint of the code that writes descriptions and cards; entries are rebuilt when it changes."""
-    from index import cards, families
+    from dslake_index import cards, families
 
     digest = hashlib.sha1()
     for module in (cards, families, sys.modules[__name__]):
@@ -58,7 +58,7 @@ def with_analysis(description: str, analysis: tuple[str, str] | None) -> str:
 def file_entry(path: str, folder: str, content_hash: str, profile: Profile,
                analysis: tuple[str, str] | None = None) -> EntryRow:
     """Build the entry of a single file (analysis: cached (text, source) appended to the description)."""
-    from index.cards import card, describe
+    from dslake_index.cards import card, describe
 
     return EntryRow(
         id=file_entry_id(path),
@@ -86,7 +86,7 @@ def family_entry(group: Group, representative: Profile, max_listed: int,
                  related: Callable[[Group], Profile] | None = None) -> EntryRow:
     """Build the entry of a family: glob, count, the values behind each '*', rows across members, one reader for
     all, sidecars, and the first member's description (related: the representative profile of a linked group)."""
-    from index.cards import card, describe
+    from dslake_index.cards import card, describe
 
     members = [m.path for m in group.members]
     first, last = members[0], members[-1]
@@ -357,13 +357,13 @@ def _relations(group: Group, related: Callable[[Group], Profile] | None) -> tupl
 
 
 def _describe(profile: Profile, path: str) -> str:
-    from index.cards import describe
+    from dslake_index.cards import describe
 
     return describe(profile, path)
 
 
 def _hint_of(profile: Profile, path: str) -> str:
-    from index.cards import HINT_PREFIX
+    from dslake_index.cards import HINT_PREFIX
 
     hint = profile.read_hint or (profile.tables[0].read_hint if profile.tables else None)
     return f"Read it with `{hint.replace(PATH_PLACEHOLDER, repr(HINT_PREFIX + path))}`." if hint else ""
@@ -390,7 +390,7 @@ def _side_summary(profile: Profile) -> str:
 
 
 def _side_card(profile: Profile, path: str) -> str:
-    from index.cards import card
+    from dslake_index.cards import card
 
     lines = [ln for ln in card(profile, path).splitlines() if ln.startswith(("title:", "fields:", "headings:"))]
     return clip(" ".join(lines), 500)

@@ -16,8 +16,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from index.profilers.base import PATH_PLACEHOLDER, Limits, Profile, ProfileError, Table
-from index.profilers.stats import LOADS_AS_TEXT
+from dslake_index.profilers.base import PATH_PLACEHOLDER, Limits, Profile, ProfileError, Table
+from dslake_index.profilers.stats import LOADS_AS_TEXT
 
 # Mismatch kinds, in the order a report lists them.
 KINDS = ("error", "timeout", "not-a-table", "rows", "columns", "column-names", "numeric-dtype", "numbers-as-text",
@@ -84,7 +84,7 @@ def run_hint(hint: str, path: Path) -> Any:
 
 def check_profile(profile: Profile, path: Path, relpath: str) -> FileCheck:
     """Run each table's load hint (and the file's own hint) on path; compare with the profile and its description."""
-    from index.cards import describe, hint_line, shape_text
+    from dslake_index.cards import describe, hint_line, shape_text
 
     result = FileCheck(path=relpath, format=profile.format)
     description = describe(profile, relpath)
@@ -240,7 +240,7 @@ def _names(names: list[str]) -> str:
 
 def check_path(root: str, relpath: str, limits: Limits | None = None) -> dict[str, Any]:
     """Profile one lake file and check its hints (the unit of work a worker process runs); return plain data."""
-    from index.profilers.registry import profile_path
+    from dslake_index.profilers.registry import profile_path
 
     path = Path(root) / relpath
     try:
@@ -267,7 +267,7 @@ def check_files(root: Path, relpaths: list[str], workers: int = 2, timeout_s: fl
 
     # forkserver: fresh workers with pandas preloaded, never forked from a caller that holds threads
     ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload(["index.profilers.registry", "index.hint_check", "pandas"])
+    ctx.set_forkserver_preload(["dslake_index.profilers.registry", "dslake_index.hint_check", "pandas"])
     with ProcessPool(max_workers=max(1, workers), context=ctx) as pool:
         futures = [(rel, pool.schedule(check_path, args=(str(root), rel, limits), timeout=timeout_s))
                    for rel in relpaths]

@@ -17,16 +17,16 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from index import fulltext
-from index.catalog import set_meta, transaction
-from index.entries import EntryRow, family_entry, file_entry, with_relations
-from index.errors import DslakeError
-from index.families import Group, Member, file_entry_id, folder_pattern, group_files, layout_signature
-from index.interrupt import ctrl_c_deferred, next_finished, raise_if_pressed
-from index.profile_task import limit_memory, profile_file_task
-from index.profilers.base import PROFILER_VERSION, Limits, Profile
-from index.progress import Progress
-from index.scan import FileStat, ScanResult
+from dslake_index import fulltext
+from dslake_index.catalog import set_meta, transaction
+from dslake_index.entries import EntryRow, family_entry, file_entry, with_relations
+from dslake_index.errors import DslakeError
+from dslake_index.families import Group, Member, file_entry_id, folder_pattern, group_files, layout_signature
+from dslake_index.interrupt import ctrl_c_deferred, next_finished, raise_if_pressed
+from dslake_index.profile_task import limit_memory, profile_file_task
+from dslake_index.profilers.base import PROFILER_VERSION, Limits, Profile
+from dslake_index.progress import Progress
+from dslake_index.scan import FileStat, ScanResult
 
 
 @dataclass
@@ -156,7 +156,7 @@ def run_index(
     if todo:
         _profile_all(conn, db_path, lake, todo, {f.path for f in new}, options, summary, progress)
     _rebuild_dirty_entries(conn, options, progress, force=new_render is not None)
-    from index.summaries import apply_summaries
+    from dslake_index.summaries import apply_summaries
 
     apply_summaries(conn)  # a rebuilt entry gets its stored model summary back before its card is embedded
     if new_render is not None:
@@ -182,8 +182,8 @@ def _rendering_changed(conn: sqlite3.Connection) -> str | None:
     Every folder is then marked dirty and rebuilt one transaction at a time, so a concurrent search keeps
     seeing the old entries until each folder's new ones replace them (never an empty catalog).
     """
-    from index.catalog import get_meta
-    from index.entries import render_version
+    from dslake_index.catalog import get_meta
+    from dslake_index.entries import render_version
 
     version = render_version()
     if get_meta(conn, "render_version") == version:
@@ -198,7 +198,7 @@ def _pool_context() -> multiprocessing.context.BaseContext:
     # that may hold torch threads or open Chroma handles.
     ctx = multiprocessing.get_context("forkserver")
     # index.fork_server first: a Ctrl-C while the server imports the rest ends it quietly, not with a traceback.
-    ctx.set_forkserver_preload(["index.fork_server", "index.profilers.registry", "pandas", "openpyxl",
+    ctx.set_forkserver_preload(["dslake_index.fork_server", "dslake_index.profilers.registry", "pandas", "openpyxl",
                                 "pyarrow.parquet"])
     return ctx
 
@@ -339,7 +339,7 @@ def refresh_entries(
 ) -> int:
     """Rebuild the entries of dirty folders (e.g. after analyses were added), add stored summaries and sync vectors;
     return how many cards were embedded."""
-    from index.summaries import apply_summaries
+    from dslake_index.summaries import apply_summaries
 
     _rebuild_dirty_entries(conn, options, progress)
     apply_summaries(conn)

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
-from index.families import name_pattern
+from dslake_index.families import name_pattern
 
 MIN_SHARED_LETTERS = 4  # a shared name part shorter than this ('2024_', 'CSN_') says nothing about the content
 MIN_COLUMN_OVERLAP = 0.5  # Jaccard overlap of column names above which two tables count as one layout

@@ -9,8 +9,8 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from index.profilers.base import PROFILER_VERSION, Limits
-from index.scan import hash_file
+from dslake_index.profilers.base import PROFILER_VERSION, Limits
+from dslake_index.scan import hash_file
 
 _readers: dict[str, sqlite3.Connection] = {}
 
@@ -40,8 +40,8 @@ def _stat(path: Path) -> tuple[int, int]:
 
 def profile_file_task(abs_path: str, db_path: str, limits: Limits, algorithm: str) -> dict[str, Any]:
     """Hash one file and profile it unless its content is already cached; report a failure as data."""
-    from index.profilers.base import ProfileError
-    from index.profilers.registry import profile_path
+    from dslake_index.profilers.base import ProfileError
+    from dslake_index.profilers.registry import profile_path
 
     path = Path(abs_path)
     result: dict[str, Any] = {"hash": None, "profile": None, "error": None, "error_kind": None}

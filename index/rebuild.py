@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from index import catalog as catalog_db
+from dslake_index import catalog as catalog_db
 
 PROFILE_COLUMNS = "hash, profiler_version, format, signature, profile, created_at"
 ANALYSIS_COLUMNS = "hash, text, source, created_at"  # paid-for LLM analyses (and summaries) are worth keeping too
@@ -80,7 +80,7 @@ def rebuild_catalog(catalog_dir: Path, db_path: Path, store_factory: Callable[[]
         chroma = catalog_dir / "chroma"
         if chroma.exists():
             shutil.rmtree(chroma)
-            from index.vectors import forget_cached_client
+            from dslake_index.vectors import forget_cached_client
 
             forget_cached_client(chroma)
     return len(kept)

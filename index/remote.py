@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from index.retrieve import Hit, Retriever, SearchTiming
+from dslake_index.retrieve import Hit, Retriever, SearchTiming
 
 
 def card_metadata(row: Mapping[str, Any]) -> dict[str, Any]:

@@ -8,9 +8,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from index import fulltext
-from index.errors import CatalogError, ConfigError
-from index.kin import are_kin, kin_key, kin_line
+from dslake_index import fulltext
+from dslake_index.errors import CatalogError, ConfigError
+from dslake_index.kin import are_kin, kin_key, kin_line
 
 
 @dataclass

@@ -17,10 +17,10 @@ import re
 import sqlite3
 import time
 
-from index import fulltext
-from index.cards import _SPLIT, _camel_digits
-from index.catalog import transaction
-from index.profilers.base import Profile
+from dslake_index import fulltext
+from dslake_index.cards import _SPLIT, _camel_digits
+from dslake_index.catalog import transaction
+from dslake_index.profilers.base import Profile
 
 MIN_WORDS = 2  # an entry with fewer distinct content words than this wants a summary
 WORD_MIN_LETTERS = 4  # shorter tokens are mostly codes and abbreviations (DOY, nT, Kp, wu)

@@ -6,9 +6,9 @@ import sqlite3
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from index.catalog import get_meta, set_meta, transaction
-from index.remote import card_metadata
-from index.vector_check import compare, drift_problem
+from dslake_index.catalog import get_meta, set_meta, transaction
+from dslake_index.remote import card_metadata
+from dslake_index.vector_check import compare, drift_problem
 
 EMBED_BATCH = 256
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from index.catalog import get_meta, set_meta, transaction
+from dslake_index.catalog import get_meta, set_meta, transaction
 
 STAMP_KEY = "vector_stamp"
 

@@ -20,8 +20,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import numpy as np
-
-from index.errors import CatalogError, DiskFull, UsageError, is_disk_full
+from dslake_index.errors import CatalogError, DiskFull, UsageError, is_disk_full
 
 SPACE = "cosine"
 DEFAULT_PORT = 8000

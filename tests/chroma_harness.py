@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from index.errors import CatalogError
+from dslake_index.errors import CatalogError
 
 # The heartbeat goes straight to the local server, never through a proxy from the environment.
 _NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))

@@ -8,9 +8,8 @@ import pytest
 from agent_helpers import SUM_WIDGETS, TOP_REGION_ONLY, fenced, rules_file
 from click.testing import CliRunner
 from conftest import write_table_lake
+from dslake_cli.cli import cli
 from llm_harness import LLM_ENV_VARS
-
-from cli import cli
 
 
 @pytest.fixture

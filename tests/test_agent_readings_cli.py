@@ -10,9 +10,8 @@ import pytest
 from agent_helpers import SUM_WIDGETS, fenced, rules_file
 from click.testing import CliRunner
 from conftest import write_table_lake
+from dslake_cli.cli import cli
 from llm_harness import LLM_ENV_VARS
-
-from cli import cli
 
 WITH_ALTERNATIVE = SUM_WIDGETS + "print('Alternative: north region only = 10')\n"
 QUESTION = "How many widget units were sold in total?"

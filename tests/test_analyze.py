@@ -9,12 +9,12 @@ import shutil
 import pytest
 from agent_helpers import FAST, fenced
 from conftest import write_table_lake
+from dslake_index import catalog
 from llm_harness import LLM_ENV_VARS
 
 from dsstar_lake.errors import ModelNotConfigured
 from dsstar_lake.lake import Lake
 from dsstar_lake.llm.scripted import ScriptedProvider
-from index import catalog
 
 HEADING = "Analysis (llm:fake-analyzer; what a model-written script printed about the file):"
 FAMILY_FIRST = "sensors/daily/readings_2024-01-01.csv"

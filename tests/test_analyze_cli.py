@@ -8,9 +8,8 @@ import pytest
 from agent_helpers import fenced
 from click.testing import CliRunner
 from conftest import write_table_lake
+from dslake_cli.cli import cli
 from llm_harness import LLM_ENV_VARS
-
-from cli import cli
 
 FAMILY_FIRST = "sensors/daily/readings_2024-01-01.csv"
 BLOB_SCRIPT = "data = open('data/blob.bin', 'rb').read()\nprint('a blob of', len(data), 'bytes, first', data[:4].hex())"

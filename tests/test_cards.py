@@ -5,10 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import openpyxl
-
-from index.cards import CARD_MAX, HINT_PREFIX, card, describe, path_words
-from index.profilers.base import Column, Limits, Profile, Table
-from index.profilers.registry import profile_path
+from dslake_index.cards import CARD_MAX, HINT_PREFIX, card, describe, path_words
+from dslake_index.profilers.base import Column, Limits, Profile, Table
+from dslake_index.profilers.registry import profile_path
 
 SAMPLES = Path(__file__).resolve().parent.parent / "data_samples"
 

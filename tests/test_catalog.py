@@ -2,8 +2,7 @@ import multiprocessing
 import time
 
 import pytest
-
-from index import catalog
+from dslake_index import catalog
 
 
 def test_fresh_manifest_has_the_pinned_schema(tmp_path):

@@ -17,12 +17,12 @@ import numpy as np
 import pytest
 from chroma_harness import start_chroma_server
 from click.testing import CliRunner
+from dslake_cli.cli import cli
+from dslake_index import catalog as catalog_db
+from dslake_index.vectors import VectorStore
 
-from cli import cli
 from dsstar_lake.errors import DiskFull, is_disk_full
 from dsstar_lake.lake import Lake
-from index import catalog as catalog_db
-from index.vectors import VectorStore
 
 REPO = Path(__file__).resolve().parent.parent
 QUESTION = "unhealthy ozone days by county"
@@ -142,7 +142,7 @@ def test_search_and_status_work_from_a_read_only_catalog(table_lake: Path, monke
         if os.access(catalog, os.W_OK):
             # root writes through file modes: have dslake see the folder as an ordinary user would, and check
             # below that it wrote nothing although it could have.
-            monkeypatch.setattr("index.catalog.writable", lambda folder: False)
+            monkeypatch.setattr("dslake_index.catalog.writable", lambda folder: False)
         runner = CliRunner()
         search = runner.invoke(cli, ["search", QUESTION, "--lake", str(table_lake), "--json", "-k", "3"])
         assert search.exit_code == 0, search.output

@@ -6,8 +6,7 @@ import json
 
 import pytest
 from click.testing import CliRunner
-
-from cli import cli
+from dslake_cli.cli import cli
 
 
 @pytest.fixture

@@ -11,8 +11,8 @@ from pathlib import Path
 import click
 import pytest
 from click.testing import CliRunner
+from dslake_cli.cli import cli
 
-from cli import cli
 from dsstar_lake.settings import Settings
 
 REPO = Path(__file__).resolve().parent.parent

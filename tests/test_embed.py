@@ -11,10 +11,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from dslake_index import embed
+from dslake_index.embed import Embedder, get_embedder
 
 from dsstar_lake.errors import ConfigError
-from index import embed
-from index.embed import Embedder, get_embedder
 
 ROOT = Path(__file__).resolve().parent.parent
 HEAVY = ("torch", "sentence_transformers", "onnxruntime", "chromadb", "transformers")
@@ -59,7 +59,7 @@ def test_import_and_construction_load_nothing_heavy(tmp_path: Path) -> None:
     result = _run_python(
         f"""
         import sys
-        import index.embed as e
+        import dslake_index.embed as e
         emb = e.get_embedder({{"backend": "auto", "batch_size": 8, "threads": 1}})
         print(emb.dim, emb.model_id)
         print(sorted(m for m in {HEAVY!r} if m in sys.modules))
@@ -103,7 +103,7 @@ def test_cold_query_in_fresh_process_never_imports_torch(onnx_embedder: Embedder
     result = _run_python(
         """
         import sys
-        from index.embed import get_embedder
+        from dslake_index.embed import get_embedder
         emb = get_embedder({"backend": "auto", "batch_size": 64, "threads": 1})
         v = emb.encode(["one query"])
         print(v.shape, v.dtype, emb.active_backend)

@@ -10,9 +10,9 @@ import json
 import pytest
 from agent_helpers import FAST, SUM_WIDGETS, fenced
 from click.testing import CliRunner
+from dslake_cli.cli import cli
 from llm_harness import LLM_ENV_VARS
 
-from cli import cli
 from dsstar_lake.eval.results import BenchmarkReport, TaskResult
 from dsstar_lake.eval.runner import BenchmarkOptions
 from dsstar_lake.eval.tasks import Task

@@ -7,9 +7,8 @@ import json
 import pytest
 from agent_helpers import SUM_WIDGETS, WORST_COUNTY, fenced
 from click.testing import CliRunner
+from dslake_cli.cli import cli
 from llm_harness import LLM_ENV_VARS
-
-from cli import cli
 
 TASKS = [
     {

@@ -1,4 +1,4 @@
-from index.families import Member, group_folder, name_pattern
+from dslake_index.families import Member, group_folder, name_pattern
 
 
 def test_name_pattern_turns_dates_and_numbers_into_wildcards():
@@ -51,7 +51,7 @@ def test_numbered_documents_stay_single_but_numbered_records_form_a_family():
 
 
 def test_sibling_folders_that_differ_by_dates_merge_per_name_pattern_and_schema():
-    from index.families import group_files
+    from dslake_index.families import group_files
 
     days = [f"obs/run_2024010{d}" for d in range(1, 6)]
     members = [Member(f"{f}/run_2024010{i}.sp3", f"run_2024010{i}.sp3", "sp3\x1flayout:sp3", 90_000)
@@ -70,7 +70,7 @@ def test_sibling_folders_that_differ_by_dates_merge_per_name_pattern_and_schema(
 
 
 def test_values_shared_by_every_member_stay_in_the_glob():
-    from index.families import group_files
+    from dslake_index.families import group_files
 
     members = [Member(f"v2/SP3_{d}T235942_0201.csv", f"SP3_{d}T235942_0201.csv", "csv\x1f:a|b")
                for d in ("20190901", "20190902", "20190904")]
@@ -79,7 +79,7 @@ def test_values_shared_by_every_member_stay_in_the_glob():
 
 
 def test_a_large_companion_is_not_a_sidecar_and_a_lone_header_documents_its_file():
-    from index.families import group_files
+    from dslake_index.families import group_files
 
     small = [Member("d/x.csv", "x.csv", "csv\x1f:a|b", 10_000), Member("d/x.json", "x.json", "json\x1fk", 300)]
     big = [Member("e/y.csv", "y.csv", "csv\x1f:a|b", 10_000), Member("e/y.json", "y.json", "json\x1fk", 9_000)]
@@ -89,7 +89,7 @@ def test_a_large_companion_is_not_a_sidecar_and_a_lone_header_documents_its_file
 
 
 def test_describe_values_says_runs_gaps_and_what_is_left_out():
-    from index.families import describe_values
+    from dslake_index.families import describe_values
 
     assert describe_values([f"{i:03d}" for i in range(1, 716)]) == "001 … 715, every number (715 values)"
     assert describe_values([str(y) for y in range(2002, 2024)]) == "2002 … 2023, every year (22 values)"
@@ -106,7 +106,7 @@ def test_describe_values_says_runs_gaps_and_what_is_left_out():
 
 
 def test_layout_signature_gives_fixed_layouts_a_schema_but_not_prose():
-    from index.families import layout_signature
+    from dslake_index.families import layout_signature
 
     assert layout_signature("sp3", None) == "sp3\x1flayout:sp3"
     assert layout_signature("xml", {"root": "H", "fields": {"b/c": "1", "a": "x"}}) == "xml\x1f<H>:a|b/c"
@@ -116,9 +116,9 @@ def test_layout_signature_gives_fixed_layouts_a_schema_but_not_prose():
 
 
 def test_a_family_card_names_every_id_behind_a_star_but_only_the_ends_of_a_run():
-    from index.entries import family_entry
-    from index.families import group_files
-    from index.profilers.base import Profile
+    from dslake_index.entries import family_entry
+    from dslake_index.families import group_files
+    from dslake_index.profilers.base import Profile
 
     members = [Member(f"town/daily_{s}/rain_2024010{d}.csv", f"rain_2024010{d}.csv", "csv\x1f:date|mm")
                for s in (5, 305, 605) for d in (1, 2, 3)]

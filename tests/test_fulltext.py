@@ -1,8 +1,7 @@
 import sqlite3
 
 import pytest
-
-from index import catalog, fulltext
+from dslake_index import catalog, fulltext
 
 
 def test_split_words_splits_paths_snake_camel_and_digits():

@@ -7,10 +7,10 @@ import shutil
 import zipfile
 
 import pytest
+from dslake_index import catalog
 
 from dsstar_lake.errors import CatalogLocked
 from dsstar_lake.lake import Lake
-from index import catalog
 
 
 def _consistent(lake: Lake) -> None:

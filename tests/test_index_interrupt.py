@@ -18,9 +18,8 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO
-
-from index.embed import model_dir, onnx_dir
-from index.sync import check_consistency
+from dslake_index.embed import model_dir, onnx_dir
+from dslake_index.sync import check_consistency
 
 FOLDERS, PER_FOLDER = 12, 50  # 600 files: several seconds of profiling on 2 cores, far more than the test waits
 

@@ -73,8 +73,7 @@ def test_watch_events_become_lake_paths_or_a_full_scan(tmp_path):
 
 def test_cli_paths_from_here_or_from_the_lake_root(tmp_path, monkeypatch):
     from click.testing import CliRunner
-
-    from cli import cli
+    from dslake_cli.cli import cli
 
     root = write_table_lake(tmp_path / "lake")
     catalog = tmp_path / "catalog"

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from dslake_cli.cli import cli
+from dslake_index.kin import are_kin, kin_key
+from dslake_index.retrieve import with_folder_prior
 
-from cli import cli
 from dsstar_lake.lake import Lake
-from index.kin import are_kin, kin_key
-from index.retrieve import with_folder_prior
 
 
 def _datasheet(path: Path, beach: str, sites: list[str], rows: int) -> None:
@@ -126,7 +126,7 @@ def test_folder_prior_follows_the_best_match_into_a_small_folder_past_a_tail_of_
 
 
 def test_a_family_folded_into_a_slot_says_which_files_are_its_own():
-    from index.kin import kin_line
+    from dslake_index.kin import kin_line
 
     description = ("Family of 4 files matching `env/*_beach_datasheet.csv` (one schema, one name pattern).\n"
                    "First: env/city_point_beach_datasheet.csv; last: env/tenean_beach_datasheet.csv. The '*' stands "

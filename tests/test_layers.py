@@ -35,6 +35,16 @@ def project_modules() -> dict[str, Path]:
 
 
 MODULES = project_modules()
+# Installed, the folders index/ and cli.py are the packages dslake_index and dslake_cli (pyproject.toml); the graph
+# names nodes by folder.
+INSTALLED_AS = {"dslake_index": "index", "dslake_cli.cli": "cli"}
+
+
+def _folder_name(module: str) -> str:
+    for installed, folder in INSTALLED_AS.items():
+        if module == installed or module.startswith(installed + "."):
+            return folder + module[len(installed):]
+    return module
 
 
 def imported(name: str, path: Path, *, module_level_only: bool = False) -> Iterator[tuple[str, int]]:
@@ -54,7 +64,7 @@ def imported(name: str, path: Path, *, module_level_only: bool = False) -> Itera
             targets = submodules + ([base] if len(submodules) < len(node.names) else [])
         else:
             continue
-        for target in targets:
+        for target in map(_folder_name, targets):
             while target and target not in MODULES and "." in target:  # `import index.x.y` names index.x.y
                 target = target.rpartition(".")[0]
             if target in MODULES and target != name:

@@ -7,9 +7,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-
-from index.profilers.base import PATH_PLACEHOLDER, Limits
-from index.profilers.registry import profile_path
+from dslake_index.profilers.base import PATH_PLACEHOLDER, Limits
+from dslake_index.profilers.registry import profile_path
 
 
 def run_hint(hint: str, path: Path):

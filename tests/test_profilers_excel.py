@@ -9,9 +9,8 @@ from pathlib import Path
 import openpyxl
 import pandas as pd
 import pytest
-
-from index.profilers.base import PATH_PLACEHOLDER, Limits, ProfileError
-from index.profilers.registry import profile_path
+from dslake_index.profilers.base import PATH_PLACEHOLDER, Limits, ProfileError
+from dslake_index.profilers.registry import profile_path
 
 
 def run_hint(hint: str, path: Path):

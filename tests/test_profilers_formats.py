@@ -12,10 +12,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-
-from index.profilers import jsonfile
-from index.profilers.base import PATH_PLACEHOLDER, Limits, ProfileError
-from index.profilers.registry import PROFILERS_VERSION, profile_path
+from dslake_index.profilers import jsonfile
+from dslake_index.profilers.base import PATH_PLACEHOLDER, Limits, ProfileError
+from dslake_index.profilers.registry import PROFILERS_VERSION, profile_path
 
 
 def run_hint(hint: str, path: Path):

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from dslake_index.profilers.base import Limits, Profile, ProfileError
+from dslake_index.profilers.registry import profile_path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from index.profilers.base import Limits, Profile, ProfileError
-from index.profilers.registry import profile_path
 
 SAMPLES = Path(__file__).resolve().parent.parent / "data_samples"
 EXTS = [".csv", ".tsv", ".xlsx", ".json", ".jsonl", ".parquet", ".html", ".npz", ".md", ".dat", ".txt", ".gz"]

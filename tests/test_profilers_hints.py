@@ -7,13 +7,12 @@ import datetime as dt
 from pathlib import Path
 
 import pytest
-
-from index.cards import describe
-from index.entries import family_entry
-from index.families import Group, Member
-from index.hint_check import check_files, check_profile, run_hint
-from index.profilers.base import Limits, Profile
-from index.profilers.registry import profile_path
+from dslake_index.cards import describe
+from dslake_index.entries import family_entry
+from dslake_index.families import Group, Member
+from dslake_index.hint_check import check_files, check_profile, run_hint
+from dslake_index.profilers.base import Limits, Profile
+from dslake_index.profilers.registry import profile_path
 
 
 def write(tmp_path: Path, name: str, text: str, encoding: str = "utf-8") -> Path:

@@ -9,10 +9,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-
-from index.cards import card, describe
-from index.profilers.base import PATH_PLACEHOLDER, Limits, ProfileError
-from index.profilers.registry import profile_path
+from dslake_index.cards import card, describe
+from dslake_index.profilers.base import PATH_PLACEHOLDER, Limits, ProfileError
+from dslake_index.profilers.registry import profile_path
 
 SAMPLES = Path(__file__).resolve().parent.parent / "data_samples"
 # Hidden names are not lake files: .dslakeignore, and the .dslake catalog the README's demo writes.

@@ -8,6 +8,7 @@ from html.parser import HTMLParser
 
 import pytest
 from click.testing import CliRunner
+from dslake_cli.cli import cli
 from llm_harness import LLM_ENV_VARS
 from report_helpers import (
     FAST,
@@ -32,7 +33,6 @@ from report_helpers import (
     write_rules,
 )
 
-from cli import cli
 from dsstar_lake.errors import ProviderError, UsageError
 
 CHART = "figures/q1-bar-chart-of-units-by-region.png"

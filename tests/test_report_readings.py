@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 
 from click.testing import CliRunner
+from dslake_cli.cli import cli
 from llm_harness import LLM_ENV_VARS
 from report_helpers import FIRST, WIDGETS, fenced, questions_json, write_rules
 
-from cli import cli
 from dsstar_lake.report import document, writer
 from dsstar_lake.report.questions import SubQuestion
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 from click.testing import CliRunner
+from dslake_cli.cli import cli
 
-from cli import cli
 from dsstar_lake.lake import Lake
 
 
@@ -57,7 +57,7 @@ def test_eval_retrieval_matches_hand_computed_recall(samples_lake, tmp_path):
 
 
 def test_convex_fusion_keeps_a_far_ahead_full_text_match_that_rank_fusion_buries():
-    from index.retrieve import fuse_convex, fuse_rrf
+    from dslake_index.retrieve import fuse_convex, fuse_rrf
 
     # Memos rate middling on both sides; the inspection family is found far ahead by full text, barely by dense.
     dense = [("report", 0.62)] + [(f"memo-{i}", 0.55 - i * 0.01) for i in range(20)] + [("inspections", 0.31),

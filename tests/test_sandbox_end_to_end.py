@@ -17,10 +17,10 @@ import pytest
 from agent_helpers import fenced, rules_file
 from click.testing import CliRunner
 from conftest import write_table_lake
+from dslake_cli.cli import cli
 from llm_harness import LLM_ENV_VARS
 from sandbox_helpers import BACKENDS
 
-from cli import cli
 from dsstar_lake.errors import ConfigError
 
 HOSTILE = """

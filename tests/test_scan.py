@@ -1,7 +1,7 @@
 import os
 from pathlib import Path
 
-from index.scan import hash_file, scan_lake
+from dslake_index.scan import hash_file, scan_lake
 
 
 def _write(path: Path, text: str = "a,b\n1,2\n") -> Path:

@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 from chroma_harness import start_chroma_server
 from click.testing import CliRunner
+from dslake_cli.cli import cli
+from dslake_index.families import file_entry_id
+from dslake_index.vectors import VectorStore
 
-from cli import cli
 from dsstar_lake.errors import CatalogError
 from dsstar_lake.lake import Lake
-from index.families import file_entry_id
-from index.vectors import VectorStore
 
 
 def manifest_entries(lake: Lake) -> dict[str, dict]:
@@ -100,7 +100,7 @@ def test_a_collection_larger_than_one_chroma_batch(table_lake: Path, tmp_path: P
     monkeypatch.setattr(FastAPI, "get_max_batch_size", lambda self: 3)
     monkeypatch.setattr(FastAPI, "_upsert", upsert)
     monkeypatch.setattr(FastAPI, "_delete", delete)
-    monkeypatch.setattr("index.sync.EMBED_BATCH", 4)  # several embedding batches as well
+    monkeypatch.setattr("dslake_index.sync.EMBED_BATCH", 4)  # several embedding batches as well
     add_one_off_tables(table_lake, 8)
     with start_chroma_server(tmp_path / "chroma-data", port=0) as server:
         import chromadb

@@ -9,17 +9,17 @@ import pytest
 from agent_helpers import FAST, fenced
 from click.testing import CliRunner
 from conftest import write_table_lake
+from dslake_cli.cli import cli
+from dslake_index import catalog
+from dslake_index.profilers.base import Column, Profile, Table
+from dslake_index.summaries import content_words, is_wordless
 from llm_harness import LLM_ENV_VARS
 
-from cli import cli
 from dsstar_lake.lake import Lake
 from dsstar_lake.llm.registry import model_for
 from dsstar_lake.llm.scripted import ScriptedProvider
 from dsstar_lake.settings import Settings
 from dsstar_lake.summarize import parse_summary
-from index import catalog
-from index.profilers.base import Column, Profile, Table
-from index.summaries import content_words, is_wordless
 
 WORDLESS = "space/k7q_2023.dat"  # a header-less numeric table named by a code
 CODES = "space/b_q.csv"  # columns named by codes

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from agent_helpers import FAST, fenced, prompts, scripted
 from click.testing import CliRunner
+from dslake_cli.cli import cli
 from rich.console import Console
 
-from cli import cli
 from dsstar_lake.agent.prompts import render
 from dsstar_lake.lake import Lake
 from dsstar_lake.untrusted import frame, quote, visible
@@ -86,7 +86,7 @@ def _hostile_lake(root: Path) -> Path:
 @pytest.fixture
 def wide(monkeypatch):
     """Print the CLI's human output wide enough that tables keep a long escaped name whole."""
-    monkeypatch.setattr("cli.out", Console(soft_wrap=True, width=250))
+    monkeypatch.setattr("dslake_cli.cli.out", Console(soft_wrap=True, width=250))
 
 
 def test_hostile_name_and_text_cannot_pose_as_prompt_sections(tmp_path, wide):

@@ -14,9 +14,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 from chroma_harness import free_port, start_chroma_server
+from dslake_index.vectors import VectorStore, parse_url
 
 from dsstar_lake.errors import CatalogError, UsageError
-from index.vectors import VectorStore, parse_url
 
 ROOT = Path(__file__).resolve().parent.parent
 DIM = 384
@@ -181,7 +181,7 @@ def test_reopen_in_a_new_process_keeps_data(tmp_path: Path) -> None:
     code = f"""
         import numpy as np
         from pathlib import Path
-        from index.vectors import VectorStore
+        from dslake_index.vectors import VectorStore
         with VectorStore.open(path=Path({str(tmp_path / "chroma")!r}), collection="persist") as s:
             print(s.count(), s.query(np.load({str(tmp_path / "q.npy")!r}), n=1)[0][0], "id11" in s.ids(),
                   s.embedding_function)

@@ -43,6 +43,12 @@ def build_and_install(work: Path) -> Path:
     (wheel,) = (work / "dist").glob("dsstar_lake-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     assert "dsstar_lake/default.toml" in names, "the wheel must carry the default settings"
+    # Installed names that cannot overwrite another distribution's `index` or `cli`, and every package folder.
+    tops = {name.split("/")[0] for name in names if not name.startswith("dsstar_lake-")}
+    assert tops == {"dsstar_lake", "dslake_index", "dslake_cli"}, tops
+    folders = {str(p.parent.relative_to(REPO)) for p in (REPO / "dsstar_lake").rglob("*.py")} | {
+        str(p.parent.relative_to(REPO)).replace("index", "dslake_index", 1) for p in (REPO / "index").rglob("*.py")}
+    assert folders <= {name.rpartition("/")[0] for name in names}, "a package folder is missing from pyproject.toml"
     _pip("install", "--no-deps", "--no-index", "--target", str(work / "site"), str(wheel), cwd=work)
     return work / "site"
 
@@ -63,7 +69,8 @@ def test_a_wheel_install_indexes_and_searches_from_another_folder(tmp_path):
         return subprocess.run([sys.executable, *args], cwd=elsewhere, env=env, capture_output=True, text=True,
                               timeout=300)
 
-    where = run("-c", "import cli, dsstar_lake, index; print(cli.__file__, dsstar_lake.__file__, index.__file__)")
+    where = run("-c", "import dslake_cli.cli as c, dsstar_lake as d, dslake_index as i; "
+                      "print(c.__file__, d.__file__, i.__file__)")
     assert where.returncode == 0, where.stderr
     assert all(Path(p).is_relative_to(site) for p in where.stdout.split()), where.stdout  # not the repository's
 

@@ -9,11 +9,12 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from dslake_index import lookup
+
 from dsstar_lake.agent.brief import brief, pointer
 from dsstar_lake.agent.state import ContextEntry
 from dsstar_lake.errors import CatalogError, UsageError
 from dsstar_lake.untrusted import frame, quote, visible
-from index import lookup
 
 if TYPE_CHECKING:
     from dsstar_lake.runsetup import RunSetup
@@ -156,8 +157,8 @@ def _own_description(conn: Any, row: Any, rel: str) -> str | None:
     if profile is None:
         return None
     try:
-        from index.cards import describe
-        from index.profilers.base import Profile
+        from dslake_index.cards import describe
+        from dslake_index.profilers.base import Profile
 
         return describe(Profile.from_dict(json.loads(profile)), rel)
     except (ImportError, ValueError, KeyError, TypeError):

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from index.progress import Progress
+from dslake_index.progress import Progress
 
 if TYPE_CHECKING:
     from dsstar_lake.runs import RunRecord

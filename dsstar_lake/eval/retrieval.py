@@ -7,11 +7,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from dslake_index.lookup import entry_of_paths, profiled_paths
+
 from dsstar_lake.agent.context import block_tokens
 from dsstar_lake.agent.state import ContextEntry
 from dsstar_lake.eval.resolve import resolve_sources
 from dsstar_lake.eval.tasks import Task
-from index.lookup import entry_of_paths, profiled_paths
 
 if TYPE_CHECKING:
     from dsstar_lake.runsetup import RunSetup

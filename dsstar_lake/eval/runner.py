@@ -17,6 +17,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from dslake_index.progress import Progress
+
 from dsstar_lake.errors import DslakeError, UsageError
 from dsstar_lake.eval.answer_form import form_rules
 from dsstar_lake.eval.answers import parse_answer
@@ -34,7 +36,6 @@ from dsstar_lake.eval.results import (
 from dsstar_lake.eval.retrieval import default_missing_list, gold_files
 from dsstar_lake.eval.tasks import Task, load_tasks
 from dsstar_lake.runsetup import CACHE_NAME, RunSetup
-from index.progress import Progress
 
 GUIDELINES_PATH = Path(__file__).resolve().with_name("guidelines.txt")
 FROM_SETTINGS: Any = object()  # judge=FROM_SETTINGS: eval.judge_model, else the run's own provider and model
@@ -223,7 +224,7 @@ def plan_tasks(
     setup: RunSetup, tasks: list[Task], missing: list[str]
 ) -> tuple[list[tuple[Task, list[str]]], list[tuple[str, str]]]:
     """Resolve each task's gold files against the lake; return (task, gold) pairs and (id, reason) skips."""
-    from index.scan import scan_lake
+    from dslake_index.scan import scan_lake
 
     # The files on disk, not the catalog's: a file that failed to profile is still there to read.
     scan = scan_lake(Path(setup.root or "."), setup.catalog_dir, bool(setup.settings["index.follow_symlinks"]))

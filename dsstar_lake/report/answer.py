@@ -9,13 +9,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from dslake_index.progress import Progress
+
 from dsstar_lake.errors import DslakeError
 from dsstar_lake.report.prompts import template
 from dsstar_lake.report.questions import SubQuestion
 from dsstar_lake.runsetup import run_setup
 from dsstar_lake.sandbox.figures import read_figure
 from dsstar_lake.sandbox.workfolder import regular_files
-from index.progress import Progress
 
 if TYPE_CHECKING:
     from dsstar_lake.report.budget import SharedBudget

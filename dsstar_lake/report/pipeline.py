@@ -9,6 +9,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from dslake_index.progress import Progress
+
 from dsstar_lake.agent import context
 from dsstar_lake.errors import (
     BudgetExceeded,
@@ -24,7 +26,6 @@ from dsstar_lake.report.budget import SharedBudget
 from dsstar_lake.report.prompts import render
 from dsstar_lake.report.questions import SubQuestion
 from dsstar_lake.runs import RunRecord
-from index.progress import Progress
 
 if TYPE_CHECKING:
     from dsstar_lake.llm.call import LLM

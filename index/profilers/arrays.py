@@ -6,8 +6,8 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from index.profilers.base import Limits, Profile, ProfileError
-from index.profilers.stats import jsonable
+from dslake_index.profilers.base import Limits, Profile, ProfileError
+from dslake_index.profilers.stats import jsonable
 
 STATS_MAX_BYTES = 16 << 20  # arrays up to this size are loaded for min/max/mean
 MAX_ARRAYS = 100
@@ -110,7 +110,7 @@ def profile_cdf(path: Path, size: int, limits: Limits) -> Profile:
     try:
         import cdflib
     except ImportError:
-        from index.profilers.fallback import binary_profile
+        from dslake_index.profilers.fallback import binary_profile
 
         with open(path, "rb") as fh:
             head = fh.read(4096)

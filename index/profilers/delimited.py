@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from index.profilers.base import PATH_PLACEHOLDER, Limits, Profile, Table
-from index.profilers.stats import (
+from dslake_index.profilers.base import PATH_PLACEHOLDER, Limits, Profile, Table
+from dslake_index.profilers.stats import (
     _MONEY_PCT,
     _THOUSANDS,
     column_stats,
@@ -22,7 +22,7 @@ from index.profilers.stats import (
     sample_rows,
     year_outliers,
 )
-from index.profilers.textio import clip, count_lines, decode_head, detect_encoding, read_at
+from dslake_index.profilers.textio import clip, count_lines, decode_head, detect_encoding, read_at
 
 DELIMITERS = [",", "\t", ";", "|"]
 WHITESPACE = r"\s+"
@@ -421,7 +421,7 @@ def profile_delimited(path: Path | None, head: bytes, size: int, limits: Limits,
     lines = [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
     lay = find_layout(lines, ext, whole)
     if whole and lay.n_fields > 1 and lay.sep != WHITESPACE:
-        from index.profilers import stacked  # it builds on this module's layout functions
+        from dslake_index.profilers import stacked  # it builds on this module's layout functions
 
         stack = stacked.stack_of(lines, lay)
         if stack is not None:  # each table's own lines say what to skip: the one-table notes do not apply

@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from index.profilers.base import PATH_PLACEHOLDER, Limits, Profile, ProfileError, Table
-from index.profilers.stats import (
+from dslake_index.profilers.base import PATH_PLACEHOLDER, Limits, Profile, ProfileError, Table
+from dslake_index.profilers.stats import (
     column_stats,
     fill_notes,
     header_misfits,
@@ -18,7 +18,7 @@ from index.profilers.stats import (
     unique_column_names,
     year_outliers,
 )
-from index.profilers.textio import clip
+from dslake_index.profilers.textio import clip
 
 SCAN_CELLS = 80_000  # cells read per sheet to find tables; beyond, the row count comes from the dimension tag
 MAX_COLS = 400  # columns looked at per sheet

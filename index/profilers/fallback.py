@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from index.profilers.base import Profile
+from dslake_index.profilers.base import Profile
 
 _RUNS = re.compile(rb"[\x20-\x7e]{4,}")
 HEAD_CHARS = 600
@@ -55,7 +55,7 @@ def binary_profile(head: bytes, size: int, kind: str | None, notes: list[str] | 
 
 def text_fallback(text: str, size: int, encoding: str | None, notes: list[str] | None = None) -> Profile:
     """Return a plain text profile with a printable head when a format profiler could not read the text."""
-    from index.profilers.textio import printable
+    from dslake_index.profilers.textio import printable
 
     return Profile(format="text", size=size, encoding=encoding, text_sample=printable(text, HEAD_CHARS),
                    notes=list(notes or []), read_hint=f"open({{path}}, encoding={encoding or 'utf-8'!r}).read()")

@@ -7,9 +7,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from index.profilers.base import Limits, Table
-from index.profilers.delimited import WHITESPACE, hint_of
-from index.profilers.stats import column_stats, sample_rows
+from dslake_index.profilers.base import Limits, Table
+from dslake_index.profilers.delimited import WHITESPACE, hint_of
+from dslake_index.profilers.stats import column_stats, sample_rows
 
 _NUMERIC_TOKEN = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eEdD][-+]?\d+)?$|^\d{1,4}[-/:]\d{1,2}([-/:]\d{1,4})*$")
 _TLE1 = re.compile(r"^1 [0-9A-Z]{5}[A-Z ] ")

@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from index.profilers.base import Limits, Profile, Table
-from index.profilers.fallback import text_fallback
-from index.profilers.stats import column_stats, jsonable, sample_rows
-from index.profilers.textio import count_lines, decode_head, detect_encoding
+from dslake_index.profilers.base import Limits, Profile, Table
+from dslake_index.profilers.fallback import text_fallback
+from dslake_index.profilers.stats import column_stats, jsonable, sample_rows
+from dslake_index.profilers.textio import count_lines, decode_head, detect_encoding
 
 JSON_FULL_BYTES = 32 << 20  # json up to this size is parsed whole; beyond, records are decoded from the head
 MAX_DEPTH = 6

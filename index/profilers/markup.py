@@ -7,9 +7,9 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
-from index.profilers.base import Limits, Profile, Table
-from index.profilers.stats import column_stats, name_notes, sample_rows, unique_column_names
-from index.profilers.textio import decode_head, detect_encoding, printable
+from dslake_index.profilers.base import Limits, Profile, Table
+from dslake_index.profilers.stats import column_stats, name_notes, sample_rows, unique_column_names
+from dslake_index.profilers.textio import decode_head, detect_encoding, printable
 
 HTML_MAX_BYTES = 16 << 20  # html beyond this is profiled from its head only
 MAX_TABLES = 40

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from index.profilers.base import Limits, Profile, ProfileError, Table
-from index.profilers.stats import column_stats, jsonable, sample_rows
+from dslake_index.profilers.base import Limits, Profile, ProfileError, Table
+from dslake_index.profilers.stats import column_stats, jsonable, sample_rows
 
 MAX_ROW_GROUPS_STATS = 200  # row groups whose statistics are merged into min/max/nulls
 SAMPLE_ROWS = 2000

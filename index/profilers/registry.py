@@ -7,9 +7,9 @@ import zipfile
 import zlib
 from pathlib import Path
 
-from index.profilers.base import PROFILER_VERSION, Limits, Profile, ProfileError
-from index.profilers.fallback import DETECTED, binary_profile, empty_profile, text_fallback
-from index.profilers.textio import decode_head, file_size, looks_binary, read_head, sniff_magic
+from dslake_index.profilers.base import PROFILER_VERSION, Limits, Profile, ProfileError
+from dslake_index.profilers.fallback import DETECTED, binary_profile, empty_profile, text_fallback
+from dslake_index.profilers.textio import decode_head, file_size, looks_binary, read_head, sniff_magic
 
 PROFILERS_VERSION = PROFILER_VERSION
 
@@ -62,7 +62,7 @@ def _zip_names(path: Path) -> list[str] | None:
 
 
 def _dispatch(path: Path, head: bytes, size: int, ext: str, kind: str | None, limits: Limits) -> Profile:
-    from index.profilers import arrays, delimited, excel, jsonfile, markup, parquet, text
+    from dslake_index.profilers import arrays, delimited, excel, jsonfile, markup, parquet, text
 
     if kind == "zip":
         names = _zip_names(path)
@@ -123,7 +123,7 @@ def _dispatch(path: Path, head: bytes, size: int, ext: str, kind: str | None, li
 
 
 def _profile_text_by_content(path: Path, head: bytes, size: int, ext: str, start: str, limits: Limits) -> Profile:
-    from index.profilers import delimited, jsonfile, markup, text
+    from dslake_index.profilers import delimited, jsonfile, markup, text
 
     if start.startswith("<?xml") and "<html" not in start:
         return markup.profile_xml(path, head, size, limits)
@@ -143,7 +143,7 @@ def _profile_text_by_content(path: Path, head: bytes, size: int, ext: str, start
 
 def _profile_gzip(path: Path, head: bytes, size: int, limits: Limits) -> Profile:
     """Profile a gzip file by its decompressed head (delimited text or plain text), or describe it as binary."""
-    from index.profilers import delimited
+    from dslake_index.profilers import delimited
 
     try:
         with gzip.open(path, "rb") as fh:

@@ -11,8 +11,8 @@ import csv
 from dataclasses import dataclass, field
 from typing import Any
 
-from index.profilers.base import Limits, Profile, Table
-from index.profilers.delimited import (
+from dslake_index.profilers.base import Limits, Profile, Table
+from dslake_index.profilers.delimited import (
     DELIM_NAME,
     FORMAT_OF,
     Layout,
@@ -23,7 +23,7 @@ from index.profilers.delimited import (
     load_frame,
     read_kwargs,
 )
-from index.profilers.stats import (
+from dslake_index.profilers.stats import (
     column_stats,
     fill_notes,
     header_misfits,
@@ -31,7 +31,7 @@ from index.profilers.stats import (
     sample_rows,
     year_outliers,
 )
-from index.profilers.textio import clip
+from dslake_index.profilers.textio import clip
 
 
 @dataclass

@@ -10,7 +10,7 @@ import unicodedata
 import warnings
 from typing import Any
 
-from index.profilers.base import Column, Limits
+from dslake_index.profilers.base import Column, Limits
 
 MAX_TEXT = 60  # characters kept of one example value
 TOP_MAX_UNIQUE = 50  # a text column with at most this many distinct values gets top values

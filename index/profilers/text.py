@@ -6,11 +6,11 @@ import re
 from pathlib import Path
 from typing import Any
 
-from index.profilers import document
-from index.profilers.base import Limits, Profile, Table
-from index.profilers.fixedwidth import find_runs, is_sp3, is_tle, run_table, sp3_facts, tle_facts
-from index.profilers.stats import column_stats, fill_notes, sample_rows
-from index.profilers.textio import count_lines, decode_head, detect_encoding, printable
+from dslake_index.profilers import document
+from dslake_index.profilers.base import Limits, Profile, Table
+from dslake_index.profilers.fixedwidth import find_runs, is_sp3, is_tle, run_table, sp3_facts, tle_facts
+from dslake_index.profilers.stats import column_stats, fill_notes, sample_rows
+from dslake_index.profilers.textio import count_lines, decode_head, detect_encoding, printable
 
 SAMPLE_CHARS = 1500
 PROSE_SHARE = 0.1  # aligned rows covering less than this share of a text's lines do not make it a table

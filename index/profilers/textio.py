@@ -6,7 +6,7 @@ import codecs
 import os
 from pathlib import Path
 
-from index.profilers.base import ProfileError
+from dslake_index.profilers.base import ProfileError
 
 # Magic bytes of formats we recognise by content, whatever the extension says.
 MAGIC: list[tuple[bytes, str]] = [
