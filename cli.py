@@ -401,6 +401,21 @@ def report(request: str, lake_path: str | None, catalog: str | None, chroma_url:
     _print_json(result.to_dict()) if as_json else print_report(out, result)
 
 
+@cli.command()
+@lake_option
+@catalog_option
+@llm_options
+def mcp(lake_path: str | None, catalog: str | None, **params: Any) -> None:
+    """Serve the catalog to other agents over MCP on stdio: search, show, status, and ask when a model is set.
+
+    For an MCP client (Claude Desktop, an IDE agent) to start; the README shows its configuration. Nothing
+    writes the lake (an ask keeps its run record in the catalog). stdout is the protocol: logs go to stderr.
+    """
+    from dsstar_lake.mcp_server import serve
+
+    serve(_open_existing(lake_path, catalog, llm_flags(params)))
+
+
 add_examples(cli)
 
 
