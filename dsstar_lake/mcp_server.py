@@ -97,8 +97,11 @@ class AskResult(BaseModel):
     verified: bool = Field(description="Whether the verifier judged the plan sufficient.")
     files_used: list[str] = Field(description="Lake files the scripts read.")
     run_id: str = Field(description="The run's id: `dslake runs show ID` shows its plan, scripts and cost.")
-    stop_reason: str = Field(description="verified, max_rounds, budget or error.")
+    stop_reason: str | None = Field(description="verified, max_rounds, budget or error.")
+    error: str | None = Field(description="Why the run stopped short of a verified answer, when it did.")
     assumptions: list[str] = Field(description="Readings of the question the answer relies on.")
+    alternatives: list[dict[str, str]] = Field(description="Other readings of the question and their values "
+                                                           "(reading, value, how).")
     cost_usd: float
 
 
@@ -191,7 +194,8 @@ class _Server:
         answer = await self._run(self.asks, run)
         return AskResult(answer=str(answer.value), verified=bool(answer.verified),
                          files_used=list(answer.files_used), run_id=answer.run_id,
-                         stop_reason=str(answer.stop_reason), assumptions=list(answer.assumptions or []),
+                         stop_reason=answer.stop_reason, error=answer.error,
+                         assumptions=list(answer.assumptions or []), alternatives=list(answer.alternatives or []),
                          cost_usd=float(answer.cost_usd or 0.0))
 
     def close(self) -> None:

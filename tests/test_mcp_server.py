@@ -119,6 +119,7 @@ def test_ask_is_offered_with_a_model_and_answers_end_to_end(tmp_path):
     before = lake_files(root)
     rules = rules_file(
         tmp_path / "rules.jsonl",
+        {"role": "verifier", "match": "per zebra", "response": "server went away", "error": "fatal"},
         {"role": "planner", "response": "Sum the widget units in data/sales.csv."},
         {"role": "coder", "response": fenced(SUM_WIDGETS)},
         {"role": "verifier", "response": "Yes"},
@@ -130,9 +131,10 @@ def test_ask_is_offered_with_a_model_and_answers_end_to_end(tmp_path):
     async def calls(session: ClientSession) -> Any:
         names = [tool.name for tool in (await session.list_tools()).tools]
         result = await session.call_tool("ask", {"question": "How many widget units were sold?"})
-        return names, result
+        stopped = await session.call_tool("ask", {"question": "How many widget units per zebra?"})
+        return names, result, stopped
 
-    names, result = session_run(root, tmp_path / "stderr.txt", calls, env)
+    names, result, stopped = session_run(root, tmp_path / "stderr.txt", calls, env)
     assert names == ["search", "show", "status", "ask"]
     assert not result.is_error, text(result)
     answer = result.structured_content
@@ -140,6 +142,9 @@ def test_ask_is_offered_with_a_model_and_answers_end_to_end(tmp_path):
     assert answer["stop_reason"] == "verified"
     record = json.loads((root / ".dslake" / "runs" / answer["run_id"] / "answer.json").read_text())
     assert record["value"] == "14"  # the run is on disk, as `dslake ask` leaves it
+    # a run the model's provider stopped is a tool error that says how to go on, and the server goes on
+    assert stopped.is_error and "stopped: " in text(stopped) and "server went away" in text(stopped)
+    assert "dslake runs resume" in text(stopped)
     assert lake_files(root) == before
 
 
