@@ -401,6 +401,40 @@ def report(request: str, lake_path: str | None, catalog: str | None, chroma_url:
     _print_json(result.to_dict()) if as_json else print_report(out, result)
 
 
+@cli.command()
+@lake_option
+@catalog_option
+@llm_options
+def mcp(lake_path: str | None, catalog: str | None, **params: Any) -> None:
+    """Serve the catalog to other agents over MCP on stdio: search, show, status, and ask when a model is set.
+
+    For an MCP client (Claude Desktop, an IDE agent) to start; the README shows its configuration. Nothing
+    writes the lake (an ask keeps its run record in the catalog). stdout is the protocol: logs go to stderr.
+    """
+    from dsstar_lake.mcp_server import serve
+
+    serve(_open_existing(lake_path, catalog, llm_flags(params)))
+
+
+@cli.command()
+@click.argument("lake", required=False, type=click.Path(file_okay=True))
+@catalog_option
+@json_option
+def doctor(lake: str | None, catalog: str | None, as_json: bool) -> None:
+    """Check this machine: bubblewrap, model credentials, the embedding model, science packages, a catalog.
+
+    One line per check, with how to fix a problem. LAKE (or --catalog) adds the catalog's check, as
+    `dslake status --check`. Exits with 8 when a check fails (warnings do not count).
+    """
+    from dsstar_lake.doctor import print_doctor
+    from dsstar_lake.lake import Lake
+
+    report = Lake.doctor(lake, catalog)
+    _print_json(report.to_dict()) if as_json else print_doctor(out, report)
+    if report.failed:
+        sys.exit(STATUS_PROBLEMS)  # the code for "a problem was reported, with its fix"
+
+
 add_examples(cli)
 
 

@@ -22,7 +22,8 @@ __all__ = [
     "ModelNotConfigured", "ProviderError", "RunNotFound", "UsageError", "is_disk_full",
 ]
 
-# `dslake status` exits with this when it reports a problem in the catalog (it printed what, and how to fix it).
+# `dslake status` exits with this when it reports a problem in the catalog, and `dslake doctor` when a check
+# failed (each printed what, and how to fix it).
 STATUS_PROBLEMS = 8
 
 

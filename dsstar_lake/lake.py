@@ -459,3 +459,14 @@ class Lake:
         tasks = [task for path in task_files for task in load_tasks(path)]
         absent = read_missing(missing) if missing else default_missing_list(Path(task_files[0]).resolve().parent)
         return evaluate_retrieval(self.setup(), tasks, ks, absent)
+
+    # ---- dslake doctor (dsstar_lake/doctor.py) ---------------------------------------------------------------
+
+    @classmethod
+    def doctor(cls, path: str | None = None, catalog: str | None = None) -> Any:
+        """Check the sandbox, model credentials, embedding model and science packages, and the catalog when a
+        lake or catalog is given; return a DoctorReport."""
+        from dsstar_lake.doctor import diagnose
+
+        lake = cls.open(path, catalog=catalog) if (path or catalog) else None
+        return diagnose(lake.settings if lake else Settings.load(), lake.access if lake else None)
