@@ -95,7 +95,8 @@ def check_model(settings: Settings) -> Check:
         info = describe_configuration(settings)
         check_configured(settings)
     except DslakeError as exc:
-        return Check("model", FAIL, f"ask and report cannot run: {exc.message}", exc.hint or HOW_TO_CONFIGURE)
+        # A warning, not a failure: index, search, show and the MCP server's reads need no model.
+        return Check("model", WARN, f"ask and report cannot run: {exc.message}", exc.hint or HOW_TO_CONFIGURE)
     models = sorted({row["model"] for row in info["roles"]})
     return Check("model", OK, f"provider {info['provider']} ({', '.join(models)}), credentials: "
                  f"{info['credentials_source']}")
@@ -103,7 +104,7 @@ def check_model(settings: Settings) -> Check:
 
 def check_embedding(settings: Settings) -> Check:
     """Check the packaged MiniLM weights, and whether the ONNX export that searches use is cached."""
-    from index import embed
+    from dslake_index import embed
 
     section = settings.section("embed")
     try:

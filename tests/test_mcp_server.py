@@ -16,10 +16,9 @@ import anyio
 from agent_helpers import SUM_WIDGETS, fenced, rules_file
 from click.testing import CliRunner
 from conftest import write_table_lake
+from dslake_cli.cli import cli
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
-
-from cli import cli
 
 REPO = Path(__file__).resolve().parent.parent
 # What the server process gets besides the client's safe defaults (HOME, PATH, ...): the tests' isolated config
