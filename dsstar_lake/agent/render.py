@@ -98,14 +98,14 @@ def print_runs(console: Console, runs: list[dict[str, Any]]) -> None:
     if not runs:
         console.print("no runs yet (dslake ask QUESTION)")
         return
-    table = Table("run", "when", "status", "question", "answer", "rounds", "cost")
+    table = Table("run", "kind", "when", "status", "question / request", "answer / title", "rounds", "cost")
     table.columns[0].no_wrap = True
     # On a terminal a row stays one line; piped, the table keeps whole questions and answers (cells fold).
     question_chars, answer_chars = (50, 30) if console.is_terminal else (10_000, 10_000)
     for run in runs:
         when = dt.datetime.fromtimestamp(run["created_at"]).strftime("%Y-%m-%d %H:%M") if run["created_at"] else ""
         cost = "" if run["cost_usd"] is None else f"${run['cost_usd']:.4f}"
-        table.add_row(safe(run["id"]), when, safe(run["status"] or ""), safe(_short(run["question"], question_chars)),
+        table.add_row(safe(run["id"]), safe(run.get("kind") or "ask"), when, safe(run["status"] or ""), safe(_short(run["question"], question_chars)),
                       safe(_short(run["answer"] or "", answer_chars)), str(run["rounds"] or ""), cost)
     console.print(table)
 
@@ -118,6 +118,11 @@ def print_run(console: Console, run: dict[str, Any]) -> None:
     console.print(f"question: {safe(meta.get('question', ''))}", highlight=False)
     if meta.get("error"):
         console.print(f"[yellow]error:[/yellow] {safe(str(meta['error']))}", highlight=False)
+    if run.get("questions") is not None:  # a report: its sub-questions and their runs, not a plan
+        from dsstar_lake.report.render import print_report_run
+
+        print_report_run(console, run)
+        return
     console.print(f"context: {safe(', '.join(run['context']))}", highlight=False)
     for item in run["re_retrievals"]:
         console.print(f"missing data after round {item['round'] + 1}: {safe(item['missing'])} → "
