@@ -138,6 +138,10 @@ def test_html_embeds_each_figure_once_and_links_to_it_elsewhere(tmp_path):
     hrefs = {v for k, v in parsed.attrs if k == "href"}
     ids = {v for k, v in parsed.attrs if k == "id"}
     assert hrefs and all(h.startswith("#") and h[1:] in ids for h in hrefs)
+    # Two runs that drew the very same chart: one image, the other place links to it.
+    (tmp_path / "q2-b.png").write_bytes(PNG)
+    same = render_html(markdown, "t", figures, questions=[1, 2])
+    assert same.count("<img ") == 1 and '<a href="#fig-1">Figure for [2] (figure shown above)</a>' in same
 
 
 def test_header_names_request_date_lake_model_and_files_used_escaped():

@@ -119,9 +119,7 @@ def print_run(console: Console, run: dict[str, Any]) -> None:
     if meta.get("error"):
         console.print(f"[yellow]error:[/yellow] {safe(str(meta['error']))}", highlight=False)
     if run.get("questions") is not None:  # a report: its sub-questions and their runs, not a plan
-        from dsstar_lake.report.render import print_report_run
-
-        print_report_run(console, run)
+        _print_report_run(console, run)
         return
     console.print(f"context: {safe(', '.join(run['context']))}", highlight=False)
     for item in run["re_retrievals"]:
@@ -159,3 +157,32 @@ def print_run(console: Console, run: dict[str, Any]) -> None:
         from dsstar_lake.agent.state import Answer
 
         print_answer(console, Answer.from_dict(answer))
+
+
+def _print_report_run(console: Console, run: dict[str, Any]) -> None:
+    """Print a report run: its sub-questions with the id of each one's own run, what it wrote, its own calls."""
+    report = run.get("report") or {}
+    if report.get("title"):
+        console.print(f"report: [bold]{safe(report['title'])}[/bold]", highlight=False)
+    limit = 60 if console.is_terminal else 10_000  # piped, cells fold: keep every character
+    table = Table("#", "sub-question", "status", "answer / why not", "run")
+    table.columns[4].no_wrap = True
+    for q in run["questions"]:
+        shown = q.get("answer") if q.get("status") in ("answered", "unverified") else q.get("detail")
+        table.add_row(str(q.get("n")), safe(_short(q.get("text") or "", limit)), safe(q.get("status") or ""),
+                      safe(_short(shown or "", limit)), safe(q.get("run_id") or ""))
+    console.print(table)
+    if any(q.get("run_id") for q in run["questions"]):
+        console.print("each sub-question is its own run: dslake runs show RUN", highlight=False)
+    for path in report.get("files") or []:
+        if str(path).endswith((".md", ".html")):
+            console.print(f"  {safe(path)}", highlight=False)
+    for text in report.get("notes") or []:
+        console.print(f"[dim]note:[/dim] {safe(text)}", highlight=False)
+    for text in report.get("problems") or []:
+        console.print(f"[yellow]flagged:[/yellow] {safe(text)}", highlight=False)
+    calls = Table("role", "calls", "tokens in", "tokens out", "cost", title="the report's own calls")
+    for role, c in run["calls"].items():
+        calls.add_row(safe(role), str(c["calls"]), str(c["input_tokens"]), str(c["output_tokens"]),
+                      f"${c['cost_usd']:.4f}")
+    console.print(calls)

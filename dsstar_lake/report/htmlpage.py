@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import hashlib
 import html
 import re
 import string
@@ -57,13 +58,18 @@ def _numbered(heading: str) -> int | None:
 
 
 def _figure_anchors(tokens: list[Any], figures: dict[str, Path]) -> dict[str, str]:
-    """Return an anchor id for each figure the page embeds, numbered in the order they first appear."""
+    """Return an anchor id for each figure the page embeds, numbered in the order they first appear.
+
+    Two figures with the same bytes (two runs drew the same chart) share one anchor: one image.
+    """
     anchors: dict[str, str] = {}
+    by_content: dict[bytes, str] = {}
     for token in tokens:
         for child in token.children or []:
             src = normal_src(str(child.attrs.get("src", ""))) if child.type == "image" else ""
             if src in figures and src not in anchors:
-                anchors[src] = f"fig-{len(anchors) + 1}"
+                content = hashlib.sha256(figures[src].read_bytes()).digest()
+                anchors[src] = by_content.setdefault(content, f"fig-{len(by_content) + 1}")
     return anchors
 
 
@@ -90,7 +96,7 @@ class _Page:
         self.figures = figures
         self.known = known
         self.anchors = anchors  # figure src -> id of the one <img> that embeds it
-        self.placed: set[str] = set()
+        self.placed: set[str] = set()  # anchors embedded so far
 
     def inline(self, children: list[Any], cite: bool = True) -> list[Any]:
         """Embed figures once (others become a note), link citations number by number, outside links."""
@@ -115,12 +121,13 @@ class _Page:
         src = normal_src(str(child.attrs.get("src", "")))
         if src not in self.figures:
             return [_text(f"[figure left out: {src}]")]
-        if src in self.placed:  # embedded once already: point at it (a chart is tens of KB)
+        anchor = self.anchors[src]
+        if anchor in self.placed:  # embedded once already: point at it (a chart is tens of KB)
             label = _text(f"{child.content or src} (figure shown above)")
-            return [label] if in_link else _link("#" + self.anchors[src], label)
-        self.placed.add(src)
+            return [label] if in_link else _link("#" + anchor, label)
+        self.placed.add(anchor)
         child.attrs["src"] = data_uri(self.figures[src])
-        child.attrs["id"] = self.anchors[src]
+        child.attrs["id"] = anchor
         return [child]
 
     def _citations(self, child: Any) -> list[Any]:

@@ -101,27 +101,3 @@ def print_report(console: Console, report: Any) -> None:
     for text in report.problems:
         console.print(f"[yellow]flagged:[/yellow] {safe(text)}", highlight=False)
 
-
-def print_report_run(console: Console, run: dict[str, Any]) -> None:
-    """Print a report run for `runs show`: its sub-questions with the id of each one's run, files and cost."""
-    from dsstar_lake.report.questions import SubQuestion
-
-    questions = [SubQuestion.from_dict({k: v for k, v in q.items() if v is not None}) for q in run["questions"]]
-    report = run.get("report") or {}
-    if report.get("title"):
-        console.print(f"report: [bold]{safe(report['title'])}[/bold]", highlight=False)
-    console.print(question_table(questions, whole=not console.is_terminal))
-    if any(q.run_id for q in questions):
-        console.print("each sub-question is its own run: dslake runs show RUN", highlight=False)
-    for path in report.get("files") or []:
-        if str(path).endswith((".md", ".html")):
-            console.print(f"  {safe(path)}", highlight=False)
-    for text in report.get("notes") or []:
-        console.print(f"[dim]note:[/dim] {safe(text)}", highlight=False)
-    for text in report.get("problems") or []:
-        console.print(f"[yellow]flagged:[/yellow] {safe(text)}", highlight=False)
-    calls = Table("role", "calls", "tokens in", "tokens out", "cost", title="the report's own calls")
-    for role, c in run["calls"].items():
-        calls.add_row(safe(role), str(c["calls"]), str(c["input_tokens"]), str(c["output_tokens"]),
-                      f"${c['cost_usd']:.4f}")
-    console.print(calls)
