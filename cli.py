@@ -381,7 +381,7 @@ def runs_resume(run_id: str, lake_path: str | None, catalog: str | None, as_json
 @catalog_option
 @chroma_option
 @click.option("--rounds", type=click.IntRange(min=0), help="Refinement rounds (default 1, as in the paper).")
-@click.option("--max-questions", type=click.IntRange(min=1), help="Most sub-questions per round (default 8).")
+@click.option("--max-questions", type=click.IntRange(min=1), help="Most sub-questions in all, refinement rounds included (default 8).")
 @click.option("--jobs", type=click.IntRange(min=1), help="Sub-questions answered in parallel (default 2).")
 @click.option("-k", "k", type=click.IntRange(min=1), help="Entries retrieved for the request (default 30).")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), help="Also write the report and figures here.")

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from dsstar_lake.sandbox.result import ExecResult
 
 RUNS_DIR = "runs"
+REPORT_JSON = "report.json"  # a report run's summary (dsstar_lake/report/pipeline.py writes it)
 STATUSES = ("running", "done", "interrupted", "aborted", "failed")
 
 
@@ -216,14 +217,30 @@ def list_runs(catalog_dir: Path) -> list[dict[str, Any]]:
         meta = _read_json(folder / "run.json")
         if meta is None:
             continue
+        kind = meta.get("kind") or "ask"
         answer = _read_json(folder / "answer.json") or {}
+        if kind == "report":  # a report's "answer" is its title; its totals are in report.json
+            report = _read_json(folder / REPORT_JSON) or {}
+            answer = {"value": report.get("title") or None, **{k: report.get(k) for k in ("rounds", "cost_usd",
+                                                                                             "seconds")}}
         out.append({
-            "id": folder.name, "created_at": meta.get("created_at"), "status": meta.get("status"),
+            "id": folder.name, "kind": kind, "created_at": meta.get("created_at"), "status": meta.get("status"),
             "question": meta.get("question", ""), "answer": answer.get("value"), "verified": answer.get("verified"),
             "rounds": answer.get("rounds"), "cost_usd": answer.get("cost_usd"), "seconds": answer.get("seconds"),
             "error": meta.get("error"),
         })
     return out
+
+
+def report_part(record: RunRecord) -> tuple[list[dict[str, Any]] | None, dict[str, Any] | None]:
+    """Return a report run's sub-questions (each naming its own run) and what it wrote; (None, None) for an ask."""
+    if record.meta().get("kind") != "report":
+        return None, None
+    data = _read_json(record.folder / REPORT_JSON) or {}
+    keys = ("n", "text", "round", "status", "verified", "run_id", "answer", "detail", "figures", "files_used")
+    questions = [{k: q.get(k) for k in keys} for q in data.get("questions") or [] if isinstance(q, dict)]
+    summary = {k: data.get(k) for k in ("title", "files", "rounds", "notes", "problems")}
+    return questions, summary
 
 
 def show_run(record: RunRecord) -> dict[str, Any]:
@@ -254,9 +271,13 @@ def show_run(record: RunRecord) -> dict[str, Any]:
                 slot["read_added"] = item.get("added") or []
             else:
                 slot["step"] = item.get("step")
+    questions, report = report_part(record)
     return {
         "meta": record.meta(),
         "folder": str(record.folder),
+        # A report run has no plan of its own: its sub-questions, each answered by its own run (run_id).
+        "questions": questions,
+        "report": report,
         "plan": state.plan if state else [],
         "context": [e.path for e in state.entries] if state else [],
         "re_retrievals": state.re_retrievals if state else [],

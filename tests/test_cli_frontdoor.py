@@ -123,7 +123,7 @@ def test_runs_list_piped_keeps_whole_questions(tmp_path, runner_env):
     answer = json.loads(done.stdout)
     assert answer["schema"] == "dslake.ask/1" and answer["value"] == "14"
     listed = runner.invoke(cli, ["runs", "--lake", str(root)])
-    cells = " ".join(re.findall(r"│ [^│]*│ [^│]*│ [^│]*│ ([^│]*?) *│", listed.output))
+    cells = " ".join(re.findall(r"│ [^│]*│ [^│]*│ [^│]*│ [^│]*│ ([^│]*?) *│", listed.output))  # run kind when status
     assert " ".join(cells.split()) == question, listed.output
     assert answer["run_id"] in listed.output
     shown = runner.invoke(cli, ["runs", "show", answer["run_id"], "--lake", str(root)])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import os
+import re
 from html.parser import HTMLParser
 
 import pytest
@@ -109,12 +110,54 @@ def test_html_escapes_raw_html_and_embeds_only_produced_figures(tmp_path):
     assert "<title>A &quot;title&quot; &lt;b&gt;</title>" in page
 
 
-def test_html_links_citations_to_their_appendix_entries():
-    page = render_html("North led [1], see [2, 9], not [9] or `[1]` or [a [1]](http://x).\n\n### [1] Q?\n\n"
-                       "### [2] R?\n", "t", {}, questions=[1, 2])
-    assert '<a href="#q1">[1]</a>, see <a href="#q2">[2, 9]</a>, not [9] or <code>[1]</code>' in page
+def test_html_links_each_cited_number_to_its_own_appendix_entry():
+    page = render_html("North led [1], see [2, 9], not [9] or `[1]` or [a [1]](http://x); [2-1] and [3; 1].\n\n"
+                       "### [1] Q?\n\n### [2] R?\n\n### [3] S?\n", "t", {}, questions=[1, 2, 3])
+    assert ('[<a href="#q1">1</a>], see [<a href="#q2">2</a>, 9], not [9] or <code>[1]</code>') in page
     assert '<a href="http://x">a [1]</a>' in page  # no link inside a link
-    assert '<h3 id="q1">' in page and '<h3 id="q2">' in page
+    assert '[<a href="#q2">2</a>-<a href="#q1">1</a>] and [<a href="#q3">3</a>; <a href="#q1">1</a>].' in page
+    assert '<h3 id="q1">[1] Q?</h3>' in page and '<h3 id="q2">[2] R?</h3>' in page  # a heading is no link
+
+
+def test_html_embeds_each_figure_once_and_links_to_it_elsewhere(tmp_path):
+    (tmp_path / "q1-a.png").write_bytes(PNG)
+    (tmp_path / "q2-b.png").write_bytes(PNG + b"b")
+    figures = {"figures/q1-a.png": tmp_path / "q1-a.png", "figures/q2-b.png": tmp_path / "q2-b.png"}
+    body = "# T\n\nA [1].\n\n![Units](figures/q1-a.png)\n\nAgain ![Units](./figures/q1-a.png).\n"
+    markdown = document.assemble(body, [answered(1, ["figures/q1-a.png"]), answered(2, ["figures/q2-b.png"])], [])
+    assert "Figure (shown in the report above): [figures/q1-a.png](figures/q1-a.png)" in markdown
+    assert "![Figure for [2]](figures/q2-b.png)" in markdown
+    page = render_html(markdown, "t", figures, questions=[1, 2])
+    parsed = Collect()
+    parsed.feed(page)
+    srcs = [v for k, v in parsed.attrs if k == "src"]
+    assert len(srcs) == 2 and len(set(srcs)) == 2  # two figures, two images
+    assert '<img src="data:image/png;base64,' in page and 'id="fig-1"' in page and 'id="fig-2"' in page
+    assert '<a href="#fig-1">Units (figure shown above)</a>' in page
+    assert '<a href="#fig-1">figures/q1-a.png</a>' in page  # the appendix's link goes to the figure
+    hrefs = {v for k, v in parsed.attrs if k == "href"}
+    ids = {v for k, v in parsed.attrs if k == "id"}
+    assert hrefs and all(h.startswith("#") and h[1:] in ids for h in hrefs)
+    # Two runs that drew the very same chart: one image, the other place links to it.
+    (tmp_path / "q2-b.png").write_bytes(PNG)
+    same = render_html(markdown, "t", figures, questions=[1, 2])
+    assert same.count("<img ") == 1 and '<a href="#fig-1">Figure for [2] (figure shown above)</a>' in same
+
+
+def test_header_names_request_date_lake_model_and_files_used_escaped():
+    q = answered(1)
+    q.files_used = ["sales_<b>2024</b>.csv", "ozone*.csv"]
+    head = document.header("Why *so* <slow>?", 1764072000.0, "/lakes/my_lake", "scripted", ["m-1", "m_2"],
+                           "20261125-130000-abcd", [q, SubQuestion(2, "x?", status="unanswered")])
+    assert "- **Request:** Why \\*so\\* \\<slow\\>?" in head
+    assert re.search(r"- \*\*Date:\*\* 2025-11-2\dT\d\d:\d\d:00[+-]\d\d:\d\d", head)
+    assert "- **Lake:** /lakes/my_lake" in head and "m-1, m_2 (provider scripted)" in head
+    assert "`20261125-130000-abcd` · 2 sub-questions, 1 answered" in head
+    md = document.assemble("# Title\n\nBody [1].", [q], [], head)
+    assert md.startswith("# Title\n\n- **Request:**") and "Body [1]." in md
+    assert "Files used: sales\\_\\<b\\>2024\\</b\\>.csv, ozone\\*.csv" in md
+    page = render_html(md, "Title", {}, questions=[1])
+    assert "<b>" not in page and "&lt;b&gt;2024&lt;/b&gt;" in page and "&lt;slow&gt;" in page
 
 
 def test_shared_budget_stops_all_but_the_final_roles():

@@ -41,6 +41,10 @@ LOOP_RULES = [*solve_rules(Q_REGION, "R", UNITS_BY_REGION, UNITS_CHART),
               *solve_rules(Q_WIDGETS, "W", WIDGETS)]
 
 
+def saved_files_used(folder):
+    return [q["files_used"] for q in json.loads((folder / "report.json").read_text())["questions"]]
+
+
 class Page(HTMLParser):
     """Collect what a browser would load or run from a page."""
 
@@ -143,7 +147,27 @@ def test_full_report_with_chart_failure_refinement_and_html(lake, tmp_path):
     assert page.images and all(src.startswith("data:image/png;base64,") for src in page.images)
     assert base64.b64decode(page.images[0].split(",", 1)[1]) == png
     assert "script" not in page.tags and page.external == []
-    assert '<a href="#q4">[4]</a>' in (out / "report.html").read_text()
+    html_text = (out / "report.html").read_text()
+    assert '[<a href="#q1">1</a>], and 14 widgets were sold in all [<a href="#q4">4</a>]' in html_text
+    # The chart the writer shows is embedded once; the appendix links to it instead of embedding it again.
+    assert len(page.images) == 1 and '<a href="#fig-1">figures/q1-bar-chart-of-units-by-region.png</a>' in html_text
+    assert f"Figure (shown in the report above): [{CHART}]({CHART})" in md
+    # The header: request, date, lake, model and provider; each answer names the files its script read.
+    head = md.split("\n\nNorth sold", 1)[0]
+    assert "- **Request:** Analyze the sales and the air quality data" in head
+    assert f"- **Lake:** {lake.root}" in head and "(provider scripted)" in head and report.run_id in head
+    assert "- **Date:** 20" in head
+    q1_entry = appendix.split("### [1]", 1)[1].split("### [2]", 1)[0]
+    assert "Files used: sales.csv" in q1_entry and "Files used: ozone" in appendix.split("### [2]", 1)[1]
+    assert q1.files_used == ["sales.csv"] and saved_files_used(folder) == [q.files_used for q in report.questions]
+
+    # `runs` marks the report; `runs show` of it lists its sub-questions and the run of each.
+    listed = {r["id"]: r for r in lake.runs()}
+    assert listed[report.run_id]["kind"] == "report" and listed[q1.run_id]["kind"] == "ask"
+    assert listed[report.run_id]["answer"] == report.title
+    shown = lake.run(report.run_id)
+    assert [(q["n"], q["run_id"]) for q in shown["questions"]] == [(q.n, q.run_id) for q in report.questions]
+    assert shown["report"]["title"] == report.title and lake.run(q1.run_id)["questions"] is None
 
     # The run record: report.json, run.json, and the report's own calls (sub-question runs have theirs).
     saved = json.loads((folder / "report.json").read_text())
@@ -190,7 +214,7 @@ def test_citations_still_wrong_after_the_fix_are_flagged(lake):
     assert "[2] is cited, but that sub-question has no answer" in fix
     assert report.problems == ["[7] is cited, but there is no such sub-question."]
     body = report.markdown.split("## Evidence appendix")[0]
-    assert body.startswith("> **Citation check:**")
+    assert body.startswith("# Ozone\n\n- **Request:**") and "\n> **Citation check:**" in body
     assert "See also [1, 7?]." in body and "Kings led [1]." in body
     meta = json.loads((lake.catalog_dir / "runs" / report.run_id / "run.json").read_text())
     assert meta["status"] == "done" and "[7]" in meta["error"]
@@ -223,7 +247,8 @@ def test_a_failed_refinement_keeps_the_draft(lake):
         {"role": "writer", "match": REVISE, "response": "the service is gone", "error": "fatal"},
     ])
     report = lake.report("Summarize the ozone data", overrides=FAST, provider=model)
-    assert report.markdown.split("---\n")[0].strip() == draft.strip()
+    body = report.markdown.split("\n---\n")[0]
+    assert body.startswith("# Ozone\n") and body.endswith("\nKings led with 12 days [1].\n")
     assert [q.status for q in report.questions] == ["answered", "answered"] and report.rounds == 0
     assert "refinement round 1 stopped" in report.notes[0] and "the service is gone" in report.notes[0]
     assert "### [2] " + Q_WIDGETS in report.markdown

@@ -98,14 +98,14 @@ def print_runs(console: Console, runs: list[dict[str, Any]]) -> None:
     if not runs:
         console.print("no runs yet (dslake ask QUESTION)")
         return
-    table = Table("run", "when", "status", "question", "answer", "rounds", "cost")
+    table = Table("run", "kind", "when", "status", "question / request", "answer / title", "rounds", "cost")
     table.columns[0].no_wrap = True
     # On a terminal a row stays one line; piped, the table keeps whole questions and answers (cells fold).
     question_chars, answer_chars = (50, 30) if console.is_terminal else (10_000, 10_000)
     for run in runs:
         when = dt.datetime.fromtimestamp(run["created_at"]).strftime("%Y-%m-%d %H:%M") if run["created_at"] else ""
         cost = "" if run["cost_usd"] is None else f"${run['cost_usd']:.4f}"
-        table.add_row(safe(run["id"]), when, safe(run["status"] or ""), safe(_short(run["question"], question_chars)),
+        table.add_row(safe(run["id"]), safe(run.get("kind") or "ask"), when, safe(run["status"] or ""), safe(_short(run["question"], question_chars)),
                       safe(_short(run["answer"] or "", answer_chars)), str(run["rounds"] or ""), cost)
     console.print(table)
 
@@ -118,6 +118,9 @@ def print_run(console: Console, run: dict[str, Any]) -> None:
     console.print(f"question: {safe(meta.get('question', ''))}", highlight=False)
     if meta.get("error"):
         console.print(f"[yellow]error:[/yellow] {safe(str(meta['error']))}", highlight=False)
+    if run.get("questions") is not None:  # a report: its sub-questions and their runs, not a plan
+        _print_report_run(console, run)
+        return
     console.print(f"context: {safe(', '.join(run['context']))}", highlight=False)
     for item in run["re_retrievals"]:
         console.print(f"missing data after round {item['round'] + 1}: {safe(item['missing'])} → "
@@ -154,3 +157,32 @@ def print_run(console: Console, run: dict[str, Any]) -> None:
         from dsstar_lake.agent.state import Answer
 
         print_answer(console, Answer.from_dict(answer))
+
+
+def _print_report_run(console: Console, run: dict[str, Any]) -> None:
+    """Print a report run: its sub-questions with the id of each one's own run, what it wrote, its own calls."""
+    report = run.get("report") or {}
+    if report.get("title"):
+        console.print(f"report: [bold]{safe(report['title'])}[/bold]", highlight=False)
+    limit = 60 if console.is_terminal else 10_000  # piped, cells fold: keep every character
+    table = Table("#", "sub-question", "status", "answer / why not", "run")
+    table.columns[4].no_wrap = True
+    for q in run["questions"]:
+        shown = q.get("answer") if q.get("status") in ("answered", "unverified") else q.get("detail")
+        table.add_row(str(q.get("n")), safe(_short(q.get("text") or "", limit)), safe(q.get("status") or ""),
+                      safe(_short(shown or "", limit)), safe(q.get("run_id") or ""))
+    console.print(table)
+    if any(q.get("run_id") for q in run["questions"]):
+        console.print("each sub-question is its own run: dslake runs show RUN", highlight=False)
+    for path in report.get("files") or []:
+        if str(path).endswith((".md", ".html")):
+            console.print(f"  {safe(path)}", highlight=False)
+    for text in report.get("notes") or []:
+        console.print(f"[dim]note:[/dim] {safe(text)}", highlight=False)
+    for text in report.get("problems") or []:
+        console.print(f"[yellow]flagged:[/yellow] {safe(text)}", highlight=False)
+    calls = Table("role", "calls", "tokens in", "tokens out", "cost", title="the report's own calls")
+    for role, c in run["calls"].items():
+        calls.add_row(safe(role), str(c["calls"]), str(c["input_tokens"]), str(c["output_tokens"]),
+                      f"${c['cost_usd']:.4f}")
+    console.print(calls)

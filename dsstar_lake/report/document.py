@@ -1,9 +1,12 @@
-"""The report as Markdown: the writer's body, a note on what the check flagged, and the evidence appendix."""
+"""The report as Markdown: a header, the writer's body, a note on what the check flagged, the evidence appendix."""
 
 from __future__ import annotations
 
+import datetime as dt
 import re
+from collections.abc import Collection
 
+from dsstar_lake.report.citations import check
 from dsstar_lake.report.questions import SubQuestion
 
 STATUS_TEXT = {"answered": "answered (verified)", "unverified": "answered, not verified",
@@ -31,8 +34,26 @@ def title_of(body: str, request: str) -> str:
     return re.sub(r"[*_`\\]", "", raw).strip() or "Report"
 
 
-def appendix(questions: list[SubQuestion]) -> str:
-    """Return the evidence appendix: every sub-question with its status, answer, figures, script and run."""
+def header(request: str, created_at: float, lake: str, provider: str, models: list[str], run_id: str,
+           questions: list[SubQuestion]) -> str:
+    """Return the lines under the title: the request, when, over which lake, with which model, which run."""
+    when = dt.datetime.fromtimestamp(created_at).astimezone().isoformat(timespec="seconds")
+    answered = sum(q.answered for q in questions)
+    model = ", ".join(md_escape(m) for m in models) or "unknown"
+    return "\n".join([
+        f"- **Request:** {md_escape(request)}",
+        f"- **Date:** {when}",
+        f"- **Lake:** {md_escape(lake)}",
+        f"- **Model:** {model} (provider {md_escape(provider)})",
+        f"- **Run:** `{run_id}` · {len(questions)} sub-questions, {answered} answered",
+    ]) + "\n"
+
+
+def appendix(questions: list[SubQuestion], shown: Collection[str] = ()) -> str:
+    """Return the evidence appendix: every sub-question with its status, answer, figures, script and run.
+
+    shown: figures the body already embeds; the appendix links to those instead of embedding them again.
+    """
     lines = ["## Evidence appendix", "",
              "Each sub-question was answered by its own DS-STAR run over the lake; the script shown printed "
              "the answer and can be run again (in the run's work folder, the lake is `data/`).", ""]
@@ -44,6 +65,8 @@ def appendix(questions: list[SubQuestion]) -> str:
         lines += [f"### [{q.n}] {md_escape(q.text)}", "", " · ".join(facts), ""]
         if q.answered:
             lines += ["**Answer**", "", fenced(q.answer, "text"), ""]
+            used = ", ".join(md_escape(f) for f in q.files_used) or "none detected"
+            lines += [f"Files used: {used}", ""]
             lines += readings_lines(q)
             if not q.verified and q.detail:
                 lines += [f"Note: {md_escape(q.detail)}.", ""]
@@ -51,7 +74,8 @@ def appendix(questions: list[SubQuestion]) -> str:
             lines += [f"**Unanswered:** {md_escape(q.detail or 'the run printed no answer')}.", ""]
             if q.answer:
                 lines += ["What the last round printed:", "", fenced(q.answer, "text"), ""]
-        lines += [f"![Figure for [{q.n}]]({f})" for f in q.figures]
+        lines += [f"Figure (shown in the report above): [{f}]({f})" if f in shown else f"![Figure for [{q.n}]]({f})"
+                  for f in q.figures]
         if q.figures:
             lines.append("")
         if q.script:
@@ -79,8 +103,20 @@ def note(problems: list[str]) -> str:
             "(`[n?]`, or a note where a figure was left out):\n" + items + "\n")
 
 
-def assemble(body: str, questions: list[SubQuestion], problems: list[str]) -> str:
-    """Return the whole report: note (if any), body, then the evidence appendix."""
-    parts = [note(problems)] if problems else []
-    parts += [body.strip() + "\n", "---\n", appendix(questions)]
+def assemble(body: str, questions: list[SubQuestion], problems: list[str], head: str = "") -> str:
+    """Return the whole report: title and header, note (if any), body, then the evidence appendix."""
+    body = body.strip() + "\n"
+    title, rest = "", body
+    if head and re.match(r"#[ \t]", body):  # the header goes under the writer's title
+        title, _, rest = body.partition("\n")
+        title += "\n"
+    parts = [title] if title else []
+    parts += [head] if head else []
+    parts += [note(problems)] if problems else []
+    parts += [rest, "---\n", appendix(questions, embedded(body))]
     return "\n".join(parts)
+
+
+def embedded(body: str) -> set[str]:
+    """Return the figures a body embeds (outside code), as the appendix names them."""
+    return set(check(body, []).embedded)

@@ -32,6 +32,8 @@ if TYPE_CHECKING:
     from dsstar_lake.runsetup import RunSetup
 
 FORMATS = ("md", "html")
+# The roles a report's calls go to: its own (generator, writer) and those of its sub-question runs.
+REPORT_ROLES = ("subquestion", "writer", "planner", "coder", "verifier", "router", "debugger", "finalyzer")
 EMPTY = "# Report: {request}\n\n*The writer returned no text; the evidence is in the appendix below.*\n"
 
 
@@ -47,6 +49,10 @@ class Report:
     questions: list[SubQuestion]
     context: list[str]  # the entries the sub-question generator saw
     rounds: int  # refinement rounds done
+    lake: str = ""
+    provider: str = ""
+    models: list[str] = field(default_factory=list)  # the models its roles use (one, unless llm.models names more)
+    created_at: float = 0.0
     problems: list[str] = field(default_factory=list)  # what the citation check still flagged after the fix
     fixed: bool = False  # the writer was asked once to fix citations or figures
     notes: list[str] = field(default_factory=list)  # why refinement stopped early, and the like
@@ -131,6 +137,7 @@ def build_report(
 def _build(setup: RunSetup, record: RunRecord, request: str, settings: Any, budget: SharedBudget,
            sub_overrides: dict[str, Any], progress: Progress) -> Report:
     """Retrieve, ask, answer, write, refine and check; the Report without its files."""
+    # report.max_questions caps the total: the refinement rounds get the slots the first round left.
     k, limit = int(settings["report.k"]), max(1, int(settings["report.max_questions"]))
     entries = context.retrieve(setup.retriever(), request, k, [], "retrieval")
     record.event("retrieval", query=request, k=k, entries=[e.path for e in entries],
@@ -142,7 +149,9 @@ def _build(setup: RunSetup, record: RunRecord, request: str, settings: Any, budg
     data = context.data_block(entries, int(settings["report.description_chars"]))
     names = context.filenames(entries)
     report = Report(run_id=record.id, request=request, title="", folder=str(record.folder), files=[],
-                    questions=[], context=[e.path for e in entries], rounds=0)
+                    questions=[], context=[e.path for e in entries], rounds=0, lake=str(setup.root),
+                    provider=budget.name, models=_models(settings),
+                    created_at=float(record.meta().get("created_at") or time.time()))
     answering = Answering(setup=setup, provider=budget, overrides=sub_overrides,
                           figures_dir=record.folder / "figures", jobs=max(1, int(settings["report.jobs"])),
                           max_figures=max(0, int(settings["report.max_figures"])), progress=progress)
@@ -173,8 +182,23 @@ def _build(setup: RunSetup, record: RunRecord, request: str, settings: Any, budg
             body = revised
         body = _checked(llm, record, report, body, progress)
     report.title = document.title_of(body, request)
-    report.markdown = document.assemble(body, report.questions, report.problems)
+    head = document.header(request, report.created_at, report.lake, report.provider, report.models, record.id,
+                           report.questions)
+    report.markdown = document.assemble(body, report.questions, report.problems, head)
     return report
+
+
+def _models(settings: Any) -> list[str]:
+    """Return the models the report's roles use, each once, in role order."""
+    from dsstar_lake.llm.registry import model_for
+
+    models = []
+    for role in REPORT_ROLES:
+        try:
+            models.append(model_for(settings, role))
+        except DslakeError:  # a role with no model never ran (its calls would have failed the report)
+            continue
+    return list(dict.fromkeys(models))
 
 
 def _answer(record: RunRecord, report: Report, answering: Answering, new: list[SubQuestion],
@@ -212,16 +236,23 @@ def _refine(llm: LLM, record: RunRecord, report: Report, answering: Answering, r
 def _gaps(llm: LLM, record: RunRecord, report: Report, request: str, names: str, data: str, body: str,
           limit: int, round_no: int, progress: Progress) -> list[SubQuestion]:
     """Ask the generator for sub-questions that fill the draft's gaps; none (with a note) ends refinement."""
+    room = limit - len(report.questions)
+    if room <= 0:
+        why = (f"refinement round {round_no} not done: the report has its {limit} sub-questions "
+               "(report.max_questions, --max-questions, caps the total)")
+        report.notes.append(why)
+        record.event("refine_stopped", round=round_no, why=why)
+        return []
     progress("phase", {"text": f"looking for gaps in the draft (refinement round {round_no})"})
     prompt = render("subquestion_refine", request=request, filenames=names, data=data,
-                    asked=questions.asked_text(report.questions), report=body, max_questions=limit)
+                    asked=questions.asked_text(report.questions), report=body, max_questions=room)
     try:
         pairs = questions.generate(llm, prompt)
     except BudgetExceeded as exc:
         pairs, why = None, f"refinement round {round_no} not done: {exc}"
     else:
         why = f"refinement round {round_no}: the sub-question generator's answer could not be read"
-    new = questions.new_questions(pairs or [], report.questions, limit, round_no)
+    new = questions.new_questions(pairs or [], report.questions, room, round_no)
     if pairs is not None and not new:
         why = f"refinement round {round_no}: the generator found no gap that new sub-questions could fill"
     if not new:

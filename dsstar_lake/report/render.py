@@ -32,7 +32,7 @@ def question_table(questions: list[Any], whole: bool = False) -> Table:
     question_chars, answer_chars = (10_000, 10_000) if whole else (60, 50)
     for q in questions:
         shown = q.answer if q.answered else q.detail
-        table.add_row(str(q.n), safe(_short(q.text, question_chars)), f"[{STYLE.get(q.status, '')}]{q.status}[/]",
+        table.add_row(str(q.n), safe(_short(q.text, question_chars)), f"[{STYLE.get(q.status, '')}]{safe(q.status)}[/]",
                       safe(_short(shown or "", answer_chars)), safe(q.run_id or ""))
     return table
 
@@ -100,3 +100,4 @@ def print_report(console: Console, report: Any) -> None:
         console.print(f"[dim]note:[/dim] {safe(text)}", highlight=False)
     for text in report.problems:
         console.print(f"[yellow]flagged:[/yellow] {safe(text)}", highlight=False)
+
