@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from dslake_cli.cli import cli
 from llm_harness import LLM_ENV_VARS
 from report_helpers import (
     FAST,
@@ -32,8 +33,6 @@ from report_helpers import (
     solve_rules,
     write_rules,
 )
-
-from cli import cli
 
 Q_SENSORS = "How many daily sensor files are there?"
 SENSORS = "import os\nprint(len(os.listdir('data/sensors/daily')), 'daily sensor files')\n"
