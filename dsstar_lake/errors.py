@@ -19,7 +19,7 @@ from index.errors import (
 
 __all__ = [
     "STATUS_PROBLEMS", "BudgetExceeded", "CatalogError", "CatalogLocked", "ConfigError", "DiskFull", "DslakeError", "LakeNotFound",
-    "ModelNotConfigured", "ProviderError", "RunNotFound", "UsageError", "is_disk_full",
+    "LoadError", "ModelNotConfigured", "ProviderError", "RunNotFound", "UsageError", "is_disk_full",
 ]
 
 # `dslake status` exits with this when it reports a problem in the catalog (it printed what, and how to fix it).
@@ -44,3 +44,7 @@ class BudgetExceeded(DslakeError):
 
 class RunNotFound(UsageError):
     """No run with that id in the catalog."""
+
+
+class LoadError(DslakeError):
+    """lake.load could not run a file's load line: the file failed to profile, has none, or it failed on the file."""
