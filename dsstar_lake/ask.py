@@ -61,7 +61,7 @@ def ask(
         if not entries:
             record.set_status("failed", "the catalog has no entries")
             raise CatalogError(f"the catalog {setup.catalog_dir} has no entries to answer from",
-                               hint="run `dslake index LAKE` first")
+                               hint="run `dslake index LAKE` first", api_hint="run lake.index() first")
     else:
         record.event("context_given", entries=[e.path for e in entries])
     progress("context", {"entries": [e.path for e in entries], "given": bool(files)})
@@ -102,7 +102,8 @@ def resume(setup: RunSetup, run_id: str, progress: Progress | None = None) -> An
 def _lake_root(setup: RunSetup) -> Path:
     root = setup.lake_dir()
     if root is None:
-        raise UsageError("answering needs the lake folder", hint="give --lake LAKE (and --catalog DIR if elsewhere)")
+        raise UsageError("answering needs the lake folder", hint="give --lake LAKE (and --catalog DIR if elsewhere)",
+                         api_hint="open the catalog with its lake: Lake.open(lake, catalog=DIR)")
     return root
 
 

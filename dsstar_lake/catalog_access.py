@@ -16,7 +16,7 @@ from typing import Any
 from dslake_index import catalog as catalog_db
 from dslake_index import lookup
 
-from dsstar_lake.catalog_errors import disk_full, read_only
+from dsstar_lake.catalog_errors import REBUILD_API_HINT, disk_full, read_only
 from dsstar_lake.errors import CatalogError, is_disk_full
 from dsstar_lake.settings import Settings
 
@@ -65,7 +65,8 @@ class CatalogAccess:
         conn = self.open_connection()
         if conn is None:
             if not create and not self.db_path.exists():
-                raise CatalogError(f"no catalog at {self.catalog_dir}", hint="run `dslake index LAKE` first")
+                raise CatalogError(f"no catalog at {self.catalog_dir}", hint="run `dslake index LAKE` first",
+                                   api_hint="build one with Lake.open(lake).index()")
             conn = self._connect()
             self._local.conn = conn
         return conn
@@ -86,6 +87,7 @@ class CatalogAccess:
             raise CatalogError(
                 f"the catalog manifest {self.db_path} is damaged ({exc})",
                 hint="run `dslake index LAKE --rebuild` to rebuild it from the lake, keeping valid cached descriptions",
+                api_hint=REBUILD_API_HINT,
             ) from None
         return conn
 

@@ -10,6 +10,9 @@ from typing import Any
 
 from dsstar_lake.errors import CatalogError, DiskFull, is_disk_full
 
+# A Python caller's wording of the advice cli.py gives as `dslake index LAKE --rebuild`.
+REBUILD_API_HINT = "rebuild it from the lake with lake.index(rebuild=True), keeping valid cached descriptions"
+
 
 def manifest_errors(method: Callable[..., Any]) -> Callable[..., Any]:
     """Turn SQLite corruption, a full disk or a read-only catalog met anywhere in a command into one CatalogError."""
@@ -33,6 +36,7 @@ def manifest_errors(method: Callable[..., Any]) -> Callable[..., Any]:
             raise CatalogError(
                 f"the catalog manifest {self.db_path} is damaged ({exc})",
                 hint="run `dslake index LAKE --rebuild` to rebuild it from the lake, keeping valid cached descriptions",
+                api_hint=REBUILD_API_HINT,
             ) from None
 
     return wrapper
@@ -44,6 +48,8 @@ def disk_full(catalog_dir: Path) -> DiskFull:
         f"disk full: cannot write the catalog at {catalog_dir}",
         hint="free some space, then run `dslake index LAKE` again: what was being written was rolled back, "
         "the rest of the catalog is intact, and the next index continues from there",
+        api_hint="free some space, then run lake.index() again: what was being written was rolled back, "
+        "the rest of the catalog is intact, and the next index continues from there",
     )
 
 
@@ -51,4 +57,6 @@ def read_only(catalog_dir: Path, why: str) -> CatalogError:
     """Return the error for a command that must write to a read-only catalog."""
     return CatalogError(f"the catalog at {catalog_dir} is read-only and {why}",
                         hint="run it on a writable copy of the catalog (--catalog COPY), or where the catalog is "
-                        "writable; search, show and status work read-only")
+                        "writable; search, show and status work read-only",
+                        api_hint="use a writable copy of the catalog (Lake.open(lake, catalog=COPY)), or run it where "
+                        "the catalog is writable; search, show, load and status work read-only")

@@ -19,7 +19,7 @@ from dslake_index.errors import (
 
 __all__ = [
     "STATUS_PROBLEMS", "BudgetExceeded", "CatalogError", "CatalogLocked", "ConfigError", "DiskFull", "DslakeError", "LakeNotFound",
-    "ModelNotConfigured", "ProviderError", "RunNotFound", "UsageError", "is_disk_full",
+    "LoadError", "ModelNotConfigured", "ProviderError", "RunNotFound", "UsageError", "is_disk_full",
 ]
 
 # `dslake status` exits with this when it reports a problem in the catalog, and `dslake doctor` when a check
@@ -45,3 +45,7 @@ class BudgetExceeded(DslakeError):
 
 class RunNotFound(UsageError):
     """No run with that id in the catalog."""
+
+
+class LoadError(DslakeError):
+    """lake.load could not run a file's load line: the file failed to profile, has none, or it failed on the file."""

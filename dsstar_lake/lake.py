@@ -83,7 +83,8 @@ class Lake:
         llm: the command's model flags, applied to the settings and kept as every run's overrides.
         """
         if path is None and catalog is None:
-            raise UsageError("give a lake folder or --catalog DIR")
+            raise UsageError("give a lake folder or a catalog folder", hint="give LAKE, or --catalog DIR",
+                             api_hint="Lake.open(lake) or Lake.open(catalog=DIR)")
         root = None
         if path is not None:
             root = Path(path).expanduser()
@@ -97,7 +98,8 @@ class Lake:
         if root is not None and catalog_dir == root:
             # Its manifest, config and vectors would be indexed as lake files, and changed by every run.
             raise UsageError(f"the catalog cannot be the lake folder itself: {root}",
-                             hint="leave --catalog out (the catalog goes in LAKE/.dslake) or choose another folder")
+                             hint="leave --catalog out (the catalog goes in LAKE/.dslake) or choose another folder",
+                             api_hint="leave catalog= out (the catalog goes in LAKE/.dslake) or choose another folder")
         files = [USER_CONFIG_PATH, catalog_dir / CATALOG_CONFIG]
         resolved = settings if settings is not None else Settings.load(
             overrides=overrides, config_files=files, guarded_files=(catalog_dir / CATALOG_CONFIG,))
@@ -135,6 +137,7 @@ class Lake:
             raise CatalogError(
                 f"cannot write the catalog at {self.catalog_dir}: {exc.strerror or exc}",
                 hint="choose a writable place with --catalog DIR",
+                api_hint="choose a writable place with Lake.open(lake, catalog=DIR)",
             ) from None
 
     def connection(self) -> sqlite3.Connection:
@@ -195,7 +198,8 @@ class Lake:
         from dslake_index.scan import lake_relative, rescan_scope
 
         if self.root is None:
-            raise UsageError("indexing needs the lake folder", hint="dslake index LAKE [PATH]...")
+            raise UsageError("indexing needs the lake folder", hint="dslake index LAKE [PATH]...",
+                             api_hint="open the lake with Lake.open(lake)")
         rels = []
         for path in paths:
             rel = lake_relative(self.root, path)
@@ -231,7 +235,8 @@ class Lake:
         from dsstar_lake.analyze import resolve_mode
 
         if self.root is None:
-            raise UsageError("indexing needs the lake folder", hint="dslake index LAKE [--catalog DIR]")
+            raise UsageError("indexing needs the lake folder", hint="dslake index LAKE [--catalog DIR]",
+                             api_hint="open the lake with Lake.open(lake) or Lake.open(lake, catalog=DIR)")
         if given:
             paths = self.scope_of(given)
         mode = resolve_mode(self.settings, analyzer, provider)
@@ -291,6 +296,7 @@ class Lake:
             raise CatalogLocked(
                 f"another dslake index is running on {self.catalog_dir} ({exc})",
                 hint="wait for it to finish; the catalog stays usable for search meanwhile",
+                api_hint="wait for it to finish; the catalog stays usable for search meanwhile",
             ) from None
 
     def _persist_catalog_settings(self) -> None:
@@ -327,7 +333,8 @@ class Lake:
         elif row is None:
             entry = lookup.entry_named(conn, rel)
         if row is None and entry is None:
-            raise UsageError(f"not in the catalog: {rel}", hint="check the path (relative to the lake) or run dslake index")
+            raise UsageError(f"not in the catalog: {rel}", hint="check the path (relative to the lake) or run dslake index",
+                             api_hint="check the path (relative to the lake) or run lake.index()")
         result: dict[str, Any] = {"path": rel}
         if row is not None:
             result["file"] = {k: row[k] for k in row.keys()}
@@ -345,7 +352,9 @@ class Lake:
         """Return the top-k entries for a question."""
         if not query.strip():
             raise UsageError("the search question is empty")
-        return self.retriever().search(query, k)
+        from dsstar_lake.display import SearchResults
+
+        return SearchResults(self.retriever().search(query, k), query)
 
     @manifest_errors
     def timed_search(self, query: str, k: int | None = None) -> tuple[list[Any], Any]:
@@ -379,16 +388,18 @@ class Lake:
         return ask(self.setup(flags, provider), question, files=files, progress=progress)
 
     def runs(self) -> list[dict[str, Any]]:
-        """List this catalog's runs, newest first."""
+        """List this catalog's runs, newest first (a list of dicts that shows as a table in Jupyter)."""
+        from dsstar_lake.display import RunList
         from dsstar_lake.runs import list_runs
 
-        return list_runs(self.catalog_dir)
+        return RunList(list_runs(self.catalog_dir))
 
     def run(self, run_id: str) -> dict[str, Any]:
-        """Return one run: plan, rounds, verdicts and routes, answer, calls and cost by role."""
+        """Return one run: plan, rounds, verdicts and routes, answer, calls and cost by role (a dict)."""
+        from dsstar_lake.display import RunView
         from dsstar_lake.runs import RunRecord, show_run
 
-        return show_run(RunRecord.open(self.catalog_dir, run_id))
+        return RunView(show_run(RunRecord.open(self.catalog_dir, run_id)))
 
     def resume(
         self, run_id: str, *, overrides: dict[str, Any] | None = None, provider: Any = None,
@@ -470,3 +481,16 @@ class Lake:
 
         lake = cls.open(path, catalog=catalog) if (path or catalog) else None
         return diagnose(lake.settings if lake else Settings.load(), lake.access if lake else None)
+
+    # ---- notebooks: load what an entry describes (dsstar_lake/loading.py) ------------------------------------
+
+    @manifest_errors
+    def load(self, target: Any, limit: int | None = None) -> Any:
+        """Load a search hit, an entry path or a lake file by running its load lines on the real file.
+
+        A table gives a pandas DataFrame; a workbook of several tables a dict of them by sheet or table name; a
+        family a dict from member path to what each member gives (limit: only its first members, by path).
+        """
+        from dsstar_lake.loading import load
+
+        return load(self.access, target, limit)

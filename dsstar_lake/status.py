@@ -37,6 +37,16 @@ class LakeStatus:
         """Return the status as JSON-ready data."""
         return asdict(self)
 
+    def __repr__(self) -> str:
+        from dsstar_lake.display import status_repr
+
+        return status_repr(self)
+
+    def _repr_html_(self) -> str:
+        from dsstar_lake.display import status_html
+
+        return status_html(self)
+
 
 def _dir_size(path: Path) -> int:
     total = 0

@@ -7,21 +7,39 @@ beside the agent's own kinds, and code above index/ imports them from there.
 from __future__ import annotations
 
 import errno
+import re
 import sqlite3
+
+# A hint that names a dslake command or a flag is command-line advice: str() never shows it to a Python caller.
+_CLI_ADVICE = re.compile(r"\bdslake\s|(?<![\w-])--[a-z]")
 
 
 class DslakeError(Exception):
-    """An error the user can act on: a message, an optional hint, an exit code."""
+    """An error the user can act on: a message, optional advice, an exit code.
+
+    The advice comes in two wordings: `hint` for the command line (flags, `dslake index LAKE`), which only cli.py
+    prints, and `api_hint` for a Python caller (`Lake.open(lake).index()`), which str() appends to the message, so
+    a notebook's traceback never gives command-line advice.
+    """
 
     exit_code = 1
 
-    def __init__(self, message: str, hint: str | None = None) -> None:
+    def __init__(self, message: str, hint: str | None = None, api_hint: str | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.hint = hint
+        self.api_hint = api_hint
+
+    @property
+    def library_hint(self) -> str | None:
+        """Return the advice for a Python caller: api_hint, else the hint when it is not command-line advice."""
+        if self.api_hint is not None:
+            return self.api_hint
+        return self.hint if self.hint and not _CLI_ADVICE.search(self.hint) else None
 
     def __str__(self) -> str:
-        return self.message
+        advice = self.library_hint
+        return f"{self.message}: {advice}" if advice else self.message
 
 
 class UsageError(DslakeError):

@@ -9,6 +9,7 @@ per-file timeout, since a hint that reads a big file can take long (benchmarks/l
 
 from __future__ import annotations
 
+import ast
 import re
 import warnings
 from collections.abc import Iterator
@@ -27,6 +28,7 @@ _NUMBER = re.compile(r"^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$")
 _THOUSANDS = re.compile(r"^\s*[-+]?\d{1,3}(,\d{3})+(\.\d+)?\s*$|^\s*[-+]?\d{1,3}(\.\d{3})*,\d+\s*$")
 _GROUPED = re.compile(r"^[-+]?\d{1,3}(,\d{3})+$")  # '2,911': three digits after every comma
 _NUMERIC_LIKE = re.compile(r"^\s*[-+]?[$€£]?\s*[-+]?[\d,]*\.?\d+\s*(%|[kKmMbB]n?)?\s*$")  # 12, 1,299, $5M, 23%
+PATH_VARIABLE = "_dslake_path"  # the name a hint's path is bound to when it runs
 VALUES_LOOKED_AT = 300  # cells per column the value checks read (enough to see a pattern, cheap on big tables)
 
 
@@ -76,10 +78,31 @@ def run_hint(hint: str, path: Path) -> Any:
         import cdflib
 
         scope["cdflib"] = cdflib
-    code = hint.replace(PATH_PLACEHOLDER, repr(str(path)))
+    scope[PATH_VARIABLE] = str(path)
+    code = bind_path(hint)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # a DtypeWarning is not a failure of the hint
         return eval(code, scope)  # noqa: S307 - our own generated hint, run on a file of the lake
+
+
+class _PlaceholderToName(ast.NodeTransformer):
+    """Replace the placeholder `{path}` (a set display of the name `path`, as Python reads it) by a variable."""
+
+    def visit_Set(self, node: ast.Set) -> ast.AST:
+        if len(node.elts) == 1 and isinstance(node.elts[0], ast.Name) and node.elts[0].id == "path":
+            return ast.copy_location(ast.Name(id=PATH_VARIABLE, ctx=ast.Load()), node)
+        return self.generic_visit(node)
+
+
+def bind_path(hint: str) -> Any:
+    """Compile a read hint with its path placeholder turned into the variable PATH_VARIABLE.
+
+    The path is never pasted into the code: a file or sheet name may hold quotes, or the placeholder's own text
+    inside a string literal (a sheet named '{path}'), and a text substitution would let such a name end the
+    literal and run as code. On the syntax tree only the placeholder itself is replaced; literals stay literals.
+    """
+    tree = ast.parse(hint.strip(), mode="eval")
+    return compile(ast.fix_missing_locations(_PlaceholderToName().visit(tree)), "<load hint>", "eval")
 
 
 def check_profile(profile: Profile, path: Path, relpath: str) -> FileCheck:
@@ -260,14 +283,13 @@ def from_dict(data: dict[str, Any]) -> FileCheck:
 def check_files(root: Path, relpaths: list[str], workers: int = 2, timeout_s: float = 120.0,
                 limits: Limits | None = None) -> Iterator[FileCheck]:
     """Profile and check files in worker processes; a file past timeout_s is stopped and reported as 'timeout'."""
-    import multiprocessing
     from concurrent.futures import TimeoutError as FutureTimeout
 
+    from dslake_index.worker_context import worker_context
     from pebble import ProcessExpired, ProcessPool
 
     # forkserver: fresh workers with pandas preloaded, never forked from a caller that holds threads
-    ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload(["dslake_index.profilers.registry", "dslake_index.hint_check", "pandas"])
+    ctx = worker_context(["dslake_index.profilers.registry", "dslake_index.hint_check", "pandas"])
     with ProcessPool(max_workers=max(1, workers), context=ctx) as pool:
         futures = [(rel, pool.schedule(check_path, args=(str(root), rel, limits), timeout=timeout_s))
                    for rel in relpaths]

@@ -196,11 +196,12 @@ def _rendering_changed(conn: sqlite3.Connection) -> str | None:
 def _pool_context() -> multiprocessing.context.BaseContext:
     # forkserver: workers start from a clean process with the profilers preloaded, never from a parent
     # that may hold torch threads or open Chroma handles.
-    ctx = multiprocessing.get_context("forkserver")
+    # Their children never import the caller's __main__: lake.index() works from a script without a main guard.
+    from dslake_index.worker_context import worker_context
+
     # index.fork_server first: a Ctrl-C while the server imports the rest ends it quietly, not with a traceback.
-    ctx.set_forkserver_preload(["dslake_index.fork_server", "dslake_index.profilers.registry", "pandas", "openpyxl",
-                                "pyarrow.parquet"])
-    return ctx
+    return worker_context(["dslake_index.fork_server", "dslake_index.profilers.registry", "pandas", "openpyxl",
+                           "pyarrow.parquet"])
 
 
 def start_in_child(target: Callable[..., None], *args: Any) -> multiprocessing.process.BaseProcess:
@@ -278,10 +279,9 @@ def _collect(
                 result = future.result()
             except BrokenProcessPool:
                 _write_results(conn, pending)  # keep what was profiled
-                raise DslakeError(
-                    "the profiler processes could not start; when dslake is called from a Python script, the call "
-                    "must be under `if __name__ == '__main__':` (profilers start in fresh processes that import "
-                    "the script again)") from None
+                # Not a script without a main guard any more (index/worker_context.py): the server itself failed.
+                raise DslakeError("the profiler processes could not start (their fork server ended); what was "
+                                  "profiled is kept, and the next index continues from there") from None
             except FutureTimeout:
                 result = {"error": f"profiling took longer than {options.timeout_s:g} s and was stopped",
                           "error_kind": "timeout", "hash": None, "profile": None}

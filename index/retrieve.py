@@ -33,6 +33,11 @@ class Hit:
     kin_ids: list[str] = field(default_factory=list)
     description: str = field(default="", repr=False)
 
+    def __repr__(self) -> str:
+        # The dataclass's own repr lists all fifteen fields; a notebook wants to see which entry and how good.
+        what = f"family of {self.member_count}" if self.kind == "family" else self.kind
+        return f"Hit({self.path!r}, {self.format or '?'} {what}, score={self.score:.3f})"
+
     def to_dict(self, with_description: bool = False) -> dict[str, Any]:
         """Return the hit as JSON-ready data."""
         data = asdict(self)

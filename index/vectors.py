@@ -28,6 +28,8 @@ DEFAULT_PORT = 8000
 _NAME_HINT = "use 3-512 characters of [a-zA-Z0-9._-], starting and ending with a letter or digit"
 _FULL_HINT = ("free some space, then run `dslake index LAKE` again: vectors not yet written are recorded as pending "
               "in the manifest and embedded then")
+_FULL_API_HINT = ("free some space, then run lake.index() again: vectors not yet written are recorded as pending "
+                  "in the manifest and embedded then")
 
 
 def _chroma_errors() -> tuple[type[BaseException], ...]:
@@ -113,7 +115,7 @@ class VectorStore:
             except Exception as exc:
                 if is_disk_full(exc):
                     raise DiskFull(f"disk full: cannot open the vector store in {path}",
-                                   hint=_FULL_HINT) from exc
+                                   hint=_FULL_HINT, api_hint=_FULL_API_HINT) from exc
                 raise CatalogError(
                     f"cannot open the vector store in {path}: {exc}",
                     hint="check that the folder is readable and writable; if it is damaged, delete it "
@@ -143,7 +145,8 @@ class VectorStore:
         if not (path / "chroma.sqlite3").is_file():
             raise CatalogError(f"the vector store {path} is missing and the catalog is read-only",
                                hint="run `dslake index LAKE` where the catalog is writable: it re-embeds from the "
-                               "manifest")
+                               "manifest",
+                               api_hint="run lake.index() where the catalog is writable: it re-embeds from the manifest")
         copy = Path(tempfile.mkdtemp(prefix="dslake-vectors-"))
         try:
             shutil.copytree(path, copy / "chroma")
@@ -194,7 +197,8 @@ class VectorStore:
             if "dimension" in str(exc):
                 hint = "the collection holds vectors of another size: reset the vector store and re-embed"
             if is_disk_full(exc):
-                raise DiskFull(f"disk full: cannot {action} in the {self.where}", hint=_FULL_HINT) from exc
+                raise DiskFull(f"disk full: cannot {action} in the {self.where}", hint=_FULL_HINT,
+                               api_hint=_FULL_API_HINT) from exc
             raise CatalogError(f"cannot {action} in the {self.where}: {exc}", hint=hint) from exc
 
     @property

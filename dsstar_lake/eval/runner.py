@@ -204,7 +204,8 @@ def _check(setup: RunSetup, options: BenchmarkOptions) -> None:
     """Fail once, before any task runs, on what would fail every task."""
     if setup.lake_dir() is None:
         raise UsageError(
-            "the benchmark needs the lake folder", hint="give --lake LAKE (and --catalog DIR if elsewhere)"
+            "the benchmark needs the lake folder", hint="give --lake LAKE (and --catalog DIR if elsewhere)",
+            api_hint="open the catalog with its lake: Lake.open(lake, catalog=DIR)",
         )
     setup.check_model()
     if not options.oracle:

@@ -98,7 +98,8 @@ def build_report(
         raise ConfigError(f"report.format must be md or html, not {fmt!r}")
     if setup.lake_dir() is None:
         raise UsageError("a report needs the lake folder",
-                         hint="give --lake LAKE (and --catalog DIR if elsewhere)")
+                         hint="give --lake LAKE (and --catalog DIR if elsewhere)",
+                         api_hint="open the catalog with its lake: Lake.open(lake, catalog=DIR)")
     setup.connection()  # a missing catalog is one clear error before a run folder exists
     owned = setup.provider is None
     setup.check_model()
@@ -144,7 +145,7 @@ def _build(setup: RunSetup, record: RunRecord, request: str, settings: Any, budg
                  scores=[e.score for e in entries])
     if not entries:
         raise CatalogError(f"the catalog {setup.catalog_dir} has no entries to report on",
-                           hint="run `dslake index LAKE` first")
+                           hint="run `dslake index LAKE` first", api_hint="run lake.index() first")
     progress("context", {"entries": [e.path for e in entries]})
     data = context.data_block(entries, int(settings["report.description_chars"]))
     names = context.filenames(entries)

@@ -1,0 +1,140 @@
+"""How the facade's results show in Jupyter (`_repr_html_`) and at a Python prompt (`__repr__`).
+
+File names, card lines, questions and answers are untrusted text (a lake's names, a model's words): every value
+goes through html.escape before it reaches a page. The wrappers stay a list and a dict, so code that indexes,
+iterates, compares or dumps them as JSON sees no difference.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+_CELL = 160  # characters of a value shown in a cell: a long answer or card line is cut, the data keeps it whole
+
+
+def html_table(header: Sequence[str], rows: Iterable[Sequence[Any]], caption: str | None = None) -> str:
+    """Return an HTML table of these rows, every header, cell and caption escaped."""
+    parts = ["<table>"]
+    if caption:
+        parts.append(f"<caption>{_esc(caption, 400)}</caption>")
+    parts.append("<thead><tr>" + "".join(f"<th>{_esc(h)}</th>" for h in header) + "</tr></thead><tbody>")
+    for row in rows:
+        parts.append("<tr>" + "".join(f"<td>{_esc(v)}</td>" for v in row) + "</tr>")
+    parts.append("</tbody></table>")
+    return "".join(parts)
+
+
+def _esc(value: Any, width: int = _CELL) -> str:
+    text = "" if value is None else _fmt(value)
+    if len(text) > width:
+        text = text[: width - 1] + "…"
+    return html.escape(text, quote=True)
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
+
+
+def when(ts: Any) -> str:
+    """Return a timestamp (seconds, or text already) as a short UTC time."""
+    if isinstance(ts, (int, float)):
+        return datetime.fromtimestamp(ts, tz=UTC).strftime("%Y-%m-%d %H:%M UTC")
+    return "" if ts is None else str(ts)
+
+
+def _short(text: Any, width: int = 60) -> str:
+    text = " ".join(str(text or "").split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def hit_what(hit: Any) -> str:
+    """Return a hit's kind in words: 'csv file' or 'csv family of 12'."""
+    fmt = hit.format or "?"
+    return f"{fmt} family of {hit.member_count}" if hit.kind == "family" else f"{fmt} {hit.kind}"
+
+
+class SearchResults(list):  # type: ignore[type-arg]
+    """The hits of one search, best first: a list of Hit that shows as a table in Jupyter."""
+
+    def __init__(self, hits: Iterable[Any] = (), query: str = "") -> None:
+        super().__init__(hits)
+        self.query = query
+
+    def __repr__(self) -> str:
+        lines = [f"SearchResults({self.query!r}: {len(self)} hit{'s' if len(self) != 1 else ''})"]
+        lines += [f"  {i}. {h.path}  [{hit_what(h)}, score {h.score:.3f}]" for i, h in enumerate(self, 1)]
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        rows = [(i, h.path, hit_what(h), h.score, h.card_line) for i, h in enumerate(self, 1)]
+        return html_table(("#", "path", "what", "score", "card"), rows, f"search: {self.query}")
+
+
+class RunList(list):  # type: ignore[type-arg]
+    """A catalog's runs, newest first: a list of dicts (as `dslake runs --json` gives) that shows as a table."""
+
+    def __repr__(self) -> str:
+        lines = [f"RunList({len(self)} run{'s' if len(self) != 1 else ''})"]
+        lines += [f"  {r.get('id')}  {r.get('status')}  {_short(r.get('question'))!r} -> {_short(r.get('answer'), 40)}"
+                  for r in self]
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        rows = [(r.get("id"), when(r.get("created_at")), r.get("status"), r.get("question"), r.get("answer"),
+                 r.get("verified"), r.get("rounds"), r.get("cost_usd")) for r in self]
+        return html_table(("id", "started", "status", "question", "answer", "verified", "rounds", "cost $"), rows,
+                          "runs")
+
+
+class RunView(dict):  # type: ignore[type-arg]
+    """One run record (as `dslake runs show --json` gives): a dict that shows its answer, rounds and calls."""
+
+    def __repr__(self) -> str:
+        meta, answer = self.get("meta") or {}, self.get("answer") or {}
+        return (f"RunView({meta.get('id', '?')}: {meta.get('status')}, {len(self.get('rounds') or [])} rounds, "
+                f"question {_short(meta.get('question'))!r}, answer {_short(answer.get('value'), 40)!r})")
+
+    def _repr_html_(self) -> str:
+        meta, answer = self.get("meta") or {}, self.get("answer") or {}
+        head = [("id", meta.get("id")), ("status", meta.get("status")), ("question", meta.get("question")),
+                ("answer", answer.get("value")), ("verified", answer.get("verified")),
+                ("files used", ", ".join(answer.get("files_used") or [])), ("cost $", answer.get("cost_usd")),
+                ("folder", self.get("folder"))]
+        rounds = [(r.get("round", 0) + 1, r.get("step"), len(r.get("scripts") or []), r.get("sufficient"),
+                   (r.get("route") or {}).get("kind")) for r in self.get("rounds") or []]
+        calls = [(role, c.get("calls"), c.get("input_tokens"), c.get("output_tokens"), c.get("cost_usd"),
+                  c.get("errors")) for role, c in (self.get("calls") or {}).items()]
+        return (html_table(("", ""), head, f"run {meta.get('id', '')}")
+                + html_table(("round", "step", "scripts", "sufficient", "route"), rounds, "rounds")
+                + html_table(("role", "calls", "input tokens", "output tokens", "cost $", "errors"), calls, "calls"))
+
+
+def status_repr(status: Any) -> str:
+    """Return a one-line summary of a LakeStatus."""
+    extra = "".join(f", {len(getattr(status, k))} {k}" for k in ("failed", "stale", "new", "removed")
+                    if getattr(status, k))
+    problems = f", {len(status.problems)} problem(s)" if status.problems else ""
+    return (f"LakeStatus({status.lake}: {status.files} files in {status.entries} entries "
+            f"({status.families} families){extra}{problems}, last index {when(status.last_index_at) or 'never'})")
+
+
+def status_html(status: Any) -> str:
+    """Return a LakeStatus as HTML tables: the summary, then its problems and the files that need attention."""
+    formats = ", ".join(f"{k} {v}" for k, v in sorted(status.formats.items(), key=lambda kv: -kv[1]))
+    rows = [("lake", status.lake), ("catalog", status.catalog), ("files", status.files),
+            ("entries", status.entries), ("families", status.families), ("bytes", status.bytes),
+            ("formats", formats), ("catalog bytes", status.catalog_bytes),
+            ("last index", when(status.last_index_at) or "never")]
+    out = html_table(("", ""), rows, "lake status")
+    if status.problems:
+        out += html_table(("problem",), [(p,) for p in status.problems], "problems")
+    files = [(path, "failed", error) for path, error in status.failed]
+    files += [(path, kind, "") for kind in ("stale", "new", "removed") for path in getattr(status, kind)]
+    if files:
+        out += html_table(("path", "state", "error"), files, "files that need attention")
+    return out
