@@ -435,6 +435,55 @@ def doctor(lake: str | None, catalog: str | None, as_json: bool) -> None:
         sys.exit(STATUS_PROBLEMS)  # the code for "a problem was reported, with its fix"
 
 
+@cli.group(name="keys", invoke_without_command=True)
+@click.pass_context
+def keys_group(ctx: click.Context) -> None:
+    """Keep model keys in a file of your own (mode 0600) instead of the environment; a set variable still wins."""
+    if ctx.invoked_subcommand is None:
+        ctx.invoke(keys_list)
+
+
+@keys_group.command(name="set")
+@click.argument("provider", type=click.Choice(["gemini", "openai"]))
+def keys_set(provider: str) -> None:
+    """Store PROVIDER's key: typed at a hidden prompt, or read from standard input when it is a pipe."""
+    from dsstar_lake.llm import keys
+
+    value = click.prompt(f"{provider} key", hide_input=True) if sys.stdin.isatty() else sys.stdin.read()
+    out.print(f"stored the {provider} key in {keys.set_key(provider, value)}", highlight=False)
+
+
+@keys_group.command(name="list")
+@json_option
+def keys_list(as_json: bool) -> None:
+    """Name the providers that have a stored key (never the keys)."""
+    from dsstar_lake.llm import keys
+
+    names, path = keys.stored_providers(), keys.keys_path()
+    if as_json:
+        _print_json({"path": str(path), "providers": names})
+    else:
+        out.print(f"{', '.join(names) if names else 'no keys stored'} ({path})", highlight=False)
+
+
+@keys_group.command(name="remove")
+@click.argument("provider", type=click.Choice(["gemini", "openai"]))
+def keys_remove(provider: str) -> None:
+    """Forget PROVIDER's stored key."""
+    from dsstar_lake.llm import keys
+
+    out.print(f"removed the {provider} key" if keys.remove_key(provider) else f"no {provider} key was stored",
+              highlight=False)
+
+
+@keys_group.command(name="path")
+def keys_path() -> None:
+    """Print where keys are kept."""
+    from dsstar_lake.llm import keys
+
+    click.echo(str(keys.keys_path()))
+
+
 add_examples(cli)
 
 

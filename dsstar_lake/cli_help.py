@@ -30,6 +30,12 @@ EXAMPLES: dict[str, list[str]] = {
     "report": ['dslake report "How did sales differ by region?" --lake ./lake --format html --out ./report'],
     "mcp": ["dslake mcp --lake /data/lake      # started by an MCP client; see the README for its config"],
     "doctor": ["dslake doctor", "dslake doctor ./lake --json          # exit 8 when a check fails"],
+    "keys": ["dslake keys set gemini", "dslake keys list"],
+    "keys set": ["dslake keys set gemini                 # asks for the key, not echoed",
+                 "printf %s \"$KEY\" | dslake keys set openai   # from a pipe"],
+    "keys list": ["dslake keys list --json"],
+    "keys remove": ["dslake keys remove openai"],
+    "keys path": ["dslake keys path"],
 }
 
 

@@ -38,7 +38,10 @@ def key_source(environ: Mapping[str, str] | None = None) -> str | None:
     env = os.environ if environ is None else environ
     if vertex_enabled(env):
         return "Vertex AI (" + ", ".join(v for v in VERTEX_VARS if env.get(v)) + ")"
-    return next((var for var in KEY_VARS if env.get(var)), None)
+    from dsstar_lake.llm import keys
+
+    found = next((var for var in KEY_VARS if env.get(var)), None)
+    return found or (keys.source_label() if keys.stored_key("gemini") else None)
 
 
 class GeminiProvider:
@@ -75,6 +78,10 @@ class GeminiProvider:
         if not api_key and not vertex_enabled():
             # Passed explicitly so GEMINI_API_KEY wins over GOOGLE_API_KEY, as `dslake models` reports it.
             api_key = next((os.environ[var] for var in KEY_VARS if os.environ.get(var)), None)
+            if not api_key:
+                from dsstar_lake.llm import keys
+
+                api_key = keys.stored_key("gemini")
         try:
             return genai.Client(api_key=api_key or None, http_options=http_options)
         except ValueError as exc:

@@ -24,6 +24,12 @@ def openai_installed() -> bool:
     return importlib.util.find_spec("openai") is not None
 
 
+def _stored_key() -> str | None:
+    from dsstar_lake.llm import keys
+
+    return keys.stored_key("openai")
+
+
 class OpenAICompatProvider:
     """Call /chat/completions with the client's retries off, so the call site's retries are the only ones."""
 
@@ -31,7 +37,7 @@ class OpenAICompatProvider:
 
     def __init__(self, settings: Settings, api_key: str | None = None, base_url: str | None = None) -> None:
         # Local servers take any key; the official client refuses to start without one.
-        self._api_key = api_key or os.environ.get("OPENAI_API_KEY") or "none"
+        self._api_key = api_key or os.environ.get("OPENAI_API_KEY") or _stored_key() or "none"
         # None lets the client read OPENAI_BASE_URL, then default to api.openai.com.
         self._base_url = base_url or settings["llm.base_url"] or None
         self._timeout_s = float(settings["llm.timeout_s"])

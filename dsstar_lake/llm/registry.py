@@ -83,7 +83,7 @@ def _credentials(settings: Settings, name: str) -> tuple[bool, str]:
         from dsstar_lake.llm.gemini import key_source
 
         source = key_source()
-        return (source is not None, source or "none: set GEMINI_API_KEY or GOOGLE_API_KEY")
+        return (source is not None, source or "none: set GEMINI_API_KEY or GOOGLE_API_KEY, or `dslake keys set gemini`")
     if name == "openai":
         from dsstar_lake.llm.openai_compat import MISSING, openai_installed
 
@@ -92,6 +92,10 @@ def _credentials(settings: Settings, name: str) -> tuple[bool, str]:
         base_url = settings["llm.base_url"] or os.environ.get("OPENAI_BASE_URL", "")
         if os.environ.get("OPENAI_API_KEY"):
             return True, "OPENAI_API_KEY"
+        from dsstar_lake.llm import keys
+
+        if keys.stored_key("openai"):
+            return True, keys.source_label()
         if base_url:
             return True, f"no key (fine for a local server at {base_url})"
         return False, "none: set OPENAI_API_KEY, or --base-url URL for a local server"
