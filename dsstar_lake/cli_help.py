@@ -28,6 +28,7 @@ EXAMPLES: dict[str, list[str]] = {
     "runs show": ["dslake runs show 20261125-120000-ab12 --lake ./lake   # a unique prefix is enough"],
     "runs resume": ["dslake runs resume 20261125-120000-ab12 --lake ./lake"],
     "report": ['dslake report "How did sales differ by region?" --lake ./lake --format html --out ./report'],
+    "serve": ["dslake serve --lake /data/lake      # then open http://127.0.0.1:8765/"],
     "mcp": ["dslake mcp --lake /data/lake      # started by an MCP client; see the README for its config"],
     "doctor": ["dslake doctor", "dslake doctor ./lake --json          # exit 8 when a check fails"],
     "keys": ["dslake keys set gemini", "dslake keys list"],

@@ -43,6 +43,7 @@ def build_and_install(work: Path) -> Path:
     (wheel,) = (work / "dist").glob("dsstar_lake-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     assert "dsstar_lake/default.toml" in names, "the wheel must carry the default settings"
+    assert "dsstar_lake/web/templates/base.html" in names, "the wheel must carry the pages' templates"
     # Installed names that cannot overwrite another distribution's `index` or `cli`, and every package folder.
     tops = {name.split("/")[0] for name in names if not name.startswith("dsstar_lake-")}
     assert tops == {"dsstar_lake", "dslake_index", "dslake_cli"}, tops

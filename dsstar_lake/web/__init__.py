@@ -1,0 +1,1 @@
+"""`dslake serve`: server-rendered pages over the catalog, the runs and the reports (Starlette, Jinja2, uvicorn)."""

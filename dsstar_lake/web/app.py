@@ -1,0 +1,133 @@
+"""The Starlette app of `dslake serve`: one page per URL, each rendering what a `Lake` method returns.
+
+Why Starlette + Jinja2 + uvicorn: small, well kept, already installed with the MCP SDK (which serves over them),
+ASGI so a later background `ask` can stream rounds, and Jinja2 escapes every value by default. No JavaScript
+build: the pages are rendered on the server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, Response
+from starlette.routing import Route
+
+from dsstar_lake.display import when
+from dsstar_lake.errors import DslakeError, RunNotFound
+from dsstar_lake.web import views
+from dsstar_lake.web.access import Guard, check_bind
+
+TEMPLATES = Path(__file__).parent / "templates"
+# The report page is self-contained (figures as data URIs): it may load nothing and run nothing.
+REPORT_CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
+PAGE_CSP = "default-src 'none'; img-src data: 'self'; style-src 'unsafe-inline'; form-action 'self'"
+
+
+def _templates() -> Any:
+    from jinja2 import Environment, FileSystemLoader, select_autoescape
+
+    env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(default=True))
+    env.filters["when"] = when
+    env.filters["size"] = _size
+    return env
+
+
+def _size(n: Any) -> str:
+    from dsstar_lake.render import _size as size
+
+    return size(int(n)) if isinstance(n, (int, float)) else ""
+
+
+class Pages:
+    """The page handlers over one open Lake; every Lake call runs on one worker thread (one connection)."""
+
+    def __init__(self, lake: Any) -> None:
+        self.lake = lake
+        self.env = _templates()
+        # One thread: the Lake's SQLite connection and retriever are per thread; the event loop stays free.
+        self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dslake-serve")
+
+    async def call(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        return await asyncio.get_running_loop().run_in_executor(self.worker, partial(fn, *args, **kwargs))
+
+    def page(self, name: str, code: int = 200, **context: Any) -> HTMLResponse:
+        html = self.env.get_template(name).render(lake=self.lake, **context)
+        return HTMLResponse(html, status_code=code, headers={"Content-Security-Policy": PAGE_CSP})
+
+    def problem(self, exc: DslakeError) -> HTMLResponse:
+        status = 404 if isinstance(exc, RunNotFound) or "not in the catalog" in exc.message else 400
+        return self.page("error.html", code=status, message=exc.message, hint=exc.hint)
+
+    async def home(self, request: Request) -> Response:
+        status = await self.call(self.lake.status)
+        return self.page("index.html", status=status, runs=(await self.call(self.lake.runs))[:5])
+
+    async def search(self, request: Request) -> Response:
+        query = request.query_params.get("q", "").strip()
+        k = request.query_params.get("k", "")
+        if not query:
+            return self.page("search.html", query="", hits=[])
+        try:
+            hits = await self.call(self.lake.search, query, int(k) if k.isdigit() and int(k) > 0 else None)
+        except DslakeError as exc:
+            return self.problem(exc)
+        return self.page("search.html", query=query, hits=hits)
+
+    async def entry(self, request: Request) -> Response:
+        path = request.path_params["path"]
+        try:
+            shown = await self.call(self.lake.show, path)
+        except DslakeError as exc:
+            return self.problem(exc)
+        data = await self.call(views.preview, self.lake, path)
+        return self.page("entry.html", shown=shown, preview=data)
+
+    async def runs(self, request: Request) -> Response:
+        return self.page("runs.html", runs=await self.call(self.lake.runs))
+
+    async def run(self, request: Request) -> Response:
+        try:
+            view = await self.call(self.lake.run, request.path_params["run_id"])
+        except DslakeError as exc:
+            return self.problem(exc)
+        await self.call(views.run_scripts, view)
+        return self.page("run.html", run=view, meta=view.get("meta") or {}, answer=view.get("answer") or {})
+
+    async def report(self, request: Request) -> Response:
+        try:
+            view = await self.call(self.lake.run, request.path_params["run_id"])
+        except DslakeError as exc:
+            return self.problem(exc)
+        page = await self.call(views.report_page, view)
+        if page is None:
+            return self.page("error.html", code=404, message=f"run {view['meta'].get('id')} has no report",
+                             hint="a report is written by `dslake report`; an ask run has none")
+        return HTMLResponse(page, headers={"Content-Security-Policy": REPORT_CSP})
+
+
+def build_app(lake: Any, token: str | None = None) -> Any:
+    """Return the ASGI app over an open Lake (token: required on every request, for a non-loopback bind)."""
+    pages = Pages(lake)
+    routes = [
+        Route("/", pages.home), Route("/search", pages.search), Route("/entries/{path:path}", pages.entry),
+        Route("/runs", pages.runs), Route("/runs/{run_id}", pages.run), Route("/reports/{run_id}", pages.report),
+    ]
+    return Guard(Starlette(routes=routes), token)
+
+
+def serve(lake: Any, host: str = "127.0.0.1", port: int = 8765, allow_remote: bool = False,
+          token: str | None = None) -> None:
+    """Serve the pages until interrupted; a non-loopback host needs allow_remote and a token (UsageError)."""
+    check_bind(host, allow_remote, token)
+    import uvicorn
+
+    from dsstar_lake.web.access import is_loopback
+
+    app = build_app(lake, None if is_loopback(host) else token)
+    uvicorn.run(app, host=host, port=port, log_level="warning", server_header=False)

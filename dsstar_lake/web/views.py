@@ -1,0 +1,91 @@
+"""What the pages show beyond what the facade returns as is: a data preview, a run's scripts, a report page.
+
+Everything here reads; nothing writes the lake or the catalog. Text from the lake or a model stays text: the
+templates escape it (Jinja2 autoescape), and the preview table is built by pandas with escaping on.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from dsstar_lake.errors import DslakeError
+
+PREVIEW_ROWS = 20
+PREVIEW_TABLES = 3  # a workbook's first sheets, a family's first members
+MAX_TEXT = 20_000  # characters of a script or its output shown on a run page
+REPORT_LIMIT = 64 * 2**20
+SCRIPT_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,100}$")
+
+
+def preview(lake: Any, path: str) -> dict[str, Any]:
+    """Return a few rows of what `lake.load(path)` gives, as escaped HTML tables, or the reason there are none."""
+    try:
+        loaded = lake.load(path, limit=PREVIEW_TABLES)
+    except DslakeError as exc:  # no load line, a broken file, a catalog opened without its lake
+        return {"error": exc.message, "tables": []}
+    items = loaded.items() if isinstance(loaded, dict) else [("", loaded)]
+    tables = []
+    for name, value in list(items)[:PREVIEW_TABLES]:
+        if isinstance(value, dict) and all(hasattr(v, "to_html") for v in value.values()):
+            tables += [_table(f"{name} / {k}" if name else str(k), v) for k, v in list(value.items())[:2]]
+        else:
+            tables.append(_table(str(name), value))
+    return {"error": None, "tables": tables}
+
+
+def _table(name: str, value: Any) -> dict[str, Any]:
+    if hasattr(value, "head") and hasattr(value, "to_html"):
+        shape = getattr(value, "shape", None)
+        # to_html escapes cell text and column names by default (escape=True): a cell cannot become markup.
+        return {"name": name, "html": value.head(PREVIEW_ROWS).to_html(escape=True, border=0, max_cols=30),
+                "shape": shape, "text": None}
+    return {"name": name, "html": None, "shape": None, "text": _cut(repr(value), 4000)}
+
+
+def _cut(text: str, limit: int = MAX_TEXT) -> str:
+    return text if len(text) <= limit else text[:limit] + f"\n… ({len(text) - limit} more characters)"
+
+
+def read_run_file(folder: str | Path, name: str, limit: int = MAX_TEXT) -> str | None:
+    """Return one of a run's own files (NAME.py, NAME.out), never following a link a script may have planted."""
+    if not SCRIPT_NAME.match(name):
+        return None
+    try:
+        fd = os.open(Path(folder) / name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        return _cut(handle.read(limit + 1000).decode("utf-8", errors="replace"), limit)
+
+
+def run_scripts(view: dict[str, Any]) -> None:
+    """Add each round script's code and full output to a run view (show_run keeps only the first lines)."""
+    for slot in view.get("rounds") or []:
+        for script in slot.get("scripts") or []:
+            name = str(script.get("name") or "")
+            script["code"] = read_run_file(view["folder"], f"{name}.py")
+            script["output"] = read_run_file(view["folder"], f"{name}.out")
+
+
+def report_page(view: dict[str, Any]) -> str | None:
+    """Return a report run's HTML page: report.html as written, else report.md rendered the same sanitising way."""
+    if (view.get("meta") or {}).get("kind") != "report":
+        return None
+    # report.html embeds its figures as data URIs: read it whole, within reason.
+    written = read_run_file(view["folder"], "report.html", limit=REPORT_LIMIT)
+    if written is not None:
+        return written
+    markdown = read_run_file(view["folder"], "report.md")
+    if markdown is None:
+        return None
+    from dsstar_lake.report.htmlpage import render_html
+
+    folder = Path(view["folder"])
+    figures = {f: folder / f for q in view.get("questions") or [] for f in q.get("figures") or []
+               if isinstance(f, str) and (folder / f).is_file() and not (folder / f).is_symlink()}
+    numbers = [q["n"] for q in view.get("questions") or [] if isinstance(q.get("n"), int)]
+    return render_html(markdown, (view.get("report") or {}).get("title") or "Report", figures, numbers)
+
