@@ -491,12 +491,14 @@ def keys_path() -> None:
 @click.option("--port", default=8765, show_default=True, type=click.IntRange(0, 65535), help="Port to bind.")
 @click.option("--allow-remote", is_flag=True, help="Allow a non-loopback --host; every request then needs the token.")
 @click.option("--token", envvar="DSLAKE_SERVE_TOKEN", help="Token for --allow-remote (or DSLAKE_SERVE_TOKEN).")
+@llm_options
 def serve(lake_path: str | None, catalog: str | None, host: str, port: int, allow_remote: bool,
-          token: str | None) -> None:
+          token: str | None, **params: Any) -> None:
     """Serve local web pages over the catalog, the runs and the reports (http://127.0.0.1:8765/).
 
-    Pages: status, search, each entry with a data preview, runs with their rounds, and reports. Read-only: nothing
-    writes the lake or the catalog. Binds to loopback; another address needs --allow-remote and a token.
+    Pages: status, search, each entry with a data preview, runs with their rounds, and reports; with a model, a
+    question box starts an ask (--llm manual --manual-dir DIR: answer its prompts on the run page). Nothing writes
+    the lake. Binds to loopback; another address needs --allow-remote and a token.
     """
     from dsstar_lake.web.access import check_bind
     from dsstar_lake.web.app import serve as run_server
@@ -504,7 +506,8 @@ def serve(lake_path: str | None, catalog: str | None, host: str, port: int, allo
     check_bind(host, allow_remote, token)  # before opening anything: a refused bind is one line
     shown = f"[{host}]" if ":" in host else host
     err.print(f"serving http://{shown}:{port}/ (Ctrl-C stops)", highlight=False)
-    run_server(_open_existing(lake_path, catalog), host=host, port=port, allow_remote=allow_remote, token=token)
+    lake = _open_existing(lake_path, catalog, llm_flags(params))
+    run_server(lake, host=host, port=port, allow_remote=allow_remote, token=token)
 
 
 add_examples(cli)

@@ -157,3 +157,68 @@ def test_pages_render_in_headless_chromium(served, tmp_path):
     dom = chromium(server.url(f"/reports/{report.run_id}"), tmp_path, "report")
     assert "The North led" in dom and "<script>alert(3)" not in dom
     print(f"screenshots in {tmp_path}")
+
+
+def post(url: str, fields: dict[str, str], origin: str | None) -> tuple[int, str, str]:
+    """POST a form as a browser does (with its Origin): status, body and the URL it ended on after redirects."""
+    import urllib.error
+    import urllib.request
+    from urllib.parse import urlencode
+
+    headers = {"Content-Type": "application/x-www-form-urlencoded", **({"Origin": origin} if origin else {})}
+    request = urllib.request.Request(url, data=urlencode(fields).encode(), headers=headers, method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=120) as response:
+            return response.status, response.read().decode("utf-8"), response.url
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode("utf-8"), url
+
+
+MANUAL_ANSWERS = {"planner": "Sum the Widget units in data/sales.csv.", "coder": fenced(SUM_WIDGETS),
+                  "verifier": "Yes", "finalyzer": fenced(SUM_WIDGETS)}
+
+
+def test_ask_from_the_page_with_a_person_as_the_manual_model(served, tmp_path):
+    import time
+
+    from dsstar_lake.lake import Lake
+    from dsstar_lake.llm.flags import LlmFlags
+
+    prompts = tmp_path / "prompts"
+    lake = Lake.open(served["root"], llm=LlmFlags(provider="manual", manual_dir=str(prompts)),
+                     overrides={k: v for k, v in FAST.items() if k.startswith("sandbox.")})
+    with Server(lake) as server:
+        origin = server.url("")
+        code, page, _ = fetch(server.url("/"))
+        assert code == 200 and 'id="ask"' in page
+        # a form posted from another site (no Origin of ours) starts nothing
+        assert post(server.url("/ask"), {"q": "How many Widget units?"}, "http://evil.example")[0] == 403
+        assert post(server.url("/ask"), {"q": "How many Widget units?"}, None)[0] == 403
+        code, page, at = post(server.url("/ask"), {"q": "How many Widget units were sold in sales.csv?"}, origin)
+        assert code == 200 and "/runs/" in at, at
+        run_id = at.rsplit("/", 1)[1]
+        answered, deadline = [], time.monotonic() + 240
+        while time.monotonic() < deadline:
+            code, page, _ = fetch(server.url(f"/runs/{run_id}"))
+            if 'class="ok">done' in page:
+                break
+            stems = [s for s in (p.name.removesuffix(".prompt.md") for p in sorted(prompts.glob("*.prompt.md")))
+                     if not (prompts / f"{s}.response.md").exists()]
+            if stems and f'id="pending-{stems[0]}"' in page:
+                if len(answered) == 1 and CHROMIUM:  # the page as the person sees it: the prompt and the box
+                    dom = chromium(server.url(f"/runs/{run_id}"), tmp_path, "manual-prompt")
+                    assert "<textarea" in dom and "The model is you" in dom
+                role = stems[0].split("-", 1)[1]
+                assert role in MANUAL_ANSWERS, f"an unexpected prompt: {stems[0]}"
+                assert post(server.url(f"/manual/{stems[0]}"), {"answer": MANUAL_ANSWERS[role],
+                                                                   "back": f"/runs/{run_id}"}, origin)[0] == 200
+                answered.append(role)
+            elif not stems:
+                assert 'http-equiv="refresh"' in page or "done" in page  # the page follows the run
+            time.sleep(0.2)
+        else:
+            pytest.fail(f"the run did not finish; answered {answered}")
+        assert answered[:2] == ["planner", "coder"] and "verifier" in answered
+        assert '<pre id="answer">541' in page and 'http-equiv="refresh"' not in page
+        assert post(server.url("/manual/0001-planner"), {"answer": "again"}, origin)[0] == 400  # already answered
+    lake.close()

@@ -75,6 +75,11 @@ class Guard:
             await self.app(scope, receive, send)
 
 
+def same_origin(origin: str | None, host: str | None) -> bool:
+    """Return whether a POST's Origin header is this server (browsers send it on every form post)."""
+    return bool(origin and host) and origin in (f"http://{host}", f"https://{host}")
+
+
 def _host_name(header: str) -> str:
     """Return the name of a Host header without its port: `[::1]:8765` -> `::1`, `localhost:8765` -> `localhost`."""
     if header.startswith("["):

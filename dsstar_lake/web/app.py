@@ -15,13 +15,14 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, Response
+from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from dsstar_lake.display import when
 from dsstar_lake.errors import DslakeError, RunNotFound
 from dsstar_lake.web import views
-from dsstar_lake.web.access import Guard, check_bind
+from dsstar_lake.web.access import Guard, check_bind, same_origin
+from dsstar_lake.web.asking import MAX_QUESTION, Asks
 
 TEMPLATES = Path(__file__).parent / "templates"
 # The report page is self-contained (figures as data URIs): it may load nothing and run nothing.
@@ -52,6 +53,7 @@ class Pages:
         self.env = _templates()
         # One thread: the Lake's SQLite connection and retriever are per thread; the event loop stays free.
         self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dslake-serve")
+        self.asks = Asks(lake)
 
     async def call(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
         return await asyncio.get_running_loop().run_in_executor(self.worker, partial(fn, *args, **kwargs))
@@ -66,7 +68,8 @@ class Pages:
 
     async def home(self, request: Request) -> Response:
         status = await self.call(self.lake.status)
-        return self.page("index.html", status=status, runs=(await self.call(self.lake.runs))[:5])
+        return self.page("index.html", status=status, runs=(await self.call(self.lake.runs))[:5],
+                         not_ready=self.asks.ready())
 
     async def search(self, request: Request) -> Response:
         query = request.query_params.get("q", "").strip()
@@ -97,7 +100,34 @@ class Pages:
         except DslakeError as exc:
             return self.problem(exc)
         await self.call(views.run_scripts, view)
-        return self.page("run.html", run=view, meta=view.get("meta") or {}, answer=view.get("answer") or {})
+        meta = view.get("meta") or {}
+        pending = self.asks.pending() if meta.get("status") == "running" else []
+        return self.page("run.html", run=view, meta=meta, answer=view.get("answer") or {}, pending=pending)
+
+    async def ask(self, request: Request) -> Response:
+        form = await _form(request)
+        if form is None:
+            return self.page("error.html", code=403, message="a form from another site cannot start an ask")
+        question = form.get("q", "").strip()[:MAX_QUESTION]
+        why = self.asks.ready() or ("" if question else "the question is empty")
+        if why:
+            return self.page("error.html", code=400, message=why, hint="see `dslake models` and `dslake doctor`")
+        run_id = await asyncio.get_running_loop().run_in_executor(None, self.asks.start, question)
+        if run_id is None:
+            failure = self.asks.failures.pop(question, None)
+            if failure:
+                return self.page("error.html", code=400, message=failure)
+        return RedirectResponse(f"/runs/{run_id}" if run_id else "/runs", status_code=303)
+
+    async def manual(self, request: Request) -> Response:
+        form = await _form(request)
+        if form is None:
+            return self.page("error.html", code=403, message="a form from another site cannot answer a prompt")
+        stem = request.path_params["stem"]
+        if not self.asks.answer(stem, form.get("answer", "")):
+            return self.page("error.html", code=400, message=f"no prompt {stem} is waiting, or the answer is empty")
+        return RedirectResponse(form.get("back", "") if form.get("back", "").startswith("/runs/") else "/runs",
+                                status_code=303)
 
     async def report(self, request: Request) -> Response:
         try:
@@ -111,12 +141,23 @@ class Pages:
         return HTMLResponse(page, headers={"Content-Security-Policy": REPORT_CSP})
 
 
+async def _form(request: Request) -> dict[str, str] | None:
+    """Return a posted form's fields, or None when it came from another site (a cross-site form post)."""
+    from urllib.parse import parse_qs
+
+    if not same_origin(request.headers.get("origin"), request.headers.get("host")):
+        return None
+    body = (await request.body()).decode("utf-8", errors="replace")
+    return {k: v[0] for k, v in parse_qs(body, keep_blank_values=True).items()}
+
+
 def build_app(lake: Any, token: str | None = None) -> Any:
     """Return the ASGI app over an open Lake (token: required on every request, for a non-loopback bind)."""
     pages = Pages(lake)
     routes = [
         Route("/", pages.home), Route("/search", pages.search), Route("/entries/{path:path}", pages.entry),
         Route("/runs", pages.runs), Route("/runs/{run_id}", pages.run), Route("/reports/{run_id}", pages.report),
+        Route("/ask", pages.ask, methods=["POST"]), Route("/manual/{stem}", pages.manual, methods=["POST"]),
     ]
     return Guard(Starlette(routes=routes), token)
 

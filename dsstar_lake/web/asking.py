@@ -1,0 +1,101 @@
+"""Ask from the page: `lake.ask` in a background thread, and the manual provider's prompts answered in a form.
+
+The run page follows a running run by reloading itself (a meta refresh: no script on any page). With the manual
+provider and a prompt folder, the pending prompts are shown with a box for the answer, which is written where
+the provider waits for it (NNNN-ROLE.response.md, through a temporary file and a rename, so it is never read
+half-written).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from dsstar_lake.errors import DslakeError
+
+STEM = re.compile(r"^\d{4,}-[A-Za-z0-9_-]{1,60}$")
+START_WAIT_S = 20.0  # how long POST /ask waits for the run's folder to appear before showing the run list
+MAX_QUESTION = 4000
+
+
+class Asks:
+    """Start asks in background threads and hand manual prompts to the page."""
+
+    def __init__(self, lake: Any) -> None:
+        self.lake = lake
+        self.failures: dict[str, str] = {}  # question -> why it stopped before its run existed
+
+    def ready(self) -> str | None:
+        """Return None when the page may start an ask, else why not (one line)."""
+        from dsstar_lake.llm.registry import check_configured, provider_name
+
+        try:
+            check_configured(self.lake.settings)
+        except DslakeError as exc:
+            return exc.message
+        if provider_name(self.lake.settings) == "manual" and not self.manual_dir():
+            return "the manual provider answers from the page only with a prompt folder: give --manual-dir DIR"
+        return None
+
+    def start(self, question: str) -> str | None:
+        """Start `lake.ask(question)` in the background; return its run id once its folder exists (else None)."""
+        from dsstar_lake.runs import list_runs
+
+        before = {r["id"] for r in list_runs(self.lake.catalog_dir)}
+
+        def run() -> None:
+            try:
+                self.lake.ask(question)
+            except DslakeError as exc:  # the run record keeps the failure; this keeps one that came before it
+                self.failures[question] = exc.message
+            finally:
+                self.lake.close()  # this thread's connection
+
+        worker = threading.Thread(target=run, name="dslake-serve-ask", daemon=True)
+        worker.start()
+        deadline = time.monotonic() + START_WAIT_S
+        while time.monotonic() < deadline:
+            new = [r["id"] for r in list_runs(self.lake.catalog_dir) if r["id"] not in before]
+            if new:
+                return new[0]
+            if not worker.is_alive():
+                return None
+            time.sleep(0.1)
+        return None
+
+    def manual_dir(self) -> Path | None:
+        """Return the manual provider's prompt folder, when that is the provider and it has one."""
+        from dsstar_lake.llm.registry import provider_name
+
+        if provider_name(self.lake.settings) != "manual":
+            return None
+        folder = self.lake.settings["llm.manual_dir"]
+        return Path(folder).expanduser() if folder else None
+
+    def pending(self) -> list[dict[str, str]]:
+        """Return the manual prompts still waiting for an answer, oldest first: stem and prompt text."""
+        folder = self.manual_dir()
+        if folder is None or not folder.is_dir():
+            return []
+        out = []
+        for prompt in sorted(folder.glob("*.prompt.md")):
+            stem = prompt.name.removesuffix(".prompt.md")
+            if STEM.match(stem) and not (folder / f"{stem}.response.md").exists() and not prompt.is_symlink():
+                out.append({"stem": stem, "prompt": prompt.read_text(encoding="utf-8", errors="replace")})
+        return out
+
+    def answer(self, stem: str, text: str) -> bool:
+        """Write the answer to a pending manual prompt; False when there is no such prompt waiting."""
+        folder = self.manual_dir()
+        if folder is None or not STEM.match(stem) or not text.strip():
+            return False
+        if stem not in {p["stem"] for p in self.pending()}:
+            return False
+        partial = folder / f".{stem}.response.part"
+        partial.write_text(text.strip() + "\n", encoding="utf-8")
+        os.replace(partial, folder / f"{stem}.response.md")
+        return True
