@@ -97,7 +97,7 @@ def lake_status(access: CatalogAccess, check_vectors: bool = False) -> LakeStatu
     entries, families = census.entry_counts(conn)
     last = catalog_db.get_meta(conn, "last_index_at")
     return LakeStatus(
-        lake=str(access.root) if access.root else "",
+        lake=str(access.root) if access.root else (access.remote or ""),
         catalog=str(access.catalog_dir),
         schema=catalog_db.schema_version(conn),
         files=len(files),
