@@ -63,6 +63,16 @@ def remote_lake(location: str | os.PathLike[str] | None, catalog: str | os.PathL
     return url
 
 
+def needs_local_copy(url: str) -> UsageError:
+    """Return the error for what needs the lake's files on this machine (ask, report, eval): not built yet."""
+    return UsageError(
+        f"answering over a lake in object storage is not built yet: scripts read the files of {url} from disk",
+        hint=f"copy it to a folder (aws s3 sync {url} DIR) and give --lake DIR with the same --catalog: the catalog's "
+             "paths are relative to the lake, so they hold for the copy",
+        api_hint=f"copy it to a folder (aws s3 sync {url} DIR) and open Lake.open(DIR, catalog=...) with the same "
+                 "catalog: its paths are relative to the lake, so they hold for the copy")
+
+
 @dataclass(frozen=True)
 class ObjectLake:
     """A lake in object storage, as a profiler process gets it (picklable)."""

@@ -138,3 +138,46 @@ def test_unreachable_endpoint_is_one_line(s3, monkeypatch, tmp_path):
 def test_a_remote_lake_needs_a_catalog():
     result = CliRunner().invoke(cli, ["index", "s3://bucket/lake"])
     assert result.exit_code == 2 and "needs a local catalog" in result.output
+
+
+def test_ask_says_what_to_do_and_works_on_a_synced_copy(bucket, s3, tmp_path):
+    from agent_helpers import FAST, fenced, scripted
+
+    from dsstar_lake.errors import UsageError
+
+    catalog = tmp_path / "catalog"
+    Lake.open(f"s3://{bucket}/lake", catalog=catalog).index()
+    with pytest.raises(UsageError, match="not built yet") as raised:
+        Lake.open(catalog=catalog).ask("How many units?", provider=scripted(("planner", "x")), overrides=FAST)
+    assert "aws s3 sync" in str(raised.value)
+    # The workaround the message gives: a local copy, asked with the same catalog (its paths are lake-relative).
+    copy = tmp_path / "copy"
+    s3.get(f"{bucket}/lake/", str(copy), recursive=True)
+    script = 'import csv\nprint(sum(int(r["units"]) for r in csv.DictReader(open("data/tables/sales.csv"))))\n'
+    expected = sum(int(line.split(",")[3]) for line in (SAMPLES / "sales.csv").read_text().splitlines()[1:] if line)
+    provider = scripted(("planner", "Sum the units column of data/tables/sales.csv."), ("coder", fenced(script)),
+                        ("verifier", "Yes"), ("finalyzer", fenced(script)))
+    answer = Lake.open(copy, catalog=catalog).ask("How many units were sold in total?", provider=provider,
+                                                   overrides=FAST)
+    assert answer.value == str(expected) and answer.files_used == ["tables/sales.csv"]
+
+
+def test_a_failed_download_is_recorded_and_the_next_index_retries_it(bucket, monkeypatch, tmp_path):
+    import dataclasses
+
+    from dslake_index import objectstore
+
+    def dropped(url, catalog_dir):  # the listing works, then the store goes away before any download
+        lake, listing = objectstore.list_objects(url, catalog_dir)
+        env = dict(lake.env, AWS_ENDPOINT_URL="http://127.0.0.1:9", AWS_MAX_ATTEMPTS="1")
+        return dataclasses.replace(lake, env=tuple(sorted(env.items()))), listing
+
+    catalog = tmp_path / "catalog"
+    lake = Lake.open(f"s3://{bucket}/lake", catalog=catalog)
+    monkeypatch.setattr("dsstar_lake.lake.list_objects", dropped)
+    first = lake.index()
+    assert (first.added, first.failed, first.profiled) == (3, 3, 0)
+    assert all("cannot download" in error for _, error in first.failures)
+    monkeypatch.setattr("dsstar_lake.lake.list_objects", objectstore.list_objects)  # the store is back
+    again = lake.index()
+    assert (again.changed, again.failed, again.profiled) == (3, 0, 3)
