@@ -181,3 +181,17 @@ def test_a_failed_download_is_recorded_and_the_next_index_retries_it(bucket, mon
     monkeypatch.setattr("dsstar_lake.lake.list_objects", objectstore.list_objects)  # the store is back
     again = lake.index()
     assert (again.changed, again.failed, again.profiled) == (3, 0, 3)
+
+
+def test_wrong_keys_are_one_line_and_leave_the_catalog_as_it_was(bucket, monkeypatch, tmp_path):
+    catalog = tmp_path / "catalog"
+    runner = CliRunner()
+    assert runner.invoke(cli, ["index", f"s3://{bucket}/lake", "--catalog", str(catalog)]).exit_code == 0
+    before = _records(catalog)
+    # The server checks signatures from here on (moto reads this setting on every request): the keys are unknown.
+    monkeypatch.setattr("moto.settings.INITIAL_NO_AUTH_ACTION_COUNT", 0)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIAWRONGWRONGWRONG1")
+    result = runner.invoke(cli, ["index", f"s3://{bucket}/lake", "--catalog", str(catalog)])
+    assert result.exit_code == 2, result.output
+    assert f"access to s3://{bucket}/lake refused" in result.output and "Traceback" not in result.output
+    assert _records(catalog) == before
