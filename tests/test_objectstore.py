@@ -74,6 +74,10 @@ def test_index_search_show_status_and_incremental(bucket, s3, tmp_path):
     text = (SAMPLES / "sales.csv").read_text()
     s3.pipe(f"{bucket}/lake/tables/sales.csv", text.replace("Widget", "Gizmo").encode())
     s3.rm(f"{bucket}/lake/parks.json")
+    s3.pipe(f"{bucket}/lake/new.csv", b"a,b\n1,2\n")
+    before = lake.status()  # compares the catalog with the listing, as the next index will
+    assert (before.stale, before.new, before.removed) == (["tables/sales.csv"], ["new.csv"], ["parks.json"])
+    s3.rm(f"{bucket}/lake/new.csv")
     changed = lake.index()
     assert (changed.changed, changed.removed, changed.unchanged, changed.profiled) == (1, 1, 1, 1)
     assert lake.status().files == 2
