@@ -29,6 +29,7 @@ class CatalogAccess:
     def __init__(self, root: Path | None, catalog_dir: Path, settings: Settings,
                  readonly: bool | None = None) -> None:
         self.root = root
+        self.remote: str | None = None  # the URL of a lake in object storage (then root is None)
         self.catalog_dir = catalog_dir
         self.settings = settings
         self._readonly = readonly  # None: decided on first use, from whether the folder is writable
@@ -104,7 +105,14 @@ class CatalogAccess:
         if not self.db_path.exists():
             return None
         value = catalog_db.get_meta(self.connection(), "lake_root")
-        return Path(value) if value else None
+        return Path(value) if value and "://" not in value else None
+
+    def stored_remote(self) -> str | None:
+        """Return the object-store URL the catalog was last indexed from, or None (a folder, or never indexed)."""
+        if not self.db_path.exists():
+            return None
+        value = catalog_db.get_meta(self.connection(), "lake_root")
+        return value if value and "://" in value else None
 
     def members(self, entry_id: str) -> list[str]:
         """Return the lake-relative paths of an entry's files."""

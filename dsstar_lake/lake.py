@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from dslake_index import catalog as catalog_db
 from dslake_index import lookup
+from dslake_index.objectstore import list_objects, remote_lake
 from dslake_index.progress import Progress
 
 from dsstar_lake.catalog_access import CHROMA_DIR, CatalogAccess
@@ -86,7 +87,8 @@ class Lake:
             raise UsageError("give a lake folder or a catalog folder", hint="give LAKE, or --catalog DIR",
                              api_hint="Lake.open(lake) or Lake.open(catalog=DIR)")
         root = None
-        if path is not None:
+        remote = remote_lake(path, catalog)  # a URL in object storage (index/objectstore.py), or None
+        if path is not None and remote is None:
             root = Path(path).expanduser()
             if not root.exists():
                 raise LakeNotFound(f"lake not found: {root}")
@@ -111,8 +113,9 @@ class Lake:
             # its source still says "flag" (a per-role model given for another provider counts, llm/registry.py).
             resolved = llm.applied(resolved)
         lake = cls(root, catalog_dir, resolved, readonly, flagged)
-        if lake.root is None:
+        if lake.root is None and remote is None:
             lake.root = lake.access.stored_root()
+        lake.access.remote = remote or (lake.access.stored_remote() if lake.root is None else None)
         return lake
 
     @property
@@ -234,14 +237,19 @@ class Lake:
 
         from dsstar_lake.analyze import resolve_mode
 
-        if self.root is None:
+        remote = self.access.remote
+        if self.root is None and remote is None:
             raise UsageError("indexing needs the lake folder", hint="dslake index LAKE [--catalog DIR]",
                              api_hint="open the lake with Lake.open(lake) or Lake.open(lake, catalog=DIR)")
+        if (given or paths) and remote is not None:
+            raise UsageError("a lake in object storage is indexed whole: give no PATHS with it")
         if given:
             paths = self.scope_of(given)
         mode = resolve_mode(self.settings, analyzer, provider)
         if self.readonly:
             raise read_only(self.catalog_dir, "indexing writes to it")
+        # A remote lake is listed before the catalog is made: a missing bucket or refused keys leave nothing behind.
+        listing = list_objects(remote, self.catalog_dir) if remote is not None else None
         self._create_catalog()
         try:
             with catalog_db.writer_lock(self.catalog_dir):
@@ -249,11 +257,12 @@ class Lake:
                     self._prepare_rebuild()
                 conn = self.access.connection(create=True)
                 with catalog_db.transaction(conn):
-                    catalog_db.set_meta(conn, "lake_root", str(self.root))
+                    catalog_db.set_meta(conn, "lake_root", remote or str(self.root))
                 self._persist_catalog_settings()
                 drift = check_and_repair(conn, self.access.vector_stamp(), self.vector_store)
-                scan = scan_lake(self.root, self.catalog_dir, bool(self.settings["index.follow_symlinks"]),
-                                 only=None if rebuild else paths)
+                lake_ref, scan = listing or (self.root, scan_lake(
+                    self.root, self.catalog_dir, bool(self.settings["index.follow_symlinks"]),
+                    only=None if rebuild else paths))
                 options = IndexOptions(
                     jobs=int(self.settings["index.jobs"]) or (os.cpu_count() or 1),
                     limits=Limits.from_settings(self.settings.section("profile")),
@@ -268,7 +277,7 @@ class Lake:
                 sync = lambda c, p: sync_vectors(c, self.vector_store, self.index_embedder, p)  # noqa: E731
                 warming = Prewarm(self.index_embedder)
                 try:
-                    summary = run_index(conn, self.db_path, self.root, scan, options, sync, report,
+                    summary = run_index(conn, self.db_path, lake_ref, scan, options, sync, report,
                                         on_work=warming.start)
                 finally:
                     warming.stop()  # after Ctrl-C too: waits for one short step at most

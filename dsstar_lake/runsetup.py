@@ -48,8 +48,12 @@ class RunSetup:
         return self.access.catalog_dir
 
     def lake_dir(self) -> Path | None:
-        """Return the lake folder when it exists on this machine, else None."""
+        """Return the lake folder when it exists on this machine, else None (a lake in object storage: UsageError)."""
         root = self.access.root
+        if root is None and self.access.remote is not None:
+            from dslake_index.objectstore import needs_local_copy
+
+            raise needs_local_copy(self.access.remote)  # scripts read data/..., which no folder backs yet
         return Path(root) if root is not None and Path(root).is_dir() else None
 
     def connection(self) -> sqlite3.Connection:

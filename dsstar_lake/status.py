@@ -69,15 +69,21 @@ def lake_status(access: CatalogAccess, check_vectors: bool = False) -> LakeStatu
     stale: list[str] = []
     new: list[str] = []
     present: set[str] = set()
+    listed = None
     if access.root is not None and access.root.is_dir():
-        for f in scan_lake(access.root, access.catalog_dir, bool(access.settings["index.follow_symlinks"])).files:
-            present.add(f.path)
-            row = files.get(f.path)
-            if row is None:
-                new.append(f.path)
-            elif row["size"] != f.size or row["mtime_ns"] != f.mtime_ns or row["status"] == "stale":
-                stale.append(f.path)
-    removed = sorted(set(files) - present) if access.root is not None else []
+        listed = scan_lake(access.root, access.catalog_dir, bool(access.settings["index.follow_symlinks"])).files
+    elif access.remote is not None:  # a lake in object storage: its listing, as an index would compare it
+        from dslake_index.objectstore import list_objects
+
+        listed = list_objects(access.remote, access.catalog_dir)[1].files
+    for f in listed or ():
+        present.add(f.path)
+        row = files.get(f.path)
+        if row is None:
+            new.append(f.path)
+        elif row["size"] != f.size or row["mtime_ns"] != f.mtime_ns or row["status"] == "stale":
+            stale.append(f.path)
+    removed = sorted(set(files) - present) if access.root is not None or listed is not None else []
     formats: dict[str, int] = {}
     for row in files.values():
         key = row["format"] or "unknown"
@@ -97,7 +103,7 @@ def lake_status(access: CatalogAccess, check_vectors: bool = False) -> LakeStatu
     entries, families = census.entry_counts(conn)
     last = catalog_db.get_meta(conn, "last_index_at")
     return LakeStatus(
-        lake=str(access.root) if access.root else "",
+        lake=str(access.root) if access.root else (access.remote or ""),
         catalog=str(access.catalog_dir),
         schema=catalog_db.schema_version(conn),
         files=len(files),

@@ -126,7 +126,7 @@ def _scope_filters(scope: list[str] | None) -> list[tuple[str, tuple[str, ...]]]
 def run_index(
     conn: sqlite3.Connection,
     db_path: Path,
-    lake: Path,
+    lake: Path | Any,
     scan: ScanResult,
     options: IndexOptions,
     sync_vectors: Callable[[sqlite3.Connection, Progress], int],
@@ -225,7 +225,7 @@ def start_profiler_server() -> None:
 def _profile_all(
     conn: sqlite3.Connection,
     db_path: Path,
-    lake: Path,
+    lake: Path | Any,  # a folder, or an objectstore.ObjectLake
     todo: list[FileStat],
     new_paths: set[str],
     options: IndexOptions,
@@ -242,8 +242,9 @@ def _profile_all(
             futures = {}
             for f in todo:
                 raise_if_pressed(pressed)
-                futures[pool.schedule(profile_file_task, args=(str(lake / f.path), str(db_path), options.limits,
-                                                               options.hash_algorithm), timeout=options.timeout_s)] = f
+                task, args = _task(lake, f)
+                futures[pool.schedule(task, args=(*args, str(db_path), options.limits, options.hash_algorithm),
+                                      timeout=options.timeout_s)] = f
             _collect(conn, futures, new_paths, options, summary, progress, pressed)
         except BaseException:
             # Ctrl-C or a write that failed (a full disk): leaving the block without stop() waits for every
@@ -252,6 +253,15 @@ def _profile_all(
             if pressed.is_set():  # a pool that broke because Ctrl-C ended its fork server is Ctrl-C, too
                 raise KeyboardInterrupt from None
             raise
+
+
+def _task(lake: Path | Any, f: FileStat) -> tuple[Callable[..., dict[str, Any]], tuple[Any, ...]]:
+    """Return the profiler task for one file and its first arguments: a local path, or an object to download."""
+    if isinstance(lake, Path):
+        return profile_file_task, (str(lake / f.path),)
+    from dslake_index.objectstore import profile_object_task
+
+    return profile_object_task, (lake, f.path, f.size, f.mtime_ns)
 
 
 def _collect(

@@ -1,0 +1,211 @@
+"""Lakes in object storage (s3://, gs://, az://) through fsspec: list objects, and fetch one to profile it.
+
+The listing plays the part of a local walk's stat: size and a change stamp per object, so an unchanged object
+costs nothing beyond the listing. A new or changed object is downloaded once, by a profiler process, to a
+temporary file in the catalog and profiled there by the same profilers as a local file (they read a head and
+strides of a path); the file is deleted as soon as it is profiled. Range reads straight from the object are a
+later step.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from dslake_index.errors import DslakeError, LakeNotFound, UsageError
+from dslake_index.scan import FileStat, ScanResult
+
+if TYPE_CHECKING:
+    from dslake_index.profilers.base import Limits
+
+SCHEMES = ("s3", "s3a", "gs", "gcs", "az", "abfs", "abfss")
+# Which package reads which scheme: named in the line a user sees when it is missing.
+_PACKAGES = {"s3": "s3fs", "s3a": "s3fs", "gs": "gcsfs", "gcs": "gcsfs", "az": "adlfs", "abfs": "adlfs",
+             "abfss": "adlfs"}
+# What a profiler process needs from the environment to reach the store: it forks from a server started earlier,
+# whose environment may predate the caller's (an endpoint or keys set since).
+_ENV_PREFIXES = ("AWS_", "FSSPEC_", "GOOGLE_", "AZURE_")
+
+
+def is_remote(location: str | os.PathLike[str] | None) -> bool:
+    """Return whether a lake location is an object-store URL rather than a folder."""
+    if location is None or isinstance(location, Path):
+        return False
+    scheme, sep, _ = str(location).partition("://")
+    return bool(sep) and scheme.lower() in SCHEMES
+
+
+def normalize(url: str) -> str:
+    """Return the lake URL without a trailing slash (s3://bucket/prefix), the form the catalog records."""
+    scheme, _, rest = url.partition("://")
+    rest = rest.strip("/")
+    if not rest:
+        raise UsageError(f"no bucket in {url}", hint="give s3://BUCKET or s3://BUCKET/PREFIX")
+    return f"{scheme.lower()}://{rest}"
+
+
+def remote_lake(location: str | os.PathLike[str] | None, catalog: str | os.PathLike[str] | None) -> str | None:
+    """Return the normalized URL when location names a lake in object storage (None: a folder, or nothing).
+
+    Such a lake needs a catalog on local disk: there is no folder to put `.dslake` in.
+    """
+    if not is_remote(location):
+        return None
+    url = normalize(str(location))
+    if catalog is None:
+        raise UsageError(f"a lake in object storage needs a local catalog: {url}",
+                         hint=f"dslake index {url} --catalog DIR", api_hint=f"Lake.open({url!r}, catalog=DIR)")
+    return url
+
+
+def needs_local_copy(url: str) -> UsageError:
+    """Return the error for what needs the lake's files on this machine (ask, report, eval): not built yet."""
+    return UsageError(
+        f"answering over a lake in object storage is not built yet: scripts read the files of {url} from disk",
+        hint=f"copy it to a folder (aws s3 sync {url} DIR) and give --lake DIR with the same --catalog: the catalog's "
+             "paths are relative to the lake, so they hold for the copy",
+        api_hint=f"copy it to a folder (aws s3 sync {url} DIR) and open Lake.open(DIR, catalog=...) with the same "
+                 "catalog: its paths are relative to the lake, so they hold for the copy")
+
+
+@dataclass(frozen=True)
+class ObjectLake:
+    """A lake in object storage, as a profiler process gets it (picklable)."""
+
+    url: str  # normalized: scheme://bucket[/prefix]
+    env: tuple[tuple[str, str], ...]  # the credentials and endpoint settings in force when the index started
+    tmp_dir: str  # where an object is downloaded to be profiled (inside the catalog)
+
+    @property
+    def scheme(self) -> str:
+        """Return the URL's scheme (s3, gs, az…)."""
+        return self.url.partition("://")[0]
+
+    def object_url(self, rel: str) -> str:
+        """Return the URL of one lake-relative object."""
+        return f"{self.url}/{rel}"
+
+
+def object_lake(url: str, tmp_dir: Path) -> ObjectLake:
+    """Return an ObjectLake for url, carrying this process's store settings to the profiler processes."""
+    env = tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith(_ENV_PREFIXES)))
+    return ObjectLake(normalize(url), env, str(tmp_dir))
+
+
+def _filesystem(lake: ObjectLake) -> Any:
+    try:
+        import fsspec
+    except ImportError:
+        fsspec = None
+    if fsspec is not None:
+        try:
+            fsspec.get_filesystem_class(lake.scheme)
+        except ImportError:
+            fsspec = None
+    if fsspec is None:
+        package = _PACKAGES.get(lake.scheme, "fsspec")
+        raise UsageError(f"reading {lake.scheme}:// lakes needs the package {package}, which is not installed",
+                         hint=f"pip install {package}" + (" (or dslake[s3])" if package == "s3fs" else ""))
+    # Exactly the caller's store settings: a profiler process forks from a server that may hold older ones.
+    for key in [k for k in os.environ if k.startswith(_ENV_PREFIXES) and k not in dict(lake.env)]:
+        del os.environ[key]
+    os.environ.update(dict(lake.env))
+    # A fresh instance without a listing cache: fsspec caches instances by their arguments, not by the environment,
+    # so a cached one could still point at an endpoint or keys changed since, and list what it saw before.
+    return fsspec.filesystem(lake.scheme, skip_instance_cache=True, use_listings_cache=False)
+
+
+def _stamp(info: dict[str, Any]) -> int:
+    """Return the change stamp of a listed object, kept in the manifest's mtime_ns column.
+
+    Object stores give whole-second times, so the nanoseconds carry 29 bits of the ETag's digest: an object
+    rewritten within the same second with the same size still reads as changed, and no schema change is needed.
+    """
+    modified = info.get("LastModified") or info.get("last_modified") or info.get("mtime") or info.get("updated")
+    seconds = 0
+    if hasattr(modified, "timestamp"):
+        seconds = int(modified.timestamp())
+    elif isinstance(modified, int | float):
+        seconds = int(modified)
+    elif isinstance(modified, str):
+        from datetime import datetime
+
+        seconds = int(datetime.fromisoformat(modified.replace("Z", "+00:00")).timestamp())
+    etag = str(info.get("ETag") or info.get("etag") or info.get("md5Hash") or "")
+    tag = int.from_bytes(hashlib.blake2b(etag.encode(), digest_size=4).digest(), "big") % 500_000_000
+    return seconds * 1_000_000_000 + tag
+
+
+def _bad_store(lake: ObjectLake, exc: BaseException) -> DslakeError:
+    """Turn what the store answered into one line the user can act on."""
+    name = type(exc).__name__
+    text = str(exc).split("\n")[0][:200]
+    if isinstance(exc, FileNotFoundError) or "NoSuchBucket" in text:
+        return LakeNotFound(f"bucket not found: {lake.url}", hint="check the bucket's name and the endpoint "
+                            "(AWS_ENDPOINT_URL)")
+    if isinstance(exc, PermissionError) or name in ("NoCredentialsError", "PartialCredentialsError",
+                                                    "ProfileNotFound", "ClientError"):
+        return UsageError(f"access to {lake.url} refused: {text or name}",
+                          hint="check the credentials (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_PROFILE, "
+                               "~/.aws/credentials)")
+    return DslakeError(f"cannot list {lake.url}: {text or name}",
+                       hint="check the endpoint (AWS_ENDPOINT_URL) and the connection; the catalog is unchanged")
+
+
+def scan_objects(lake: ObjectLake) -> ScanResult:
+    """List every object under the lake URL as a FileStat (size and change stamp), skipping hidden names."""
+    fs = _filesystem(lake)
+    root = lake.url.partition("://")[2]
+    bucket = root.split("/")[0]
+    try:
+        fs.ls(bucket)  # a missing bucket lists as empty below; asking for it by name tells the two apart
+        listed = fs.find(root, detail=True, withdirs=False)
+    except Exception as exc:  # every failure of the store (or of reaching it) becomes one line
+        raise _bad_store(lake, exc) from None
+    result = ScanResult()
+    for key, info in listed.items():
+        rel = key[len(root):].lstrip("/") if key.startswith(root) else ""
+        if not rel or info.get("type") == "directory" or key.endswith("/"):
+            continue
+        if any(part.startswith(".") for part in rel.split("/")):
+            continue
+        result.files.append(FileStat(rel, int(info.get("size") or 0), _stamp(info)))
+    result.files.sort(key=lambda f: f.path)
+    return result
+
+
+def profile_object_task(lake: ObjectLake, rel: str, size: int, stamp: int, db_path: str, limits: Limits,
+                        algorithm: str) -> dict[str, Any]:
+    """Download one object to a temporary file, hash and profile it there, delete it; report a failure as data."""
+    from dslake_index.profile_task import profile_file_task
+
+    tmp = Path(lake.tmp_dir) / f"{uuid.uuid4().hex}{Path(rel).suffix}"
+    try:
+        tmp.parent.mkdir(exist_ok=True)  # inside the catalog, which exists by now
+        fs = _filesystem(lake)
+        # The suffix keeps the profilers' choice by extension; the name is dslake's own, never the object's.
+        with fs.open(lake.object_url(rel).partition("://")[2], "rb") as src, open(tmp, "wb") as dst:
+            shutil.copyfileobj(src, dst, 1 << 20)
+    except Exception as exc:  # a dropped connection or a vanished object fails this file, not the index
+        tmp.unlink(missing_ok=True)
+        kind = "changed" if isinstance(exc, FileNotFoundError) else "unreadable"
+        return {"hash": None, "profile": None, "error": f"cannot download: {type(exc).__name__}: {exc}"[:500],
+                "error_kind": kind, "size": size, "mtime_ns": stamp}
+    try:
+        result = profile_file_task(str(tmp), db_path, limits, algorithm)
+    finally:
+        tmp.unlink(missing_ok=True)
+    # The record keeps the listing's size and stamp, which the next listing is compared with.
+    result["size"], result["mtime_ns"] = size, stamp
+    return result
+
+
+def list_objects(url: str, catalog_dir: Path) -> tuple[ObjectLake, ScanResult]:
+    """Return the ObjectLake the profilers download from (into the catalog's tmp-objects/) and its listing."""
+    lake = object_lake(url, catalog_dir / "tmp-objects")
+    return lake, scan_objects(lake)
