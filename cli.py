@@ -11,7 +11,7 @@ from rich.table import Table
 from dsstar_lake.cli_help import HiddenChoice, add_examples
 from dsstar_lake.console import make_console
 from dsstar_lake.errors import STATUS_PROBLEMS, DslakeError
-from dsstar_lake.modelnames import PROVIDERS, ROLES
+from dsstar_lake.modelnames import KEYED_PROVIDERS, PROVIDERS, ROLES
 
 out = make_console()  # into a pipe or a file, tables wrap instead of being cut at 80 columns
 err = make_console(stderr=True)
@@ -444,7 +444,7 @@ def keys_group(ctx: click.Context) -> None:
 
 
 @keys_group.command(name="set")
-@click.argument("provider", type=click.Choice(["gemini", "openai"]))
+@click.argument("provider", type=click.Choice(KEYED_PROVIDERS))
 def keys_set(provider: str) -> None:
     """Store PROVIDER's key: typed at a hidden prompt, or read from standard input when it is a pipe."""
     from dsstar_lake.llm import keys
@@ -467,7 +467,7 @@ def keys_list(as_json: bool) -> None:
 
 
 @keys_group.command(name="remove")
-@click.argument("provider", type=click.Choice(["gemini", "openai"]))
+@click.argument("provider", type=click.Choice(KEYED_PROVIDERS))
 def keys_remove(provider: str) -> None:
     """Forget PROVIDER's stored key."""
     from dsstar_lake.llm import keys

@@ -5,6 +5,8 @@ It imports nothing, so the CLI can build its --llm and --model-ROLE options with
 
 # The providers llm.provider can name (llm/registry.py builds them).
 PROVIDERS = ("gemini", "openai", "manual", "scripted")
+# The providers that take an API key `dslake keys` can keep (llm/keys.py).
+KEYED_PROVIDERS = ("gemini", "openai")
 # The agent's roles, in pipeline order; `dslake models` lists a model for each.
 ROLES = (
     "analyzer",

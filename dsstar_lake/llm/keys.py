@@ -15,9 +15,8 @@ from pathlib import Path
 
 from dsstar_lake import settings as settings_module
 from dsstar_lake.errors import ConfigError, UsageError
+from dsstar_lake.modelnames import KEYED_PROVIDERS
 
-# The variable each provider reads first; the file is the fallback.
-KEY_VARS = {"gemini": "GEMINI_API_KEY", "openai": "OPENAI_API_KEY"}
 FILE_NAME = "keys.json"
 
 
@@ -28,8 +27,8 @@ def keys_path() -> Path:
 
 def _checked_provider(provider: str) -> str:
     name = provider.strip().lower()
-    if name not in KEY_VARS:
-        raise UsageError(f"no key to keep for {provider!r}; keys are for {', '.join(KEY_VARS)}")
+    if name not in KEYED_PROVIDERS:
+        raise UsageError(f"no key to keep for {provider!r}; keys are for {', '.join(KEYED_PROVIDERS)}")
     return name
 
 
