@@ -298,8 +298,12 @@ def _key_values(p: Profile) -> tuple[list[str], list[str], list[str], list[str]]
     return values, dates, places, units
 
 
-def card(profile: Profile, relpath: str) -> str:
-    """Return a short retrieval text: path words, title, headings, columns, sheets, units, key values, dates."""
+def card(profile: Profile, relpath: str, family: bool = False) -> str:
+    """Return a short retrieval text: path words, title, headings, columns, sheets, units, key values, dates.
+
+    family: the profile is a family's first member, so its row counts and dates are its own, not the family's
+    (a yearly family's card said "dates: 2002 to 2002"): they are left out; the family's head says its total.
+    """
     p = profile
     sections = [" ".join(path_words(relpath)), f"{relpath.rsplit('/', 1)[-1]} ({p.format})"]
     if p.title:
@@ -316,9 +320,12 @@ def card(profile: Profile, relpath: str) -> str:
     if cols:
         sections.append("columns: " + "; ".join(c[:60] for c in cols[:80]))
     for t in p.tables[:2]:
-        sections.append(f"table{' ' + t.name if t.name else ''}: {t.n_rows if t.n_rows is not None else '?'} rows "
-                        f"x {t.n_cols} columns" + (", no header" if t.header_row is None else ""))
+        rows = "" if family else f"{t.n_rows if t.n_rows is not None else '?'} rows x "
+        sections.append(f"table{' ' + t.name if t.name else ''}: {rows}{t.n_cols} columns"
+                        + (", no header" if t.header_row is None else ""))
     values, dates, places, units = _key_values(p)
+    if family:
+        dates = []
     if units:
         sections.append("units: " + ", ".join(units[:15]))
     if dates:

@@ -105,7 +105,8 @@ def family_entry(group: Group, representative: Profile, max_listed: int,
     if group.documents is not None:
         own = _without_sample(own)  # a header's fields say what its text sample would
     header += ["", _member_heading(group, representative), with_analysis(own, analysis), *tail]
-    card_head = f"family of {len(members)} files {glob} " + (f"names {card_values} " if card_values else "")
+    card_head = (f"family of {len(members)} files {glob} " + (f"names {card_values} " if card_values else "")
+                 + _card_rows(group))
     return EntryRow(
         id=family_id(group.folder, group.pattern, group.signature),
         kind="family",
@@ -115,9 +116,17 @@ def family_entry(group: Group, representative: Profile, max_listed: int,
         content_hash=None,
         member_count=len(members),
         description="\n".join(header),
-        card=card_head + side_card + "\n" + card(representative, glob),
+        card=card_head + side_card + "\n" + card(representative, glob, family=True),
         members=members,
     )
+
+
+def _card_rows(group: Group) -> str:
+    """Return the family's rows in all for its card ("" when a member's count is unknown or it has no table)."""
+    rows = [m.tables[0][0] for m in group.members if m.tables]
+    if not rows or len(rows) < len(group.members) or any(r is None for r in rows):
+        return ""
+    return f"rows in all {sum(rows):,} "
 
 
 def with_relations(row: EntryRow, group: Group, related: Callable[[Group], Profile]) -> EntryRow:

@@ -264,3 +264,16 @@ def test_a_data_file_and_its_small_json_sidecar_name_each_other(tmp_path):
         found["station_readings.json"]["description"]
     assert "What these files are for" not in found["other.json"]["description"]
     lake.close()
+
+
+def test_a_family_card_gives_the_familys_rows_not_the_first_members(days_lake):
+    lake = Lake.open(days_lake)
+    summary = next(e for p, e in entries(lake).items() if p.endswith("/summary.csv"))
+    lake.close()
+    rows_per_day = {day: 6 + day for day in DAYS}  # summary.csv of day d has 6 + d rows
+    assert f"rows in all {sum(rows_per_day.values())}" in summary["card"]
+    # The first member's own count (7 rows) and dates would read as the family's: a yearly family said
+    # "dates: 2002 to 2002".
+    assert f"{rows_per_day[DAYS[0]]} rows" not in summary["card"]
+    assert "dates:" not in summary["card"]
+    assert "table: 2 columns" in summary["card"]
