@@ -8,7 +8,7 @@ from agent_helpers import FAST, SUM_WIDGETS, fenced, prompts, run_dir, scripted,
 
 from dsstar_lake.agent import finalyzer, verifier
 from dsstar_lake.agent.planner import parse_step, plan_text
-from dsstar_lake.agent.readings import Alternative, Readings, parse_readings, settle, split_readings
+from dsstar_lake.agent.readings import Alternative, Readings, distinct, parse_readings, settle, split_readings
 
 
 def test_lines_of_each_kind_are_read_and_removed_from_the_answer():
@@ -115,6 +115,17 @@ def test_settle_prefers_the_latest_role_and_drops_repeats_and_the_answer_itself(
 
 
 ALTERNATIVES = SUM_WIDGETS + "print('Alternative: north region only = 10')\nprint('Stated: a total row = 15')\n"
+
+
+def test_an_assumption_restated_in_more_words_is_kept_once_in_its_fuller_form():
+    said = ["Acres = the **acres** column.", "Years run 2000 to 2024",
+            "Acres = the acres column, summed over every state", "acres = the acres column", "Years run 2000 to 2024."]
+    assert distinct(said) == ["Acres = the acres column, summed over every state", "Years run 2000 to 2024"]
+    # Words inside another word are not the same reading: "area" is not in "areas burned".
+    assert distinct(["Area in hectares", "Areas in hectares burned"]) == ["Area in hectares",
+                                                                          "Areas in hectares burned"]
+    noted = settle("", [Readings(said, [])], [])
+    assert noted.assumptions == ["Acres = the acres column, summed over every state", "Years run 2000 to 2024"]
 
 
 def test_readings_flow_from_the_roles_into_the_answer_and_the_run_record(lake):

@@ -180,7 +180,34 @@ def settle(answer: str, sources: list[Readings], plan: list[str], printed: Readi
         readings.add(_key(alternative.reading))
         values.append(alternative.value)
         kept.append(alternative)
-    return Readings(list(dict.fromkeys(assumptions))[:MAX_ITEMS], kept[:MAX_ITEMS])
+    return Readings(distinct(assumptions)[:MAX_ITEMS], kept[:MAX_ITEMS])
+
+
+def distinct(assumptions: list[str]) -> list[str]:
+    """Return assumptions without repeats: one that says what another already says (its words, in order, inside
+    the other's) gives way to the fuller one, where the first of them stood.
+
+    The planner and verifier restate each other ("Acres = the acres column" and "Acres = the acres column, summed
+    over every state"): the finalyzer was shown both, and the record kept both.
+    """
+    kept: list[str] = []
+    keys: list[str] = []
+    for text in assumptions:
+        key = " ".join(w.strip(".-") for w in _key(text).split())  # a sentence's full stop is not a word's
+        if not key:
+            continue
+        inside = next((i for i, k in enumerate(keys) if f" {key} " in f" {k} "), None)
+        if inside is not None:
+            continue
+        holds = [i for i, k in enumerate(keys) if f" {k} " in f" {key} "]
+        if holds:
+            kept[holds[0]], keys[holds[0]] = text, key
+            for i in reversed(holds[1:]):
+                del kept[i], keys[i]
+            continue
+        kept.append(text)
+        keys.append(key)
+    return kept
 
 
 def _key(text: str) -> str:
