@@ -10,7 +10,7 @@ import sqlite3
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import TimeoutError as FutureTimeout
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass, field
@@ -240,9 +240,8 @@ def _profile_all(
             context=_pool_context()) as pool:
         try:
             futures = {}
-            for f in todo:
+            for f, (task, args) in zip(todo, _tasks(lake, todo), strict=True):
                 raise_if_pressed(pressed)
-                task, args = _task(lake, f)
                 futures[pool.schedule(task, args=(*args, str(db_path), options.limits, options.hash_algorithm),
                                       timeout=options.timeout_s)] = f
             _collect(conn, futures, new_paths, options, summary, progress, pressed)
@@ -255,13 +254,13 @@ def _profile_all(
             raise
 
 
-def _task(lake: Path | Any, f: FileStat) -> tuple[Callable[..., dict[str, Any]], tuple[Any, ...]]:
-    """Return the profiler task for one file and its first arguments: a local path, or an object to download."""
+def _tasks(lake: Path | Any, todo: list[FileStat]) -> Iterator[tuple[Callable[..., dict[str, Any]], tuple[Any, ...]]]:
+    """Yield the profiler task of each file and its first arguments: a local path, or an object to download."""
     if isinstance(lake, Path):
-        return profile_file_task, (str(lake / f.path),)
-    from dslake_index.objectstore import profile_object_task
+        return ((profile_file_task, (str(lake / f.path),)) for f in todo)
+    from dslake_index.objectstore import object_tasks
 
-    return profile_object_task, (lake, f.path, f.size, f.mtime_ns)
+    return object_tasks(lake, todo)
 
 
 def _collect(

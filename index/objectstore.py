@@ -13,6 +13,7 @@ import hashlib
 import os
 import shutil
 import uuid
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -97,6 +98,9 @@ def object_lake(url: str, tmp_dir: Path) -> ObjectLake:
     return ObjectLake(normalize(url), env, str(tmp_dir))
 
 
+_filesystems: dict[tuple[str, tuple[tuple[str, str], ...]], Any] = {}
+
+
 def _filesystem(lake: ObjectLake) -> Any:
     try:
         import fsspec
@@ -111,13 +115,35 @@ def _filesystem(lake: ObjectLake) -> Any:
         package = _PACKAGES.get(lake.scheme, "fsspec")
         raise UsageError(f"reading {lake.scheme}:// lakes needs the package {package}, which is not installed",
                          hint=f"pip install {package}" + (" (or dslake[s3])" if package == "s3fs" else ""))
-    # Exactly the caller's store settings: a profiler process forks from a server that may hold older ones.
-    for key in [k for k in os.environ if k.startswith(_ENV_PREFIXES) and k not in dict(lake.env)]:
-        del os.environ[key]
-    os.environ.update(dict(lake.env))
-    # A fresh instance without a listing cache: fsspec caches instances by their arguments, not by the environment,
-    # so a cached one could still point at an endpoint or keys changed since, and list what it saw before.
-    return fsspec.filesystem(lake.scheme, skip_instance_cache=True, use_listings_cache=False)
+    key = (lake.scheme, lake.env)
+    if key in _filesystems:
+        return _filesystems[key]
+    # Our own instance per store settings, without a listing cache: fsspec caches instances by their arguments, not
+    # by the environment, so its cached one could point at an endpoint or keys changed since, and list what it saw
+    # before. One per process, not one per object: each holds a client and its connection pool, which a profiler
+    # process ran out of its memory cap with after a few hundred objects.
+    saved = {k: v for k, v in os.environ.items() if k.startswith(_ENV_PREFIXES)}
+    # Exactly the lake's store settings while the client is made (a profiler process forks from a server that may
+    # hold older ones), then the caller's environment back: a notebook's own AWS_* settings are not ours to change.
+    _set_store_env(dict(lake.env))
+    try:
+        fs = fsspec.filesystem(lake.scheme, skip_instance_cache=True, use_listings_cache=False)
+        connect = getattr(fs, "connect", None)  # s3fs makes its client lazily: make it now, under these settings
+        if callable(connect):
+            try:
+                connect()
+            except Exception:  # noqa: S110  (the first real request fails the same way, and says so in one line)
+                pass
+    finally:
+        _set_store_env(saved)
+    _filesystems[key] = fs
+    return fs
+
+
+def _set_store_env(values: dict[str, str]) -> None:
+    for name in [k for k in os.environ if k.startswith(_ENV_PREFIXES) and k not in values]:
+        del os.environ[name]
+    os.environ.update(values)
 
 
 def _stamp(info: dict[str, Any]) -> int:
@@ -182,8 +208,6 @@ def scan_objects(lake: ObjectLake) -> ScanResult:
 def profile_object_task(lake: ObjectLake, rel: str, size: int, stamp: int, db_path: str, limits: Limits,
                         algorithm: str) -> dict[str, Any]:
     """Download one object to a temporary file, hash and profile it there, delete it; report a failure as data."""
-    from dslake_index.profile_task import profile_file_task
-
     tmp = Path(lake.tmp_dir) / f"{uuid.uuid4().hex}{Path(rel).suffix}"
     try:
         tmp.parent.mkdir(exist_ok=True)  # inside the catalog, which exists by now
@@ -196,6 +220,82 @@ def profile_object_task(lake: ObjectLake, rel: str, size: int, stamp: int, db_pa
         kind = "changed" if isinstance(exc, FileNotFoundError) else "unreadable"
         return {"hash": None, "profile": None, "error": f"cannot download: {type(exc).__name__}: {exc}"[:500],
                 "error_kind": kind, "size": size, "mtime_ns": stamp}
+    return _profile_downloaded(tmp, size, stamp, db_path, limits, algorithm)
+
+
+# How long a signed URL stays good: the last file of a big first index is fetched long after the first (100k new
+# objects at ~46 files/s take ~40 minutes).
+_URL_LIFETIME_S = 24 * 3600
+_SIGN_BATCH = 256
+
+
+def object_tasks(lake: ObjectLake, files: list[FileStat]) -> Iterator[tuple[Callable[..., dict[str, Any]],
+                                                                           tuple[Any, ...]]]:
+    """Yield the profiler task of each file, in order: a download by signed URL where the store signs them.
+
+    The coordinator signs (it holds the store's client); a profiler process then needs only the standard library
+    to fetch, not a store client of its own (~180 MB of address space, after which its memory cap failed parquet
+    and CSV files), and a worker on another machine needs no credentials. A store that cannot sign (anonymous
+    access, a filesystem without signing) gets the download through fsspec in the profiler process.
+    """
+    for start in range(0, len(files), _SIGN_BATCH):
+        chunk = files[start:start + _SIGN_BATCH]
+        try:
+            urls = _sign(lake, [f.path for f in chunk])
+        except Exception:  # no signing here: each process downloads with its own client, as before
+            urls = None
+        for i, f in enumerate(chunk):
+            if urls is None:
+                yield profile_object_task, (lake, f.path, f.size, f.mtime_ns)
+            else:
+                yield profile_url_task, (urls[i], lake.tmp_dir, f.path, f.size, f.mtime_ns)
+
+
+def _sign(lake: ObjectLake, rels: list[str]) -> list[str]:
+    """Return a signed GET URL per lake-relative object, signed in one batch on S3 (~0.6 ms each, not ~2.3)."""
+    fs = _filesystem(lake)
+    paths = [lake.object_url(rel).partition("://")[2] for rel in rels]
+    if lake.scheme in ("s3", "s3a") and hasattr(fs, "split_path"):
+        import asyncio
+
+        from fsspec.asyn import sync
+
+        async def sign_all() -> list[str]:
+            keys = [fs.split_path(p)[:2] for p in paths]
+            clients = {bucket: await fs.get_s3(bucket) for bucket, _ in keys}
+            return list(await asyncio.gather(*(clients[bucket].generate_presigned_url(
+                "get_object", Params={"Bucket": bucket, "Key": key}, ExpiresIn=_URL_LIFETIME_S)
+                for bucket, key in keys)))
+
+        return sync(fs.loop, sign_all)
+    return [fs.sign(p, expiration=_URL_LIFETIME_S) for p in paths]
+
+
+def profile_url_task(url: str, tmp_dir: str, rel: str, size: int, stamp: int, db_path: str, limits: Limits,
+                     algorithm: str) -> dict[str, Any]:
+    """Download one object by its signed URL to a temporary file, profile it there, delete it (failures as data)."""
+    import urllib.error
+    import urllib.request
+
+    tmp = Path(tmp_dir) / f"{uuid.uuid4().hex}{Path(rel).suffix}"
+    try:
+        tmp.parent.mkdir(exist_ok=True)
+        with urllib.request.urlopen(url, timeout=60) as src, open(tmp, "wb") as dst:
+            shutil.copyfileobj(src, dst, 1 << 20)
+    except Exception as exc:  # a dropped connection or a vanished object fails this file, not the index
+        tmp.unlink(missing_ok=True)
+        gone = isinstance(exc, urllib.error.HTTPError) and exc.code == 404
+        reason = f"HTTP {exc.code} {exc.reason}" if isinstance(exc, urllib.error.HTTPError) else \
+            f"{type(exc).__name__}: {getattr(exc, 'reason', exc)}"
+        return {"hash": None, "profile": None, "error": f"cannot download: {reason}"[:500],
+                "error_kind": "changed" if gone else "unreadable", "size": size, "mtime_ns": stamp}
+    return _profile_downloaded(tmp, size, stamp, db_path, limits, algorithm)
+
+
+def _profile_downloaded(tmp: Path, size: int, stamp: int, db_path: str, limits: Limits,
+                        algorithm: str) -> dict[str, Any]:
+    from dslake_index.profile_task import profile_file_task
+
     try:
         result = profile_file_task(str(tmp), db_path, limits, algorithm)
     finally:

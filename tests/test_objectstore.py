@@ -199,3 +199,28 @@ def test_wrong_keys_are_one_line_and_leave_the_catalog_as_it_was(bucket, monkeyp
     assert result.exit_code == 2, result.output
     assert f"access to s3://{bucket}/lake refused" in result.output and "Traceback" not in result.output
     assert _records(catalog) == before
+
+
+def test_a_store_that_cannot_sign_urls_is_downloaded_by_each_profiler(bucket, monkeypatch, tmp_path):
+    from dslake_index import objectstore
+
+    def cannot_sign(lake, rels):
+        raise NotImplementedError("this filesystem does not sign URLs")
+
+    monkeypatch.setattr(objectstore, "_sign", cannot_sign)
+    summary = Lake.open(f"s3://{bucket}/lake", catalog=tmp_path / "catalog").index()
+    assert (summary.added, summary.failed, summary.profiled) == (3, 0, 3)
+
+
+def test_profilers_fetch_by_signed_url_without_a_store_client(bucket, tmp_path):
+    from dslake_index import objectstore
+
+    lake, listing = objectstore.list_objects(f"s3://{bucket}/lake", tmp_path)
+    tasks = list(objectstore.object_tasks(lake, listing.files))
+    assert {task for task, _ in tasks} == {objectstore.profile_url_task}
+    # The task carries a URL the standard library can fetch: no keys, no client, in the profiler process.
+    url = tasks[0][1][0]
+    import urllib.request
+
+    with urllib.request.urlopen(url, timeout=10) as response:
+        assert response.read() == (SAMPLES / UPLOADS[listing.files[0].path]).read_bytes()
