@@ -128,6 +128,17 @@ def test_an_assumption_restated_in_more_words_is_kept_once_in_its_fuller_form():
     assert noted.assumptions == ["Acres = the acres column, summed over every state", "Years run 2000 to 2024"]
 
 
+def test_an_alternative_that_gives_a_text_answer_again_with_more_around_it_is_dropped():
+    printed = Readings([], [Alternative("pooled rate, Beach Name", "Damon Pond Beach (DCR) 0.5833", "printed"),
+                            Alternative("(Community, Beach Name)", "('Ashby', 'Damon Pond Beach (DCR)') 0.5808", "x"),
+                            Alternative("by mean of yearly rates", "Wollaston Beach", "x")])
+    kept = settle("Damon Pond Beach (DCR)", [printed], [])
+    assert [a.value for a in kept.alternatives] == ["Wollaston Beach"]
+    # A number inside a longer number is another value, not the answer again.
+    numbers = Readings([], [Alternative("absent dropped", "10.87", "x"), Alternative("per mille", "110.24", "x")])
+    assert [a.value for a in settle("10.24", [numbers], []).alternatives] == ["10.87", "110.24"]
+
+
 def test_readings_flow_from_the_roles_into_the_answer_and_the_run_record(lake):
     provider = scripted(
         ("planner", "Sum the widget units in data/sales.csv.\n"

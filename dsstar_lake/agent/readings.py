@@ -175,7 +175,8 @@ def settle(answer: str, sources: list[Readings], plan: list[str], printed: Readi
     values = [answer] if answer.strip() else []
     readings: set[str] = set()
     for alternative in [*named, *(printed.alternatives if printed else [])]:
-        if _key(alternative.reading) in readings or any(_same(alternative.value, v) for v in values):
+        if (_key(alternative.reading) in readings or any(_same(alternative.value, v) for v in values)
+                or _restates(answer, alternative.value)):
             continue
         readings.add(_key(alternative.reading))
         values.append(alternative.value)
@@ -208,6 +209,17 @@ def distinct(assumptions: list[str]) -> list[str]:
         kept.append(text)
         keys.append(key)
     return kept
+
+
+def _restates(answer: str, value: str) -> bool:
+    """Tell whether an alternative's value is a text answer with more around it: "('Ashby', 'Damon Pond Beach
+    (DCR)') 0.5833" gives the answer "Damon Pond Beach (DCR)" again, keyed differently, and reads as a rival.
+
+    Numbers are left to _same: 10.2 inside "10.24" is another value.
+    """
+    if not answer.strip() or _number(answer) is not None:
+        return False
+    return f" {_key(answer)} " in f" {_key(value)} "
 
 
 def _key(text: str) -> str:
