@@ -28,10 +28,11 @@ class Server:
     def __init__(self, lake: Any, token: str | None = None) -> None:
         import uvicorn
 
-        from dsstar_lake.web.app import build_app
+        from dsstar_lake.web.app import SHUTDOWN_S, build_app
 
         self.port = free_port()
-        config = uvicorn.Config(build_app(lake, token), host="127.0.0.1", port=self.port, log_level="warning")
+        config = uvicorn.Config(build_app(lake, token), host="127.0.0.1", port=self.port, log_level="warning",
+                                timeout_graceful_shutdown=SHUTDOWN_S)
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 
