@@ -174,6 +174,18 @@ def test_a_finished_runs_event_stream_sends_its_parts_once_and_ends(served):
     assert fetch(served["server"].url("/runs/nope/events"))[0] == 404
 
 
+def test_a_running_runs_page_follows_it_by_its_script_or_else_by_reloading(served):
+    from dsstar_lake.web.app import Pages
+
+    pages = Pages(served["lake"])
+    view = served["lake"].run(served["answer"].run_id)
+    view["meta"]["status"] = "running"
+    page = pages.page("run.html", **pages.run_context(view)).body.decode()
+    assert f'data-events="/runs/{served["answer"].run_id}/events"' in page and '<script src="/static/live.js"' in page
+    assert '<noscript><meta http-equiv="refresh" content="2"></noscript>' in page  # without JavaScript
+    pages.worker.shutdown()
+
+
 def test_a_token_guards_a_remote_server_and_host_is_checked_on_loopback(served):
     token = "t0ken-" + "x" * 20
     with Server(served["lake"], token=token) as remote:
