@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import secrets
 import threading
 import time
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
 RUNS_DIR = "runs"
 REPORT_JSON = "report.json"  # a report run's summary (dsstar_lake/report/pipeline.py writes it)
 STATUSES = ("running", "done", "interrupted", "aborted", "failed")
+FIGURES_DIR = "figures"  # a run's images, each named by the script that saved it (a report's: q<n>-NAME)
 
 
 def new_run_id() -> str:
@@ -31,6 +33,11 @@ def new_run_id() -> str:
 
 DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def _slug(text: str) -> str:
+    """Return a file-name-safe short form of a name a script chose."""
+    return re.sub(r"[^a-z0-9_]+", "-", text.lower()).strip("-")[:60].strip("-") or "figure"
 
 
 def _read_json(path: Path) -> dict[str, Any] | None:
@@ -184,6 +191,30 @@ class RunRecord:
             out += ["", f"--- {result.describe()} ---"]
             self._write(f"{name}.out", "\n".join(out) + "\n")
 
+    def keep_figures(self, script: str, images: dict[str, bytes]) -> list[str]:
+        """Copy the images one script saved to figures/SCRIPT-NAME; return their run-relative paths.
+
+        A copy per script, because a later round may overwrite the work folder's chart.png with another chart.
+        """
+        if not images:
+            return []
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(FIGURES_DIR, 0o755, dir_fd=self._dir())
+        figures_fd = os.open(FIGURES_DIR, DIR_FLAGS, dir_fd=self._dir())
+        kept = []
+        try:
+            for name, data in images.items():
+                path = Path(name)
+                target = f"{script}-{_slug(path.stem)}{path.suffix.lower()}"
+                tmp = f".{target}.{secrets.token_hex(4)}.tmp"
+                with open(os.open(tmp, NEW_FILE, 0o644, dir_fd=figures_fd), "wb") as fh:
+                    fh.write(data)
+                os.replace(tmp, target, src_dir_fd=figures_fd, dst_dir_fd=figures_fd)
+                kept.append(f"{FIGURES_DIR}/{target}")
+        finally:
+            os.close(figures_fd)
+        return kept
+
     def write_answer(self, answer: Answer) -> None:
         """Write answer.json."""
         self._write("answer.json", json.dumps(answer.to_dict(), indent=2, ensure_ascii=False))
@@ -262,7 +293,8 @@ def show_run(record: RunRecord) -> dict[str, Any]:
         elif kind in ("exec", "verdict", "route", "step", "read_added") and isinstance(item.get("round"), int):
             slot = rounds.setdefault(item["round"], {"round": item["round"], "scripts": []})
             if kind == "exec":
-                slot["scripts"].append({k: item.get(k) for k in ("name", "ok", "outcome", "stdout_head", "reads")})
+                slot["scripts"].append({k: item.get(k) for k in ("name", "ok", "outcome", "stdout_head", "reads",
+                                                                 "figures")})
             elif kind == "verdict":
                 slot["sufficient"] = item.get("sufficient")
             elif kind == "route":

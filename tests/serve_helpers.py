@@ -1,18 +1,21 @@
-"""Shared pieces for the `dslake serve` tests: a real server on 127.0.0.1, urllib fetches, headless Chromium."""
+"""Shared pieces for the `dslake serve` tests: a real server on 127.0.0.1, urllib fetches and event streams, and\nDebian's headless Chromium driven by playwright."""
 
 from __future__ import annotations
 
-import shutil
+import json
 import socket
-import subprocess
 import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMIUM = "/usr/bin/chromium" if Path("/usr/bin/chromium").is_file() else None  # Debian's package
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
 
 def free_port() -> int:
@@ -28,10 +31,11 @@ class Server:
     def __init__(self, lake: Any, token: str | None = None) -> None:
         import uvicorn
 
-        from dsstar_lake.web.app import build_app
+        from dsstar_lake.web.app import SHUTDOWN_S, build_app
 
         self.port = free_port()
-        config = uvicorn.Config(build_app(lake, token), host="127.0.0.1", port=self.port, log_level="warning")
+        config = uvicorn.Config(build_app(lake, token), host="127.0.0.1", port=self.port, log_level="warning",
+                                timeout_graceful_shutdown=SHUTDOWN_S)
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 
@@ -61,14 +65,41 @@ def fetch(url: str, headers: dict[str, str] | None = None) -> tuple[int, str, di
         return exc.code, exc.read().decode("utf-8"), dict(exc.headers)
 
 
-def chromium(url: str, tmp: Path, name: str) -> str:
-    """Load a page in headless Chromium: save a screenshot as tmp/NAME.png and return the rendered DOM."""
-    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-             "--disable-background-networking", "--disable-component-update", "--disable-sync",
-             f"--user-data-dir={tmp / 'chromium-profile'}", "--window-size=1280,1600"]
-    shot = tmp / f"{name}.png"
-    subprocess.run([CHROMIUM, *flags, f"--screenshot={shot}", url], capture_output=True, timeout=120, check=True)
-    assert shot.is_file() and shot.stat().st_size > 1000, f"no screenshot of {url}"
-    dom = subprocess.run([CHROMIUM, *flags, "--dump-dom", url], capture_output=True, text=True, timeout=120,
-                         check=True)
-    return dom.stdout
+def fetch_bytes(url: str) -> tuple[int, bytes, dict[str, str]]:
+    """GET a URL as bytes (an image): status, body and headers (an error status is returned, not raised)."""
+    try:
+        with urllib.request.urlopen(url, timeout=120) as response:
+            return response.status, response.read(), dict(response.headers)
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read(), dict(exc.headers)
+
+
+def events(url: str, deadline_s: float = 240.0) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Read a server-sent event stream: (event, data) as each arrives, until the server ends it or the deadline."""
+    deadline = time.monotonic() + deadline_s
+    with urllib.request.urlopen(url, timeout=120) as response:
+        assert response.headers["content-type"].startswith("text/event-stream")
+        event, data = "message", []
+        for raw in response:
+            assert time.monotonic() < deadline, f"no end of {url} in {deadline_s:g} s"
+            line = raw.decode("utf-8").rstrip("\n")
+            if line.startswith("event:"):
+                event = line[6:].strip()
+            elif line.startswith("data:"):
+                data.append(line[5:].strip())
+            elif not line and data:
+                yield event, json.loads("\n".join(data))
+                event, data = "message", []
+
+
+@contextmanager
+def chromium_browser() -> Iterator[Any]:
+    """Launch Debian's Chromium through playwright's driver (never a downloaded browser), headless."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as driver:
+        browser = driver.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
+        try:
+            yield browser
+        finally:
+            browser.close()

@@ -63,6 +63,29 @@ def test_prompt_files_are_answered_in_order(folder):
     assert first.provider == "manual" and first.output_tokens > 0
 
 
+def test_each_prompt_names_its_run_and_two_runs_on_one_folder_never_share_a_number(folder):
+    import json
+
+    answerer = Answerer(folder)
+    answerer.start()
+    try:  # two runs, each with its own provider on the same folder, asking at once (as `dslake serve` does)
+        calls = [threading.Thread(target=LLM(llm_settings(provider="manual"), provider=make(folder),
+                                             run_id=run).complete, args=("planner", f"plan for {run}"))
+                 for run in ("run-a", "run-b")]
+        for call in calls:
+            call.start()
+        for call in calls:
+            call.join(30)
+    finally:
+        answerer.stop.set()
+    metas = {p.name: json.loads(p.read_text()) for p in sorted(folder.glob("*.meta.json"))}
+    assert list(metas) == ["0001-planner.meta.json", "0002-planner.meta.json"]
+    assert {m["run_id"] for m in metas.values()} == {"run-a", "run-b"}
+    assert {m["role"] for m in metas.values()} == {"planner"}
+    for name, meta in metas.items():  # each prompt is the one its run asked
+        assert (folder / name.replace(".meta.json", ".prompt.md")).read_text() == f"plan for {meta['run_id']}"
+
+
 def test_numbering_continues_after_existing_files(folder):
     folder.mkdir()
     (folder / "0007-writer.prompt.md").write_text("old")

@@ -44,6 +44,7 @@ def build_and_install(work: Path) -> Path:
     names = set(zipfile.ZipFile(wheel).namelist())
     assert "dsstar_lake/default.toml" in names, "the wheel must carry the default settings"
     assert "dsstar_lake/web/templates/base.html" in names, "the wheel must carry the pages' templates"
+    assert "dsstar_lake/web/static/live.js" in names, "the wheel must carry the run page's script"
     # Installed names that cannot overwrite another distribution's `index` or `cli`, and every package folder.
     tops = {name.split("/")[0] for name in names if not name.startswith("dsstar_lake-")}
     assert tops == {"dsstar_lake", "dslake_index", "dslake_cli"}, tops

@@ -8,6 +8,7 @@ from dsstar_lake.agent import debugger
 from dsstar_lake.agent.errors import LakeModified
 from dsstar_lake.agent.runtime import Agent
 from dsstar_lake.agent.state import AgentState
+from dsstar_lake.sandbox.figures import image_files, saved_figures
 
 if TYPE_CHECKING:
     from dsstar_lake.sandbox.result import ExecResult
@@ -50,15 +51,17 @@ def run_once(agent: Agent, state: AgentState, code: str, name: str, round_no: in
     agent.events.emit("exec_start", round=round_no, name=name)
     # The context files are checked for changes even where the bounded walk of the lake does not reach them.
     watch = [e.path for e in state.entries if e.kind == "file"]
+    before = image_files(agent.record.work)
     result = agent.sandbox.run(code, agent.record.work, name=f"{name}.py", watch=watch)
     state.reads = list(dict.fromkeys(state.reads + result.reads))
     agent.record.write_script(name, code, result)
+    figures = agent.record.keep_figures(name, saved_figures(agent.record.work, before))
     agent.events.emit(
         "exec", round=round_no, name=name, ok=result.ok, returncode=result.returncode, outcome=result.describe(),
         killed_by=result.killed_by, duration_s=result.duration_s, stdout_bytes=result.stdout_bytes,
         stderr_bytes=result.stderr_bytes, stdout_head=result.stdout[:500], lake_modified=result.lake_modified,
         catalog_modified=result.catalog_modified, reads=result.reads,
-        traceback=(result.traceback or "")[-2000:] or None,
+        traceback=(result.traceback or "")[-2000:] or None, figures=figures,
     )
     if result.lake_modified or result.catalog_modified:
         what = "the lake" if result.lake_modified else "dslake's catalog"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
@@ -15,7 +16,6 @@ if TYPE_CHECKING:
     from dsstar_lake.settings import Settings
 
 
-
 @dataclass(frozen=True)
 class Completion:
     """One model answer with what it cost."""
@@ -27,6 +27,11 @@ class Completion:
     model: str
     provider: str
     cached: bool = False
+
+
+# The run the model call under way belongs to. The call site sets it around each provider call, so a provider that
+# shows its prompts to a person (manual) can name the run, without every provider taking an argument it ignores.
+CALLING_RUN: ContextVar[str | None] = ContextVar("dslake_calling_run", default=None)
 
 
 @runtime_checkable

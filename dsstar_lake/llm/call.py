@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import tenacity
 
 from dsstar_lake.errors import BudgetExceeded, ConfigError, DslakeError, ProviderError
-from dsstar_lake.llm.base import Completion, Provider, RetryableError, estimate_tokens
+from dsstar_lake.llm.base import CALLING_RUN, Completion, Provider, RetryableError, estimate_tokens
 from dsstar_lake.llm.cache import ResponseCache, prompt_hash
 from dsstar_lake.llm.record import CallRecord, Totals, cost_usd, price_for
 from dsstar_lake.llm.registry import UNPRICED, make_provider, model_for
@@ -177,7 +177,11 @@ class LLM:
 
         def attempt() -> Completion:
             attempts[0] += 1
-            return self.provider.complete(model, prompt, system, self.settings, role=role)
+            calling = CALLING_RUN.set(self.run_id)
+            try:
+                return self.provider.complete(model, prompt, system, self.settings, role=role)
+            finally:
+                CALLING_RUN.reset(calling)
 
         retrying = tenacity.Retrying(
             stop=tenacity.stop_after_attempt(max_retries + 1),

@@ -1,13 +1,15 @@
 """A person is the model: prompts go to files (or the terminal) and answers come back the same way.
 
 With a folder, call N of role R writes `DIR/NNNN-R.prompt.md` and waits for `DIR/NNNN-R.response.md`
-(non-empty and unchanged over one poll, so a half-saved file is not taken). Without a folder, on a
+(non-empty and unchanged over one poll, so a half-saved file is not taken). `DIR/NNNN-R.meta.json`, written
+first, says which run asks (run_id), the role and the model, so a page can show each run its own prompts. Without a folder, on a
 terminal, the prompt is printed to stderr and the answer is read from stdin up to a line `EOF`.
 A timeout, `cancel()` or Ctrl-C ends the wait with a ProviderError; the prompt file stays for later.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import select
@@ -19,12 +21,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from dsstar_lake.errors import ModelNotConfigured, ProviderError
-from dsstar_lake.llm.base import Completion, estimate_tokens
+from dsstar_lake.llm.base import CALLING_RUN, Completion, estimate_tokens
 
 if TYPE_CHECKING:
     from dsstar_lake.settings import Settings
 
 NUMBERED = re.compile(r"^(\d{4,})-")
+_FOLDER_LOCK = threading.Lock()  # numbering across the providers of one process (each run makes its own)
 END_LINE = "EOF"
 
 
@@ -99,12 +102,31 @@ class ManualProvider:
         numbers = [int(m[1]) for p in self.directory.iterdir() if (m := NUMBERED.match(p.name))]
         return max(numbers, default=0) + 1
 
+    def _claim(self, role: str, model: str) -> str:
+        """Take the next free number for a prompt (also against other providers on the folder): its stem.
+
+        Several runs may share one folder (asks started from `dslake serve`): the number is taken by creating
+        the meta file exclusively, after a fresh look at the folder, so two runs never write one prompt file.
+        """
+        assert self.directory is not None
+        meta = {"run_id": CALLING_RUN.get(), "role": role, "model": model, "created_at": time.time()}
+        with self._lock, _FOLDER_LOCK:
+            number = max(self._next, self._first_free_number())
+            while True:
+                stem = f"{number:04d}-{_slug(role)}"
+                try:
+                    fd = os.open(self.directory / f"{stem}.meta.json", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+                    break
+                except FileExistsError:
+                    number += 1
+            self._next = number + 1
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(meta, fh)
+        return stem
+
     def _via_files(self, role: str, model: str, text: str) -> str:
         assert self.directory is not None
-        with self._lock:
-            number = self._next
-            self._next += 1
-        stem = f"{number:04d}-{_slug(role)}"
+        stem = self._claim(role, model)
         prompt_path = self.directory / f"{stem}.prompt.md"
         response_path = self.directory / f"{stem}.response.md"
         partial = prompt_path.with_suffix(".md.part")

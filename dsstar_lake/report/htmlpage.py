@@ -13,9 +13,8 @@ from typing import Any
 
 from dsstar_lake.report.citations import CITATION, normal_src
 from dsstar_lake.report.prompts import HERE
+from dsstar_lake.sandbox.figures import MIME
 
-MIME = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif",
-        ".svg": "image/svg+xml"}
 NUMBER = re.compile(r"\d+")
 
 

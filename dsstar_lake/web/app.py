@@ -1,8 +1,9 @@
 """The Starlette app of `dslake serve`: one page per URL, each rendering what a `Lake` method returns.
 
 Why Starlette + Jinja2 + uvicorn: small, well kept, already installed with the MCP SDK (which serves over them),
-ASGI so a later background `ask` can stream rounds, and Jinja2 escapes every value by default. No JavaScript
-build: the pages are rendered on the server.
+ASGI so a running run's page can stream its rounds (server-sent events, web/live.py), and Jinja2 escapes every
+value by default. No JavaScript build: the pages are rendered on the server; one small static script
+(static/live.js) follows a running run, and every page works without it.
 """
 
 from __future__ import annotations
@@ -15,19 +16,28 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, RedirectResponse, Response
-from starlette.routing import Route
+from starlette.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
 
 from dsstar_lake.display import when
 from dsstar_lake.errors import DslakeError, RunNotFound
+from dsstar_lake.runs import FIGURES_DIR
 from dsstar_lake.web import views
 from dsstar_lake.web.access import Guard, check_bind, same_origin
 from dsstar_lake.web.asking import MAX_QUESTION, Asks
+from dsstar_lake.web.live import follow
 
 TEMPLATES = Path(__file__).parent / "templates"
 # The report page is self-contained (figures as data URIs): it may load nothing and run nothing.
 REPORT_CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
-PAGE_CSP = "default-src 'none'; img-src data: 'self'; style-src 'unsafe-inline'; form-action 'self'"
+# Pages run only the server's own static script (no inline script), and reach only this server (the event stream).
+PAGE_CSP = ("default-src 'none'; img-src data: 'self'; style-src 'unsafe-inline'; script-src 'self'; "
+            "connect-src 'self'; form-action 'self'")
+# A figure opened on its own: an SVG may hold script, which runs nowhere (sandbox) and reaches nothing.
+FIGURE_CSP = "default-src 'none'; style-src 'unsafe-inline'; sandbox"
+STATIC = Path(__file__).parent / "static"
+SHUTDOWN_S = 3
 
 
 def _templates() -> Any:
@@ -99,10 +109,51 @@ class Pages:
             view = await self.call(self.lake.run, request.path_params["run_id"])
         except DslakeError as exc:
             return self.problem(exc)
-        await self.call(views.run_scripts, view)
+        return self.page("run.html", **await self.call(self.run_context, view))
+
+    def run_context(self, view: dict[str, Any]) -> dict[str, Any]:
+        """Return what the run templates show of a run: its view with scripts, and its own pending prompts."""
+        views.run_scripts(view)
         meta = view.get("meta") or {}
-        pending = self.asks.pending() if meta.get("status") == "running" else []
-        return self.page("run.html", run=view, meta=meta, answer=view.get("answer") or {}, pending=pending)
+        pending = self.asks.pending(meta.get("id")) if meta.get("status") == "running" else []
+        return {"run": view, "meta": meta, "answer": view.get("answer") or {}, "pending": pending}
+
+    def run_parts(self, run_id: str) -> tuple[list[dict[str, Any]], bool]:
+        """Return a run page's parts (id, html, where a new one goes), and whether the run is still running."""
+        context = self.run_context(self.lake.run(run_id))
+
+        def part(name: str, element: str, into: str | None = None, keep: bool = False, **more: Any) -> dict[str, Any]:
+            html = self.env.get_template(name).render(lake=self.lake, **context, **more)
+            return {"id": element, "html": html, "into": into, "keep": keep}
+
+        parts = [part("run_head.html", "run-head"), part("run_summary.html", "run-summary"),
+                 part("run_calls.html", "run-calls")]
+        parts += [part("run_pending.html", f"pending-{p['stem']}", "pending", True, p=p) for p in context["pending"]]
+        parts += [part("run_round.html", f"round-{r['round']}", "rounds", r=r) for r in context["run"]["rounds"]]
+        return parts, context["meta"].get("status") == "running"
+
+    async def events(self, request: Request) -> Response:
+        try:
+            view = await self.call(self.lake.run, request.path_params["run_id"])
+        except DslakeError as exc:
+            return self.problem(exc)
+        run_id = view["meta"].get("id") or request.path_params["run_id"]
+        stream = follow(partial(self.run_parts, run_id), self.call, Path(view["folder"]), self.asks.manual_dir(),
+                        request.is_disconnected)
+        return StreamingResponse(stream, media_type="text/event-stream",
+                                 headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+
+    async def figure(self, request: Request) -> Response:
+        try:
+            view = await self.call(self.lake.run, request.path_params["run_id"])
+        except DslakeError as exc:
+            return self.problem(exc)
+        found = await self.call(views.run_figure, view, f"{FIGURES_DIR}/{request.path_params['name']}")
+        if found is None:
+            return self.page("error.html", code=404, message="this run's record names no such figure")
+        data, media_type = found
+        return Response(data, media_type=media_type, headers={"Content-Security-Policy": FIGURE_CSP,
+                                                              "X-Content-Type-Options": "nosniff"})
 
     async def ask(self, request: Request) -> Response:
         form = await _form(request)
@@ -158,6 +209,8 @@ def build_app(lake: Any, token: str | None = None) -> Any:
         Route("/", pages.home), Route("/search", pages.search), Route("/entries/{path:path}", pages.entry),
         Route("/runs", pages.runs), Route("/runs/{run_id}", pages.run), Route("/reports/{run_id}", pages.report),
         Route("/ask", pages.ask, methods=["POST"]), Route("/manual/{stem}", pages.manual, methods=["POST"]),
+        Route("/runs/{run_id}/events", pages.events), Route("/runs/{run_id}/figures/{name:path}", pages.figure),
+        Mount("/static", StaticFiles(directory=STATIC)),
     ]
     return Guard(Starlette(routes=routes), token)
 
@@ -171,4 +224,6 @@ def serve(lake: Any, host: str = "127.0.0.1", port: int = 8765, allow_remote: bo
     from dsstar_lake.web.access import is_loopback
 
     app = build_app(lake, None if is_loopback(host) else token)
-    uvicorn.run(app, host=host, port=port, log_level="warning", server_header=False)
+    # An open event stream would hold Ctrl-C's shutdown until its run ends: give streams a few seconds, then go.
+    uvicorn.run(app, host=host, port=port, log_level="warning", server_header=False,
+                timeout_graceful_shutdown=SHUTDOWN_S)

@@ -1,13 +1,14 @@
 """Ask from the page: `lake.ask` in a background thread, and the manual provider's prompts answered in a form.
 
-The run page follows a running run by reloading itself (a meta refresh: no script on any page). With the manual
-provider and a prompt folder, the pending prompts are shown with a box for the answer, which is written where
-the provider waits for it (NNNN-ROLE.response.md, through a temporary file and a rename, so it is never read
-half-written).
+The run page follows a running run through server-sent events (web/live.py), or by reloading itself without
+JavaScript. With the manual provider and a prompt folder, each run's pending prompts (their NNNN-ROLE.meta.json
+names the run) are shown with a box for the answer, which is written where the provider waits for it
+(NNNN-ROLE.response.md, through a temporary file and a rename, so it is never read half-written).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import threading
@@ -76,15 +77,17 @@ class Asks:
         folder = self.lake.settings["llm.manual_dir"]
         return Path(folder).expanduser() if folder else None
 
-    def pending(self) -> list[dict[str, str]]:
-        """Return the manual prompts still waiting for an answer, oldest first: stem and prompt text."""
+    def pending(self, run_id: str | None = None) -> list[dict[str, str]]:
+        """Return the manual prompts still waiting for an answer, oldest first (only run_id's, when given)."""
         folder = self.manual_dir()
         if folder is None or not folder.is_dir():
             return []
         out = []
         for prompt in sorted(folder.glob("*.prompt.md")):
             stem = prompt.name.removesuffix(".prompt.md")
-            if STEM.match(stem) and not (folder / f"{stem}.response.md").exists() and not prompt.is_symlink():
+            if not STEM.match(stem) or (folder / f"{stem}.response.md").exists() or prompt.is_symlink():
+                continue
+            if run_id is None or _run_of(folder, stem) == run_id:
                 out.append({"stem": stem, "prompt": prompt.read_text(encoding="utf-8", errors="replace")})
         return out
 
@@ -99,3 +102,12 @@ class Asks:
         partial.write_text(text.strip() + "\n", encoding="utf-8")
         os.replace(partial, folder / f"{stem}.response.md")
         return True
+
+
+def _run_of(folder: Path, stem: str) -> str | None:
+    """Return the run a manual prompt belongs to, from its meta file (None when it has none)."""
+    try:
+        meta = json.loads((folder / f"{stem}.meta.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return meta.get("run_id") if isinstance(meta, dict) else None

@@ -1,4 +1,4 @@
-"""What the pages show beyond what the facade returns as is: a data preview, a run's scripts, a report page.
+"""What the pages show beyond what the facade returns as is: a data preview, a run's scripts and figures, a report.
 
 Everything here reads; nothing writes the lake or the catalog. Text from the lake or a model stays text: the
 templates escape it (Jinja2 autoescape), and the preview table is built by pandas with escaping on.
@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from dsstar_lake.errors import DslakeError
+from dsstar_lake.runs import FIGURES_DIR
+from dsstar_lake.sandbox.figures import MIME, read_figure
 
 PREVIEW_ROWS = 20
 PREVIEW_TABLES = 3  # a workbook's first sheets, a family's first members
@@ -89,3 +91,25 @@ def report_page(view: dict[str, Any]) -> str | None:
     numbers = [q["n"] for q in view.get("questions") or [] if isinstance(q.get("n"), int)]
     return render_html(markdown, (view.get("report") or {}).get("title") or "Report", figures, numbers)
 
+
+
+def run_figure(view: dict[str, Any], name: str) -> tuple[bytes, str] | None:
+    """Return one of a run's images and its media type, only when the run's record names it, else None.
+
+    The record names each round script's figures and each report sub-question's (figures/NAME in the run
+    folder); any other name, `..` or an absolute path among them, is not one of those and gets nothing.
+    """
+    if name not in run_figures(view):
+        return None
+    folder, _, base = name.partition("/")
+    if folder != FIGURES_DIR or not base or "/" in base:
+        return None
+    data = read_figure(Path(view["folder"]) / FIGURES_DIR, base)
+    return (data, MIME[Path(base).suffix.lower()]) if data else None
+
+
+def run_figures(view: dict[str, Any]) -> set[str]:
+    """Return the figures a run's record names: its rounds' scripts' and its report sub-questions'."""
+    names = [f for slot in view.get("rounds") or [] for s in slot.get("scripts") or [] for f in s.get("figures") or []]
+    names += [f for q in view.get("questions") or [] for f in q.get("figures") or []]
+    return {f for f in names if isinstance(f, str)}
