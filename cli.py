@@ -8,91 +8,34 @@ from typing import Any
 import click
 from rich.table import Table
 
-from dsstar_lake.cli_help import HiddenChoice, add_examples
-from dsstar_lake.console import make_console
-from dsstar_lake.errors import STATUS_PROBLEMS, DslakeError
-from dsstar_lake.modelnames import KEYED_PROVIDERS, PROVIDERS, ROLES
-
-out = make_console()  # into a pipe or a file, tables wrap instead of being cut at 80 columns
-err = make_console(stderr=True)
-
-
-class DslakeGroup(click.Group):
-    """A click group that turns DslakeError into one line and an exit code (never a traceback)."""
-
-    def invoke(self, ctx: click.Context) -> Any:
-        try:
-            return super().invoke(ctx)
-        except DslakeError as exc:
-            from dsstar_lake.render import safe  # a message can quote a file name or a model's words
-
-            err.print(f"[red]error:[/red] {safe(exc.message)}", highlight=False)
-            if exc.hint:
-                err.print(f"[dim]hint:[/dim] {safe(exc.hint)}", highlight=False)
-            sys.exit(exc.exit_code)
-        except KeyboardInterrupt:
-            err.print("interrupted")
-            sys.exit(130)
+from dsstar_lake.cli_common import (
+    DslakeGroup,
+    catalog_option,
+    chroma_option,
+    err,
+    json_option,
+    lake_option,
+    llm_flags,
+    llm_options,
+    out,
+    print_json,
+)
+from dsstar_lake.cli_help import add_examples
+from dsstar_lake.errors import STATUS_PROBLEMS
+from dsstar_lake.modelnames import KEYED_PROVIDERS
 
 
-def _print_json(data: Any) -> None:
-    """Print a result as the running command's one JSON object (docs/json.md: schema, ISO times, rounded timings)."""
-    from dsstar_lake.jsonout import command_path, dumps
-
-    click.echo(dumps(command_path(click.get_current_context()), data))
-
-
-def _open(lake: str | None, catalog: str | None, llm: Any = None, **overrides: Any) -> Any:
+def open_lake(lake: str | None, catalog: str | None, llm: Any = None, **overrides: Any) -> Any:
+    """Open the Lake facade (only this module imports it: tests/test_layers.py), with the flags' settings."""
     from dsstar_lake.lake import Lake
 
     return Lake.open(lake, catalog=catalog, overrides={k: v for k, v in overrides.items() if v is not None},
                      llm=llm)
 
 
-def _open_existing(lake: str | None, catalog: str | None, llm: Any = None, **overrides: Any) -> Any:
+def open_existing(lake: str | None, catalog: str | None, llm: Any = None, **overrides: Any) -> Any:
     """Open the catalog of a command that reads one: --lake, else --catalog alone, else the current folder."""
-    return _open(lake or (None if catalog else "."), catalog, llm, **overrides)
-
-
-lake_option = click.option("--lake", "lake_path", type=click.Path(file_okay=True), help="The lake folder.")
-catalog_option = click.option("--catalog", type=click.Path(file_okay=False), help="Catalog folder (default LAKE/.dslake).")
-json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-chroma_option = click.option("--chroma-url", help="Use a shared Chroma server (http://HOST:PORT) for the vectors.")
-
-
-def llm_options(command: Any) -> Any:
-    """Add the model-choice flags shared by ask, report and eval: --llm, --model, --model-ROLE, --base-url, budgets."""
-    options = [
-        # scripted (JSONL rules, for tests) is accepted but not advertised: README, "Testing without a model".
-        click.option("--llm", "llm_provider",
-                     type=HiddenChoice([p for p in PROVIDERS if p != "scripted"], ["scripted"]),
-                     help="Model provider (default from settings: gemini)."),
-        click.option("--model", help="Model for every role."),
-        click.option("--base-url", help="Endpoint for an OpenAI-compatible server (or a Gemini proxy)."),
-        click.option("--manual-dir", type=click.Path(file_okay=False), help="Folder for the manual provider's files."),
-        click.option("--scripted-file", type=click.Path(dir_okay=False), hidden=True,
-                     help="JSONL rules for the scripted provider."),
-        click.option("--cache", type=click.Choice(["off", "record", "replay"]), help="LLM response cache mode."),
-        click.option("--max-llm-calls", type=click.IntRange(min=0), help="Stop and finalize after this many calls."),
-        click.option("--max-cost", type=click.FloatRange(min=0), help="Stop and finalize past this cost (USD)."),
-        *[click.option(f"--model-{role}", f"model_{role}", help=f"Model for the {role} role.") for role in ROLES],
-    ]
-    for option in reversed(options):
-        command = option(command)
-    return command
-
-
-def llm_flags(params: dict[str, Any]) -> Any:
-    """Collect the llm_options flags into an LlmFlags (and remove them from params)."""
-    from dsstar_lake.llm.flags import LlmFlags
-
-    role_models = {role: params.pop(f"model_{role}", None) for role in ROLES}
-    return LlmFlags(
-        provider=params.pop("llm_provider", None), model=params.pop("model", None),
-        role_models={k: v for k, v in role_models.items() if v}, base_url=params.pop("base_url", None),
-        manual_dir=params.pop("manual_dir", None), scripted_file=params.pop("scripted_file", None),
-        cache=params.pop("cache", None), max_llm_calls=params.pop("max_llm_calls", None),
-        max_cost=params.pop("max_cost", None))
+    return open_lake(lake or (None if catalog else "."), catalog, llm, **overrides)
 
 
 @click.group(cls=DslakeGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -129,7 +72,7 @@ def index(lake: str, paths: tuple[str, ...], catalog: str | None, chroma_url: st
 
     if rebuild and paths:
         raise click.UsageError("--rebuild rescans the whole lake: give no PATHS with it")
-    handle = _open(lake, catalog, llm_flags(params), **{"catalog.chroma_url": chroma_url, "index.jobs": jobs,
+    handle = open_lake(lake, catalog, llm_flags(params), **{"catalog.chroma_url": chroma_url, "index.jobs": jobs,
                                                         "index.follow_symlinks": follow_symlinks,
                                                         "agent.analyzer": analyzer})
     with index_progress(err, enabled=not as_json) as progress:
@@ -138,11 +81,11 @@ def index(lake: str, paths: tuple[str, ...], catalog: str | None, chroma_url: st
         from dsstar_lake.watch import prepare_watch, watch_lake
 
         prepare_watch(handle)
-    _print_json(summary.to_dict()) if as_json else print_index_summary(out, summary)
+    print_json(summary.to_dict()) if as_json else print_index_summary(out, summary)
     if not as_json:
         _print_notes(summary.notes)
     if watch:
-        watch_lake(handle, lambda s: _print_json(s.to_dict()) if as_json else print_index_summary(out, s), err)
+        watch_lake(handle, lambda s: print_json(s.to_dict()) if as_json else print_index_summary(out, s), err)
 
 
 def _print_notes(notes: list[str]) -> None:
@@ -164,8 +107,8 @@ def status(lake: str | None, catalog: str | None, check: bool, as_json: bool) ->
     """
     from dsstar_lake.render import print_status
 
-    result = _open_existing(lake, catalog).status(check_vectors=check)
-    _print_json(result.to_dict()) if as_json else print_status(out, result)
+    result = open_existing(lake, catalog).status(check_vectors=check)
+    print_json(result.to_dict()) if as_json else print_status(out, result)
     if result.problems:  # the catalog needs an index or a rebuild; failed and changed files are not problems
         sys.exit(STATUS_PROBLEMS)
 
@@ -179,8 +122,8 @@ def show(path: str, lake_path: str | None, catalog: str | None, as_json: bool) -
     """Show the stored description and card of one file (path relative to the lake)."""
     from dsstar_lake.render import print_show
 
-    result = _open_existing(lake_path, catalog).show(path)
-    _print_json(result) if as_json else print_show(out, result)
+    result = open_existing(lake_path, catalog).show(path)
+    print_json(result) if as_json else print_show(out, result)
 
 
 @cli.command()
@@ -196,10 +139,10 @@ def search(question: str, lake_path: str | None, catalog: str | None, chroma_url
     """Find the catalog entries that best match QUESTION (dense + full-text, fused)."""
     from dsstar_lake.render import print_hits
 
-    handle = _open_existing(lake_path, catalog, **{"catalog.chroma_url": chroma_url})
+    handle = open_existing(lake_path, catalog, **{"catalog.chroma_url": chroma_url})
     hits, timing = handle.timed_search(question, k)
     if as_json:
-        _print_json({"question": question, "hits": [h.to_dict() for h in hits], "timing_ms": vars(timing)})
+        print_json({"question": question, "hits": [h.to_dict() for h in hits], "timing_ms": vars(timing)})
     else:
         print_hits(out, hits, timing if verbose else None)
 
@@ -214,7 +157,7 @@ def config(lake_path: str | None, catalog: str | None, as_json: bool) -> None:
 
     rows = Lake.setting_rows(lake_path, catalog)
     if as_json:
-        _print_json(rows)
+        print_json(rows)
         return
     from dsstar_lake.render import safe
 
@@ -235,7 +178,7 @@ def models(lake_path: str | None, catalog: str | None, as_json: bool, **params: 
     from dsstar_lake.render import print_models
 
     info = Lake.model_configuration(lake_path, catalog, llm_flags(params))
-    _print_json(info) if as_json else print_models(out, info)
+    print_json(info) if as_json else print_models(out, info)
 
 
 @cli.group(name="eval")
@@ -262,8 +205,8 @@ def eval_retrieval(task_files: tuple[str, ...], lake_path: str | None, catalog: 
         k_values = [int(k) for k in ks.split(",") if k.strip()]
     except ValueError:
         raise UsageError(f"-k expects comma-separated integers, got {ks!r}") from None
-    report = _open_existing(lake_path, catalog).evaluate_retrieval(list(task_files), k_values, missing)
-    _print_json(report.to_dict()) if as_json else print_retrieval_report(out, report)
+    report = open_existing(lake_path, catalog).evaluate_retrieval(list(task_files), k_values, missing)
+    print_json(report.to_dict()) if as_json else print_retrieval_report(out, report)
 
 
 @eval_group.command(name="kramabench")
@@ -291,11 +234,11 @@ def eval_kramabench(task_files: tuple[str, ...], lake_path: str | None, catalog:
     """Answer KramaBench tasks with the agent and score them with KramaBench's metrics."""
     from dsstar_lake.render import benchmark_progress, print_benchmark_report
 
-    handle = _open_existing(lake_path, catalog, llm_flags(params), **{"eval.judge_model": judge_model})
+    handle = open_existing(lake_path, catalog, llm_flags(params), **{"eval.judge_model": judge_model})
     report = handle.kramabench(list(task_files), ids=ids, missing=missing, oracle=oracle, jobs=jobs, k=k,
                                max_rounds=max_rounds, out=out_path, resume=resume,
                                progress=None if as_json else benchmark_progress(err))
-    _print_json(report.to_dict()) if as_json else print_benchmark_report(out, report)
+    print_json(report.to_dict()) if as_json else print_benchmark_report(out, report)
 
 
 @cli.command()
@@ -314,11 +257,11 @@ def ask(question: str, lake_path: str | None, catalog: str | None, chroma_url: s
     """Answer QUESTION with the DS-STAR agent over the files retrieved from the lake's catalog."""
     from dsstar_lake.agent.render import ask_progress, print_answer
 
-    handle = _open_existing(lake_path, catalog, llm_flags(params), **{"catalog.chroma_url": chroma_url})
+    handle = open_existing(lake_path, catalog, llm_flags(params), **{"catalog.chroma_url": chroma_url})
     with ask_progress(err, enabled=not as_json) as progress:
         answer = handle.ask(question, k=k, files=list(files) or None, guidelines=guidelines, max_rounds=max_rounds,
                             progress=progress)
-    _print_json(answer.to_dict()) if as_json else print_answer(out, answer)
+    print_json(answer.to_dict()) if as_json else print_answer(out, answer)
     answer.raise_if_unfinished()
 
 
@@ -341,8 +284,8 @@ def runs_list(lake_path: str | None, catalog: str | None, as_json: bool) -> None
     """List the catalog's runs, newest first."""
     from dsstar_lake.agent.render import print_runs
 
-    result = _open_existing(lake_path, catalog).runs()
-    _print_json(result) if as_json else print_runs(out, result)
+    result = open_existing(lake_path, catalog).runs()
+    print_json(result) if as_json else print_runs(out, result)
 
 
 @runs_group.command(name="show")
@@ -354,8 +297,8 @@ def runs_show(run_id: str, lake_path: str | None, catalog: str | None, as_json: 
     """Show one run: plan, rounds, verdicts and routes, answer, cost."""
     from dsstar_lake.agent.render import print_run
 
-    result = _open_existing(lake_path, catalog).run(run_id)
-    _print_json(result) if as_json else print_run(out, result)
+    result = open_existing(lake_path, catalog).run(run_id)
+    print_json(result) if as_json else print_run(out, result)
 
 
 @runs_group.command(name="resume")
@@ -368,10 +311,10 @@ def runs_resume(run_id: str, lake_path: str | None, catalog: str | None, as_json
     """Continue an interrupted run from its last completed round."""
     from dsstar_lake.agent.render import ask_progress, print_answer
 
-    handle = _open_existing(lake_path, catalog, llm_flags(params))
+    handle = open_existing(lake_path, catalog, llm_flags(params))
     with ask_progress(err, enabled=not as_json) as progress:
         answer = handle.resume(run_id, progress=progress)
-    _print_json(answer.to_dict()) if as_json else print_answer(out, answer)
+    print_json(answer.to_dict()) if as_json else print_answer(out, answer)
     answer.raise_if_unfinished()
 
 
@@ -394,11 +337,11 @@ def report(request: str, lake_path: str | None, catalog: str | None, chroma_url:
     """Write a cited data-science report for an open-ended REQUEST (DS-STAR+: sub-questions, answers, writer)."""
     from dsstar_lake.report.render import print_report, report_progress
 
-    handle = _open_existing(lake_path, catalog, llm_flags(params), **{"catalog.chroma_url": chroma_url})
+    handle = open_existing(lake_path, catalog, llm_flags(params), **{"catalog.chroma_url": chroma_url})
     with report_progress(err, enabled=not as_json) as progress:
         result = handle.report(request, rounds=rounds, max_questions=max_questions, jobs=jobs, k=k, out=out_dir,
                                format=fmt, progress=progress)
-    _print_json(result.to_dict()) if as_json else print_report(out, result)
+    print_json(result.to_dict()) if as_json else print_report(out, result)
 
 
 @cli.command()
@@ -413,7 +356,7 @@ def mcp(lake_path: str | None, catalog: str | None, **params: Any) -> None:
     """
     from dsstar_lake.mcp_server import serve
 
-    serve(_open_existing(lake_path, catalog, llm_flags(params)))
+    serve(open_existing(lake_path, catalog, llm_flags(params)))
 
 
 @cli.command()
@@ -430,7 +373,7 @@ def doctor(lake: str | None, catalog: str | None, as_json: bool) -> None:
     from dsstar_lake.lake import Lake
 
     report = Lake.doctor(lake, catalog)
-    _print_json(report.to_dict()) if as_json else print_doctor(out, report)
+    print_json(report.to_dict()) if as_json else print_doctor(out, report)
     if report.failed:
         sys.exit(STATUS_PROBLEMS)  # the code for "a problem was reported, with its fix"
 
@@ -461,7 +404,7 @@ def keys_list(as_json: bool) -> None:
 
     names, path = keys.stored_providers(), keys.keys_path()
     if as_json:
-        _print_json({"path": str(path), "providers": names})
+        print_json({"path": str(path), "providers": names})
     else:
         out.print(f"{', '.join(names) if names else 'no keys stored'} ({path})", highlight=False)
 
@@ -506,7 +449,7 @@ def serve(lake_path: str | None, catalog: str | None, host: str, port: int, allo
     check_bind(host, allow_remote, token)  # before opening anything: a refused bind is one line
     shown = f"[{host}]" if ":" in host else host
     err.print(f"serving http://{shown}:{port}/ (Ctrl-C stops)", highlight=False)
-    lake = _open_existing(lake_path, catalog, llm_flags(params))
+    lake = open_existing(lake_path, catalog, llm_flags(params))
     run_server(lake, host=host, port=port, allow_remote=allow_remote, token=token)
 
 
