@@ -63,16 +63,6 @@ def remote_lake(location: str | os.PathLike[str] | None, catalog: str | os.PathL
     return url
 
 
-def needs_local_copy(url: str) -> UsageError:
-    """Return the error for what needs the lake's files on this machine (ask, report, eval): not built yet."""
-    return UsageError(
-        f"answering over a lake in object storage is not built yet: scripts read the files of {url} from disk",
-        hint=f"copy it to a folder (aws s3 sync {url} DIR) and give --lake DIR with the same --catalog: the catalog's "
-             "paths are relative to the lake, so they hold for the copy",
-        api_hint=f"copy it to a folder (aws s3 sync {url} DIR) and open Lake.open(DIR, catalog=...) with the same "
-                 "catalog: its paths are relative to the lake, so they hold for the copy")
-
-
 @dataclass(frozen=True)
 class ObjectLake:
     """A lake in object storage, as a profiler process gets it (picklable)."""
@@ -97,7 +87,8 @@ def object_lake(url: str, tmp_dir: Path) -> ObjectLake:
     return ObjectLake(normalize(url), env, str(tmp_dir))
 
 
-def _filesystem(lake: ObjectLake) -> Any:
+def filesystem(lake: ObjectLake) -> Any:
+    """Return a fresh fsspec filesystem for the lake, with exactly the store settings the lake carries."""
     try:
         import fsspec
     except ImportError:
@@ -141,8 +132,8 @@ def _stamp(info: dict[str, Any]) -> int:
     return seconds * 1_000_000_000 + tag
 
 
-def _bad_store(lake: ObjectLake, exc: BaseException) -> DslakeError:
-    """Turn what the store answered into one line the user can act on."""
+def bad_store(lake: ObjectLake, exc: BaseException, doing: str = "cannot list") -> DslakeError:
+    """Turn what the store answered into one line the user can act on (doing: what failed, before the URL)."""
     name = type(exc).__name__
     text = str(exc).split("\n")[0][:200]
     if isinstance(exc, FileNotFoundError) or "NoSuchBucket" in text:
@@ -153,20 +144,20 @@ def _bad_store(lake: ObjectLake, exc: BaseException) -> DslakeError:
         return UsageError(f"access to {lake.url} refused: {text or name}",
                           hint="check the credentials (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_PROFILE, "
                                "~/.aws/credentials)")
-    return DslakeError(f"cannot list {lake.url}: {text or name}",
+    return DslakeError(f"{doing} {lake.url}: {text or name}",
                        hint="check the endpoint (AWS_ENDPOINT_URL) and the connection; the catalog is unchanged")
 
 
 def scan_objects(lake: ObjectLake) -> ScanResult:
     """List every object under the lake URL as a FileStat (size and change stamp), skipping hidden names."""
-    fs = _filesystem(lake)
+    fs = filesystem(lake)
     root = lake.url.partition("://")[2]
     bucket = root.split("/")[0]
     try:
         fs.ls(bucket)  # a missing bucket lists as empty below; asking for it by name tells the two apart
         listed = fs.find(root, detail=True, withdirs=False)
     except Exception as exc:  # every failure of the store (or of reaching it) becomes one line
-        raise _bad_store(lake, exc) from None
+        raise bad_store(lake, exc) from None
     result = ScanResult()
     for key, info in listed.items():
         rel = key[len(root):].lstrip("/") if key.startswith(root) else ""
@@ -179,6 +170,16 @@ def scan_objects(lake: ObjectLake) -> ScanResult:
     return result
 
 
+def check_access(lake: ObjectLake) -> Any:
+    """Return the lake's filesystem once the store answers for it (one request); a refusal or a gone bucket raises."""
+    fs = filesystem(lake)
+    try:
+        fs.info(lake.url.partition("://")[2])  # not exists(), which reads refused keys as "not there"
+    except Exception as exc:  # every failure of the store (or of reaching it) becomes one line
+        raise bad_store(lake, exc, "cannot read") from None
+    return fs
+
+
 def profile_object_task(lake: ObjectLake, rel: str, size: int, stamp: int, db_path: str, limits: Limits,
                         algorithm: str) -> dict[str, Any]:
     """Download one object to a temporary file, hash and profile it there, delete it; report a failure as data."""
@@ -187,7 +188,7 @@ def profile_object_task(lake: ObjectLake, rel: str, size: int, stamp: int, db_pa
     tmp = Path(lake.tmp_dir) / f"{uuid.uuid4().hex}{Path(rel).suffix}"
     try:
         tmp.parent.mkdir(exist_ok=True)  # inside the catalog, which exists by now
-        fs = _filesystem(lake)
+        fs = filesystem(lake)
         # The suffix keeps the profilers' choice by extension; the name is dslake's own, never the object's.
         with fs.open(lake.object_url(rel).partition("://")[2], "rb") as src, open(tmp, "wb") as dst:
             shutil.copyfileobj(src, dst, 1 << 20)

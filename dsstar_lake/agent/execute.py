@@ -50,7 +50,8 @@ def run_once(agent: Agent, state: AgentState, code: str, name: str, round_no: in
     agent.events.emit("exec_start", round=round_no, name=name)
     # The context files are checked for changes even where the bounded walk of the lake does not reach them.
     watch = [e.path for e in state.entries if e.kind == "file"]
-    result = agent.sandbox.run(code, agent.record.work, name=f"{name}.py", watch=watch)
+    result = agent.sandbox.run(code, agent.record.work, name=f"{name}.py", watch=watch,
+                               context=[e.path for e in state.entries])
     state.reads = list(dict.fromkeys(state.reads + result.reads))
     agent.record.write_script(name, code, result)
     agent.events.emit(

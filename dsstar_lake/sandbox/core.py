@@ -63,10 +63,12 @@ class Sandbox:
         lake_root: Path,
         private: Iterable[Path] | None = None,
         volatile: Iterable[Path] = (),
+        view: Any = None,
     ) -> None:
         """private: dslake's own folders (the catalog): hidden from scripts with bwrap, checked for changes
         without it. volatile: folders inside them that dslake itself writes while a script runs (runs/, the
-        response cache), left out of that check.
+        response cache), left out of that check. view: for a lake in object storage, the LakeView whose folder
+        is lake_root (dsstar_lake/lakeview.py); it fetches what each script needs before it runs.
         """
         self.cfg = {**DEFAULTS, **dict(settings_section)}
         self.lake = Path(lake_root).resolve()
@@ -80,6 +82,9 @@ class Sandbox:
         self.max_procs = int(self.cfg["max_procs"])
         self.cgroups = self.max_procs > 0 and self._try_cgroup()
         self.net_unshare = self.backend == "subprocess" and _net_unshare_works(self.python)
+        self.view = view
+        if view is not None:
+            view.link = self.backend == "bwrap"  # without a read-only mount, copies: see lakeview.py
 
     def _choose_backend(self, wanted: str) -> tuple[str, str | None]:
         if wanted not in BACKENDS:
@@ -146,8 +151,11 @@ class Sandbox:
         name: str = "script.py",
         timeout_s: float | None = None,
         watch: Iterable[str | Path] = (),
+        context: Iterable[str] = (),
     ) -> ExecResult:
         """Run code as `name` with workdir as its folder; watch = lake files to check for changes as well.
+
+        context: the run's entries (paths and family patterns), which a view fetches before the script runs.
 
         The script file itself lives in a private scratch folder, never in workdir: workdir is the script's
         to write, and a name there may be a link planted by an earlier script.
@@ -156,13 +164,16 @@ class Sandbox:
             raise UsageError(f"script name {name!r} must be a plain file name")
         workdir = Path(workdir).resolve()
         workdir.mkdir(parents=True, exist_ok=True)
+        fetched = self.view.prepare(code, list(context)) if self.view is not None else []
         scratch = Path(tempfile.mkdtemp(prefix="dslake-sbx-"))
         try:
             scripts = scratch / "scripts"
             scripts.mkdir()
             (scripts / name).write_text(code, encoding="utf-8")
             shutil.copyfile(READ_TRACER, scripts / "sitecustomize.py")
-            return self._run_checked(scripts, name, workdir, scratch, watch, timeout_s)
+            result = self._run_checked(scripts, name, workdir, scratch, watch, timeout_s)
+            result.notes += fetched
+            return result
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
 
@@ -200,13 +211,17 @@ class Sandbox:
         """
         data = workdir / "data"
         out: dict[str, None] = {}
+        # Only private folders inside the lake are left out: a view lies inside the catalog it is made from.
+        private = [p for p in self.private if p.is_relative_to(self.lake)]
+        hidden = {self.view.manifest} if self.view is not None else set()
         for raw in opened:
             path = Path(os.path.normpath(raw))
             for root in (data, self.lake):
                 if path.is_relative_to(root):
                     rel = path.relative_to(root)
                     target = self.lake / rel
-                    if rel.parts and not any(target.is_relative_to(p) for p in self.private):
+                    if (rel.parts and not any(target.is_relative_to(p) for p in private)
+                            and rel.as_posix() not in hidden):
                         out.setdefault(rel.as_posix(), None)
                     break
         return list(out)
