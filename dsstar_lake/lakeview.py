@@ -20,14 +20,10 @@ import uuid
 import weakref
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from dslake_index import lookup
 from dslake_index.blobcache import BlobCache, ObjectChanged, Wanted
 from dslake_index.objectstore import check_access, object_lake
-
-if TYPE_CHECKING:
-    from dsstar_lake.runsetup import RunSetup
 
 VIEWS = "views"  # per-run view folders, inside the catalog
 BLOBS = "blobs"  # the default blob cache, inside the catalog
@@ -36,10 +32,10 @@ _GLOB = re.compile(r"[*?\[]")
 _QUOTED = re.compile(r"""(?:'([^'\n]*)'|"([^"\n]*)")""")
 
 
-def blob_folder(setup: RunSetup) -> Path:
+def blob_folder(catalog_dir: Path, settings: Any) -> Path:
     """Return the blob cache folder: remote.cache_dir, else the catalog's blobs/."""
-    given = str(setup.settings["remote.cache_dir"] or "").strip()
-    return Path(given).expanduser() if given else setup.catalog_dir / BLOBS
+    given = str(settings["remote.cache_dir"] or "").strip()
+    return Path(given).expanduser() if given else catalog_dir / BLOBS
 
 
 def literals(code: str) -> list[str]:
@@ -86,19 +82,18 @@ def named_paths(code: str, paths: list[str]) -> list[str]:
 class LakeView:
     """The folder a run's scripts see at data/, for a lake in object storage."""
 
-    def __init__(self, setup: RunSetup, url: str) -> None:
+    def __init__(self, url: str, catalog_dir: Path, settings: Any, rows: list[tuple[str, int, str | None]]) -> None:
+        """rows: (path, size, content hash) of every file the catalog records (lookup.file_hashes)."""
         self.url = url
-        views = setup.catalog_dir / VIEWS
+        views = catalog_dir / VIEWS
         _sweep(views)
         self.root = views / f"{os.getpid()}-{uuid.uuid4().hex[:12]}"
         self.root.mkdir(parents=True)
         weakref.finalize(self, shutil.rmtree, str(self.root), True)
-        settings = setup.settings
-        self.cache = BlobCache(blob_folder(setup), int(float(settings["remote.cache_mb"]) * 1024 * 1024),
+        self.cache = BlobCache(blob_folder(catalog_dir, settings), int(float(settings["remote.cache_mb"]) * 1024 * 1024),
                                str(settings["index.hash_algorithm"]))
         self.family_files = max(0, int(settings["remote.family_files"]))
         self.fetch_files = max(0, int(settings["remote.fetch_files"]))
-        rows = lookup.file_hashes(setup.connection())
         self.files = {path: (size, digest) for path, size, digest in rows}
         self.paths = [path for path, _, _ in rows]
         self.lake = object_lake(url, self.root)
@@ -110,14 +105,12 @@ class LakeView:
                              if (name := MANIFEST if i == 0 else f"_dslake_manifest_{i}.csv") not in self.files)
         self._write_manifest()
 
-    def note(self) -> str:
-        """Return the paragraph the prompts' data section gets for this lake (what is fetched, the manifest)."""
-        from dsstar_lake.agent.prompts import render
-
+    def note_values(self) -> dict[str, str]:
+        """Return the variables of the prompts' paragraph on this lake (prompts/remote_data.txt)."""
         problems = "".join(f"\n[data/{path}: {why}; it is left out of data/ until the lake is indexed again.]"
                            for path, why in sorted(self.problems.items()))
-        return render("remote_data", fetch_files=self.fetch_files, family_files=self.family_files,
-                      manifest=f"data/{self.manifest}", problems=problems)
+        return {"fetch_files": str(self.fetch_files), "family_files": str(self.family_files),
+                "manifest": f"data/{self.manifest}", "problems": problems}
 
     def prepare(self, code: str, context: list[str]) -> list[str]:
         """Fetch what a script about to run needs: the context's files and those its code names; return notes."""
@@ -133,12 +126,15 @@ class LakeView:
         if len(named) > self.fetch_files:
             notes.append(f"the script names {len(named)} lake files not fetched yet; the first {self.fetch_files} "
                          "were fetched (remote.fetch_files)")
-        self.materialise(wanted + named[:self.fetch_files])
+        new, downloaded = self.materialise(wanted + named[:self.fetch_files])
+        if new:
+            notes.append(f"fetched {new} lake files into data/ ({downloaded} downloaded, {new - downloaded} from the "
+                         "cache)")
         return notes + [f"data/{p}: {why}" for p, why in self.problems.items() if p in set(wanted) | set(named)]
 
-    def materialise(self, paths: list[str]) -> int:
-        """Place these lake files in the view from the cache (fetching what is missing); return how many are new."""
-        new = 0
+    def materialise(self, paths: list[str]) -> tuple[int, int]:
+        """Place these lake files in the view from the cache, fetching what is missing; return (placed, downloaded)."""
+        new = downloaded = 0
         for path in paths:
             if path in self.fetched or path in self.problems or not _safe(path):
                 continue
@@ -146,13 +142,15 @@ class LakeView:
             if not digest:
                 self.problems[path] = "not hashed when the lake was indexed (it failed to download)"
                 continue
-            if self.fs is None and self.cache.cached(digest) is None:
+            fresh = self.cache.cached(digest) is None
+            if fresh and self.fs is None:
                 self.fs = check_access(self.lake)
             try:
                 blob = self.cache.fetch(self.lake, self.fs, Wanted(path, size, digest))
             except ObjectChanged as exc:
                 self.problems[path] = f"changed in the store since the index ({exc})"
                 continue
+            downloaded += fresh
             self._place(blob, self.root / path)
             self.fetched.add(path)
             new += 1
@@ -160,7 +158,7 @@ class LakeView:
             self.cache.evict()
         if new or self.problems:
             self._write_manifest()
-        return new
+        return new, downloaded
 
     def _place(self, blob: Path, target: Path) -> None:
         target.parent.mkdir(parents=True, exist_ok=True)

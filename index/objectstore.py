@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dslake_index.errors import DslakeError, LakeNotFound, UsageError
-from dslake_index.scan import FileStat, ScanResult
+from dslake_index.scan import IGNORE_FILE, FileStat, ScanResult
 
 if TYPE_CHECKING:
     from dslake_index.profilers.base import Limits
@@ -148,8 +148,19 @@ def bad_store(lake: ObjectLake, exc: BaseException, doing: str = "cannot list") 
                        hint="check the endpoint (AWS_ENDPOINT_URL) and the connection; the catalog is unchanged")
 
 
+def _ignore_spec(lake: ObjectLake, fs: Any, key: str) -> Any:
+    """Return the patterns of the .dslakeignore object at the lake's prefix, read as scan.py reads the local one."""
+    import pathspec
+
+    try:
+        text = fs.cat_file(key).decode("utf-8", errors="replace")
+    except Exception as exc:  # the listing answered a moment ago: a failure here is the store's
+        raise bad_store(lake, exc, f"cannot read {IGNORE_FILE} of") from None
+    return pathspec.PathSpec.from_lines("gitignore", text.splitlines())
+
+
 def scan_objects(lake: ObjectLake) -> ScanResult:
-    """List every object under the lake URL as a FileStat (size and change stamp), skipping hidden names."""
+    """List every object under the lake URL as a FileStat (size and change stamp), skipping hidden and ignored names."""
     fs = filesystem(lake)
     root = lake.url.partition("://")[2]
     bucket = root.split("/")[0]
@@ -158,12 +169,18 @@ def scan_objects(lake: ObjectLake) -> ScanResult:
         listed = fs.find(root, detail=True, withdirs=False)
     except Exception as exc:  # every failure of the store (or of reaching it) becomes one line
         raise bad_store(lake, exc) from None
+    spec = _ignore_spec(lake, fs, f"{root}/{IGNORE_FILE}") if f"{root}/{IGNORE_FILE}" in listed else None
     result = ScanResult()
     for key, info in listed.items():
         rel = key[len(root):].lstrip("/") if key.startswith(root) else ""
         if not rel or info.get("type") == "directory" or key.endswith("/"):
             continue
-        if any(part.startswith(".") for part in rel.split("/")):
+        parts = rel.split("/")
+        if any(part.startswith(".") for part in parts):
+            continue
+        # As a local walk does: a file matching a pattern, or under a folder that matches one, is left out.
+        if spec is not None and (spec.match_file(rel) or any(spec.match_file("/".join(parts[:i]) + "/")
+                                                                for i in range(1, len(parts)))):
             continue
         result.files.append(FileStat(rel, int(info.get("size") or 0), _stamp(info)))
     result.files.sort(key=lambda f: f.path)

@@ -195,3 +195,13 @@ def test_wrong_keys_are_one_line_and_leave_the_catalog_as_it_was(bucket, monkeyp
     assert result.exit_code == 2, result.output
     assert f"access to s3://{bucket}/lake refused" in result.output and "Traceback" not in result.output
     assert _records(catalog) == before
+
+
+def test_a_dslakeignore_at_the_prefix_is_honoured_as_locally(bucket, s3, tmp_path):
+    from dslake_index.objectstore import list_objects
+
+    s3.pipe(f"{bucket}/lake/.dslakeignore", b"# as in a local lake\nold/\nparks.json\n*.xlsx\n!keep/*.xlsx\n")
+    s3.copy(f"{bucket}/lake/tables/stations.xlsx", f"{bucket}/lake/keep/stations.xlsx")
+    s3.copy(f"{bucket}/lake/tables/sales.csv", f"{bucket}/lake/old/deep/sales.csv")
+    _, listing = list_objects(f"s3://{bucket}/lake", tmp_path)
+    assert [f.path for f in listing.files] == ["keep/stations.xlsx", "tables/sales.csv"]

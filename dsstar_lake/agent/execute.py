@@ -59,7 +59,7 @@ def run_once(agent: Agent, state: AgentState, code: str, name: str, round_no: in
         killed_by=result.killed_by, duration_s=result.duration_s, stdout_bytes=result.stdout_bytes,
         stderr_bytes=result.stderr_bytes, stdout_head=result.stdout[:500], lake_modified=result.lake_modified,
         catalog_modified=result.catalog_modified, reads=result.reads,
-        traceback=(result.traceback or "")[-2000:] or None,
+        traceback=(result.traceback or "")[-2000:] or None, **({"notes": result.notes} if result.notes else {}),
     )
     if result.lake_modified or result.catalog_modified:
         what = "the lake" if result.lake_modified else "dslake's catalog"
