@@ -29,6 +29,7 @@ VIEWS = "views"  # per-run view folders, inside the catalog
 BLOBS = "blobs"  # the default blob cache, inside the catalog
 MANIFEST = "_dslake_manifest.csv"
 _GLOB = re.compile(r"[*?\[]")
+_NOT_FOUND = re.compile(r"No such file or directory: '([^'\n]+)'")
 _QUOTED = re.compile(r"""(?:'([^'\n]*)'|"([^"\n]*)")""")
 
 
@@ -57,6 +58,7 @@ def literals(code: str) -> list[str]:
 def named_paths(code: str, paths: list[str]) -> list[str]:
     """Return the lake paths (sorted list `paths`) a script names: exact paths, globs, folders, base names."""
     known = set(paths)
+    by_name: dict[str, list[str]] = {}
     found: dict[str, None] = {}
     for raw in literals(code):
         text = raw.strip()
@@ -75,7 +77,10 @@ def named_paths(code: str, paths: list[str]) -> list[str]:
             # A folder (os.path.join("data", "daily")), else a base name joined to its folder elsewhere in the code.
             start = bisect.bisect_left(paths, text + "/")
             under = [p for p in paths[start:start + 100_000] if p.startswith(text + "/")]
-            found.update((p, None) for p in under or [p for p in paths if p.rsplit("/", 1)[-1] == text])
+            if not under and not by_name:
+                for p in paths:
+                    by_name.setdefault(p.rsplit("/", 1)[-1], []).append(p)
+            found.update((p, None) for p in under or by_name.get(text, []))
     return list(found)
 
 
@@ -131,6 +136,18 @@ class LakeView:
             notes.append(f"fetched {new} lake files into data/ ({downloaded} downloaded, {new - downloaded} from the "
                          "cache)")
         return notes + [f"data/{p}: {why}" for p, why in self.problems.items() if p in set(wanted) | set(named)]
+
+    def fetch_missing(self, stderr: str) -> list[str]:
+        """Fetch the lake files a failed script could not open (FileNotFoundError under data/); return notes."""
+        wanted = []
+        for raw in _NOT_FOUND.findall(stderr):
+            rel = raw.split("/data/", 1)[1] if "/data/" in raw else raw.removeprefix("./").removeprefix("data/")
+            if rel in self.files and rel not in self.fetched and rel not in self.problems:
+                wanted.append(rel)
+        wanted = list(dict.fromkeys(wanted))[:self.fetch_files]
+        new, downloaded = self.materialise(wanted) if wanted else (0, 0)
+        return [f"the script could not open {new} lake files not fetched yet; fetched them ({downloaded} "
+                "downloaded) and ran it again"] if new else []
 
     def materialise(self, paths: list[str]) -> tuple[int, int]:
         """Place these lake files in the view from the cache, fetching what is missing; return (placed, downloaded)."""
