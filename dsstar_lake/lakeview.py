@@ -153,7 +153,10 @@ class LakeView:
         """Place these lake files in the view from the cache, fetching what is missing; return (placed, downloaded)."""
         new = downloaded = 0
         for path in paths:
-            if path in self.fetched or path in self.problems or not _safe(path):
+            if path in self.fetched or path in self.problems:
+                continue
+            if not _safe(path):
+                self.problems[path] = "its key is no file path ('..', '.' or an empty part)"
                 continue
             size, digest = self.files.get(path, (0, None))
             if not digest:
@@ -168,7 +171,12 @@ class LakeView:
                 self.problems[path] = f"changed in the store since the index ({exc})"
                 continue
             downloaded += fresh
-            self._place(blob, self.root / path)
+            try:
+                self._place(blob, self.root / path)
+            except (FileExistsError, NotADirectoryError, IsADirectoryError):
+                # S3 keeps `a` and `a/b` side by side; a folder tree cannot: the first one placed wins.
+                self.problems[path] = "its key clashes with another object's (a file and a folder of one name)"
+                continue
             self.fetched.add(path)
             new += 1
         if new:
@@ -196,7 +204,7 @@ class LakeView:
             writer = csv.writer(fh)
             writer.writerow(["path", "size", "cached"])
             for path in self.paths:
-                state = "yes" if path in self.fetched else "changed" if path in self.problems else "no"
+                state = "yes" if path in self.fetched else "unavailable" if path in self.problems else "no"
                 writer.writerow([path, self.files[path][0], state])
         tmp.chmod(0o444)
         os.replace(tmp, self.root / self.manifest)
