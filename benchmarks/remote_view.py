@@ -45,6 +45,8 @@ def main(src: Path) -> None:
     summary = lake.index()
     print(f"index: {len(files)} objects, {size / 2**20:.1f} MiB, {time.perf_counter() - started:.1f} s "
           f"({summary.failed} failed to profile)")
+    for path, error in summary.failures:
+        print(f"  failed: {path}: {error[:200]}")
     rows = lookup.file_hashes(lake.access.connection())
     settings = lake.settings.with_overrides({"remote.fetch_files": len(rows)})
     for label in ("first view (downloads)", "second view (cache)"):
