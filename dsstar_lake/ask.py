@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from dslake_index.progress import Progress
@@ -49,7 +48,7 @@ def ask(
     if entries is None:
         setup.connection()  # a missing catalog is one clear error before a run folder exists
     record = RunRecord.create(setup.catalog_dir, {
-        "question": question, "lake": str(root), "catalog": str(setup.catalog_dir),
+        "question": question, "lake": root, "catalog": str(setup.catalog_dir),
         "files": list(files) if files else None, "overrides": kept,
     })
     progress("run", {"run_id": record.id, "folder": str(record.folder)})
@@ -99,12 +98,8 @@ def resume(setup: RunSetup, run_id: str, progress: Progress | None = None) -> An
     return _drive(setup, record, state, progress, not meta.get("files"), time.perf_counter())
 
 
-def _lake_root(setup: RunSetup) -> Path:
-    root = setup.lake_dir()
-    if root is None:
-        raise UsageError("answering needs the lake folder", hint="give --lake LAKE (and --catalog DIR if elsewhere)",
-                         api_hint="open the catalog with its lake: Lake.open(lake, catalog=DIR)")
-    return root
+def _lake_root(setup: RunSetup) -> str:
+    return setup.lake_location("answering")
 
 
 def _drive(setup: RunSetup, record: RunRecord, state: AgentState, progress: Progress, retrieve: bool,

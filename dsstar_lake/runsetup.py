@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dsstar_lake.catalog_access import CatalogAccess
-from dsstar_lake.errors import CatalogError
+from dsstar_lake.errors import CatalogError, UsageError
 
 if TYPE_CHECKING:
     import sqlite3
@@ -48,13 +48,35 @@ class RunSetup:
         return self.access.catalog_dir
 
     def lake_dir(self) -> Path | None:
-        """Return the lake folder when it exists on this machine, else None (a lake in object storage: UsageError)."""
+        """Return the lake folder when it exists on this machine, else None (also for a lake in object storage)."""
         root = self.access.root
-        if root is None and self.access.remote is not None:
-            from dslake_index.objectstore import needs_local_copy
-
-            raise needs_local_copy(self.access.remote)  # scripts read data/..., which no folder backs yet
         return Path(root) if root is not None and Path(root).is_dir() else None
+
+    def lake_location(self, what: str) -> str:
+        """Return where the lake is (its folder, or its URL once the store answers); what: who needs it, for errors."""
+        remote = self.access.remote
+        if self.access.root is None and remote is not None:
+            from dslake_index.objectstore import check_access, object_lake
+
+            check_access(object_lake(remote, self.catalog_dir))  # wrong keys or a gone bucket: one line, no run
+            return remote
+        root = self.lake_dir()
+        if root is None:
+            raise UsageError(f"{what} needs the lake folder", hint="give --lake LAKE (and --catalog DIR if elsewhere)",
+                             api_hint="open the catalog with its lake: Lake.open(lake, catalog=DIR)")
+        return str(root)
+
+    def lake_files(self) -> list[str]:
+        """Return every file of the lake, lake-relative and sorted: the files on disk, or the catalog's objects."""
+        if self.access.root is None and self.access.remote is not None:
+            from dslake_index import lookup
+
+            return [path for path, _, _ in lookup.file_hashes(self.connection())]
+        from dslake_index.scan import scan_lake
+
+        # The files on disk, not the catalog's: a file that failed to profile is still there to read.
+        scan = scan_lake(Path(self.root or "."), self.catalog_dir, bool(self.settings["index.follow_symlinks"]))
+        return sorted(f.path for f in scan.files)
 
     def connection(self) -> sqlite3.Connection:
         """Return this thread's manifest connection (CatalogError when there is no catalog)."""
@@ -132,8 +154,16 @@ class RunSetup:
         from dsstar_lake.sandbox import Sandbox
 
         names = ("runs", CACHE_NAME, *volatile)
-        return Sandbox(self.settings.section("sandbox"), Path(self.access.root or "."), private=[self.catalog_dir],
-                       volatile=[self.catalog_dir / name for name in names])
+        view = None
+        if self.access.root is None and self.access.remote is not None:
+            from dslake_index import lookup
+
+            from dsstar_lake.lakeview import BLOBS, VIEWS, LakeView
+
+            view = LakeView(self.access.remote, self.catalog_dir, self.settings, lookup.file_hashes(self.connection()))  # data/ is a per-run folder filled from the blob cache
+            names += (VIEWS, BLOBS)  # other runs (a report's sub-questions) fetch into them meanwhile
+        return Sandbox(self.settings.section("sandbox"), view.root if view else Path(self.access.root or "."),
+                       private=[self.catalog_dir], volatile=[self.catalog_dir / name for name in names], view=view)
 
 
 def run_setup(access: CatalogAccess, overrides: dict[str, Any] | None = None,

@@ -57,3 +57,8 @@ def profiled_paths(conn: sqlite3.Connection) -> list[str]:
 def entry_of_paths(conn: sqlite3.Connection) -> list[tuple[str, str]]:
     """Return (path, entry id) for every file that belongs to an entry."""
     return [(row[0], row[1]) for row in conn.execute("SELECT path, entry_id FROM files WHERE entry_id IS NOT NULL")]
+
+
+def file_hashes(conn: sqlite3.Connection) -> list[tuple[str, int, str | None]]:
+    """Return (path, size, content hash) of every file record, whatever its status, sorted by path."""
+    return [(row[0], row[1], row[2]) for row in conn.execute("SELECT path, size, hash FROM files ORDER BY path")]

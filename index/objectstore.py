@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dslake_index.errors import DslakeError, LakeNotFound, UsageError
-from dslake_index.scan import FileStat, ScanResult
+from dslake_index.scan import IGNORE_FILE, FileStat, ScanResult
 
 if TYPE_CHECKING:
     from dslake_index.profilers.base import Limits
@@ -64,16 +64,6 @@ def remote_lake(location: str | os.PathLike[str] | None, catalog: str | os.PathL
     return url
 
 
-def needs_local_copy(url: str) -> UsageError:
-    """Return the error for what needs the lake's files on this machine (ask, report, eval): not built yet."""
-    return UsageError(
-        f"answering over a lake in object storage is not built yet: scripts read the files of {url} from disk",
-        hint=f"copy it to a folder (aws s3 sync {url} DIR) and give --lake DIR with the same --catalog: the catalog's "
-             "paths are relative to the lake, so they hold for the copy",
-        api_hint=f"copy it to a folder (aws s3 sync {url} DIR) and open Lake.open(DIR, catalog=...) with the same "
-                 "catalog: its paths are relative to the lake, so they hold for the copy")
-
-
 @dataclass(frozen=True)
 class ObjectLake:
     """A lake in object storage, as a profiler process gets it (picklable)."""
@@ -101,7 +91,8 @@ def object_lake(url: str, tmp_dir: Path) -> ObjectLake:
 _filesystems: dict[tuple[str, tuple[tuple[str, str], ...]], Any] = {}
 
 
-def _filesystem(lake: ObjectLake) -> Any:
+def filesystem(lake: ObjectLake) -> Any:
+    """Return this process's fsspec filesystem for the lake, made with exactly the store settings the lake carries."""
     try:
         import fsspec
     except ImportError:
@@ -167,8 +158,8 @@ def _stamp(info: dict[str, Any]) -> int:
     return seconds * 1_000_000_000 + tag
 
 
-def _bad_store(lake: ObjectLake, exc: BaseException) -> DslakeError:
-    """Turn what the store answered into one line the user can act on."""
+def bad_store(lake: ObjectLake, exc: BaseException, doing: str = "cannot list") -> DslakeError:
+    """Turn what the store answered into one line the user can act on (doing: what failed, before the URL)."""
     name = type(exc).__name__
     text = str(exc).split("\n")[0][:200]
     if isinstance(exc, FileNotFoundError) or "NoSuchBucket" in text:
@@ -179,30 +170,57 @@ def _bad_store(lake: ObjectLake, exc: BaseException) -> DslakeError:
         return UsageError(f"access to {lake.url} refused: {text or name}",
                           hint="check the credentials (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_PROFILE, "
                                "~/.aws/credentials)")
-    return DslakeError(f"cannot list {lake.url}: {text or name}",
+    return DslakeError(f"{doing} {lake.url}: {text or name}",
                        hint="check the endpoint (AWS_ENDPOINT_URL) and the connection; the catalog is unchanged")
 
 
+def _ignore_spec(lake: ObjectLake, fs: Any, key: str) -> Any:
+    """Return the patterns of the .dslakeignore object at the lake's prefix, read as scan.py reads the local one."""
+    import pathspec
+
+    try:
+        text = fs.cat_file(key).decode("utf-8", errors="replace")
+    except Exception as exc:  # the listing answered a moment ago: a failure here is the store's
+        raise bad_store(lake, exc, f"cannot read {IGNORE_FILE} of") from None
+    return pathspec.PathSpec.from_lines("gitignore", text.splitlines())
+
+
 def scan_objects(lake: ObjectLake) -> ScanResult:
-    """List every object under the lake URL as a FileStat (size and change stamp), skipping hidden names."""
-    fs = _filesystem(lake)
+    """List every object under the lake URL as a FileStat (size and change stamp), skipping hidden and ignored names."""
+    fs = filesystem(lake)
     root = lake.url.partition("://")[2]
     bucket = root.split("/")[0]
     try:
         fs.ls(bucket)  # a missing bucket lists as empty below; asking for it by name tells the two apart
         listed = fs.find(root, detail=True, withdirs=False)
     except Exception as exc:  # every failure of the store (or of reaching it) becomes one line
-        raise _bad_store(lake, exc) from None
+        raise bad_store(lake, exc) from None
+    spec = _ignore_spec(lake, fs, f"{root}/{IGNORE_FILE}") if f"{root}/{IGNORE_FILE}" in listed else None
     result = ScanResult()
     for key, info in listed.items():
         rel = key[len(root):].lstrip("/") if key.startswith(root) else ""
         if not rel or info.get("type") == "directory" or key.endswith("/"):
             continue
-        if any(part.startswith(".") for part in rel.split("/")):
+        parts = rel.split("/")
+        if any(part.startswith(".") for part in parts):
+            continue
+        # As a local walk does: a file matching a pattern, or under a folder that matches one, is left out.
+        if spec is not None and (spec.match_file(rel) or any(spec.match_file("/".join(parts[:i]) + "/")
+                                                                for i in range(1, len(parts)))):
             continue
         result.files.append(FileStat(rel, int(info.get("size") or 0), _stamp(info)))
     result.files.sort(key=lambda f: f.path)
     return result
+
+
+def check_access(lake: ObjectLake) -> Any:
+    """Return the lake's filesystem once the store answers for it (one request); a refusal or a gone bucket raises."""
+    fs = filesystem(lake)
+    try:
+        fs.info(lake.url.partition("://")[2])  # not exists(), which reads refused keys as "not there"
+    except Exception as exc:  # every failure of the store (or of reaching it) becomes one line
+        raise bad_store(lake, exc, "cannot read") from None
+    return fs
 
 
 def profile_object_task(lake: ObjectLake, rel: str, size: int, stamp: int, db_path: str, limits: Limits,
@@ -211,7 +229,7 @@ def profile_object_task(lake: ObjectLake, rel: str, size: int, stamp: int, db_pa
     tmp = Path(lake.tmp_dir) / f"{uuid.uuid4().hex}{Path(rel).suffix}"
     try:
         tmp.parent.mkdir(exist_ok=True)  # inside the catalog, which exists by now
-        fs = _filesystem(lake)
+        fs = filesystem(lake)
         # The suffix keeps the profilers' choice by extension; the name is dslake's own, never the object's.
         with fs.open(lake.object_url(rel).partition("://")[2], "rb") as src, open(tmp, "wb") as dst:
             shutil.copyfileobj(src, dst, 1 << 20)
@@ -253,7 +271,7 @@ def object_tasks(lake: ObjectLake, files: list[FileStat]) -> Iterator[tuple[Call
 
 def _sign(lake: ObjectLake, rels: list[str]) -> list[str]:
     """Return a signed GET URL per lake-relative object, signed in one batch on S3 (~0.6 ms each, not ~2.3)."""
-    fs = _filesystem(lake)
+    fs = filesystem(lake)
     paths = [lake.object_url(rel).partition("://")[2] for rel in rels]
     if lake.scheme in ("s3", "s3a") and hasattr(fs, "split_path"):
         import asyncio

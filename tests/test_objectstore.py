@@ -144,17 +144,13 @@ def test_a_remote_lake_needs_a_catalog():
     assert result.exit_code == 2 and "needs a local catalog" in result.output
 
 
-def test_ask_says_what_to_do_and_works_on_a_synced_copy(bucket, s3, tmp_path):
+def test_a_synced_copy_is_asked_with_the_same_catalog(bucket, s3, tmp_path):
     from agent_helpers import FAST, fenced, scripted
-
-    from dsstar_lake.errors import UsageError
 
     catalog = tmp_path / "catalog"
     Lake.open(f"s3://{bucket}/lake", catalog=catalog).index()
-    with pytest.raises(UsageError, match="not built yet") as raised:
-        Lake.open(catalog=catalog).ask("How many units?", provider=scripted(("planner", "x")), overrides=FAST)
-    assert "aws s3 sync" in str(raised.value)
-    # The workaround the message gives: a local copy, asked with the same catalog (its paths are lake-relative).
+    # A local copy, asked with the same catalog (its paths are lake-relative); tests/test_objectstore_ask.py
+    # asks the bucket itself.
     copy = tmp_path / "copy"
     s3.get(f"{bucket}/lake/", str(copy), recursive=True)
     script = 'import csv\nprint(sum(int(r["units"]) for r in csv.DictReader(open("data/tables/sales.csv"))))\n'
@@ -224,3 +220,13 @@ def test_profilers_fetch_by_signed_url_without_a_store_client(bucket, tmp_path):
 
     with urllib.request.urlopen(url, timeout=10) as response:
         assert response.read() == (SAMPLES / UPLOADS[listing.files[0].path]).read_bytes()
+
+
+def test_a_dslakeignore_at_the_prefix_is_honoured_as_locally(bucket, s3, tmp_path):
+    from dslake_index.objectstore import list_objects
+
+    s3.pipe(f"{bucket}/lake/.dslakeignore", b"# as in a local lake\nold/\nparks.json\n*.xlsx\n!keep/*.xlsx\n")
+    s3.copy(f"{bucket}/lake/tables/stations.xlsx", f"{bucket}/lake/keep/stations.xlsx")
+    s3.copy(f"{bucket}/lake/tables/sales.csv", f"{bucket}/lake/old/deep/sales.csv")
+    _, listing = list_objects(f"s3://{bucket}/lake", tmp_path)
+    assert [f.path for f in listing.files] == ["keep/stations.xlsx", "tables/sales.csv"]

@@ -121,6 +121,8 @@ def given_files(setup: RunSetup, paths: list[str]) -> list[ContextEntry]:
         rel = setup.relative(raw)
         if setup.root is not None and not (setup.root / rel).exists():
             raise UsageError(f"--files: {rel} is not in the lake {setup.root}")
+        if setup.root is None and setup.access.remote is not None and lookup.file_record(setup.connection(), rel) is None:
+            raise UsageError(f"--files: {rel} is not in the lake {setup.access.remote} (as of its last index)")
         if rel in seen:
             continue
         seen.add(rel)

@@ -52,7 +52,8 @@ def run_once(agent: Agent, state: AgentState, code: str, name: str, round_no: in
     # The context files are checked for changes even where the bounded walk of the lake does not reach them.
     watch = [e.path for e in state.entries if e.kind == "file"]
     before = image_files(agent.record.work)
-    result = agent.sandbox.run(code, agent.record.work, name=f"{name}.py", watch=watch)
+    result = agent.sandbox.run(code, agent.record.work, name=f"{name}.py", watch=watch,
+                               context=[e.path for e in state.entries])
     state.reads = list(dict.fromkeys(state.reads + result.reads))
     agent.record.write_script(name, code, result)
     figures = agent.record.keep_figures(name, saved_figures(agent.record.work, before))
@@ -62,6 +63,7 @@ def run_once(agent: Agent, state: AgentState, code: str, name: str, round_no: in
         stderr_bytes=result.stderr_bytes, stdout_head=result.stdout[:500], lake_modified=result.lake_modified,
         catalog_modified=result.catalog_modified, reads=result.reads,
         traceback=(result.traceback or "")[-2000:] or None, figures=figures,
+        **({"notes": result.notes} if result.notes else {}),
     )
     if result.lake_modified or result.catalog_modified:
         what = "the lake" if result.lake_modified else "dslake's catalog"

@@ -58,8 +58,11 @@ class Agent:
 
     def data(self, state: AgentState) -> dict[str, str]:
         """Return the {filenames} and {data} prompt variables for the current context."""
-        return {"filenames": context.filenames(state.entries),
-                "data": context.data_block(state.entries, self.description_chars, self.context_tokens, state.reads)}
+        data = context.data_block(state.entries, self.description_chars, self.context_tokens, state.reads)
+        view = getattr(self.sandbox, "view", None)  # a lake in object storage: say what data/ holds and lacks
+        if view is not None:
+            data += "\n\n" + render("remote_data", **view.note_values())
+        return {"filenames": context.filenames(state.entries), "data": data}
 
     def scripting(self, state: AgentState) -> dict[str, str]:
         """Return what the roles that write scripts are told besides the data: the question, packages, budget."""

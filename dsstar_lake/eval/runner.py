@@ -202,11 +202,7 @@ def run_benchmark(
 
 def _check(setup: RunSetup, options: BenchmarkOptions) -> None:
     """Fail once, before any task runs, on what would fail every task."""
-    if setup.lake_dir() is None:
-        raise UsageError(
-            "the benchmark needs the lake folder", hint="give --lake LAKE (and --catalog DIR if elsewhere)",
-            api_hint="open the catalog with its lake: Lake.open(lake, catalog=DIR)",
-        )
+    setup.lake_location("the benchmark")
     setup.check_model()
     if not options.oracle:
         setup.connection()  # retrieval needs the catalog
@@ -225,11 +221,7 @@ def plan_tasks(
     setup: RunSetup, tasks: list[Task], missing: list[str]
 ) -> tuple[list[tuple[Task, list[str]]], list[tuple[str, str]]]:
     """Resolve each task's gold files against the lake; return (task, gold) pairs and (id, reason) skips."""
-    from dslake_index.scan import scan_lake
-
-    # The files on disk, not the catalog's: a file that failed to profile is still there to read.
-    scan = scan_lake(Path(setup.root or "."), setup.catalog_dir, bool(setup.settings["index.follow_symlinks"]))
-    lake_files = sorted(f.path for f in scan.files)
+    lake_files = setup.lake_files()
     planned: list[tuple[Task, list[str]]] = []
     skipped: list[tuple[str, str]] = []
     for task in tasks:

@@ -96,10 +96,7 @@ def build_report(
     fmt = str(settings["report.format"]).lower()
     if fmt not in FORMATS:
         raise ConfigError(f"report.format must be md or html, not {fmt!r}")
-    if setup.lake_dir() is None:
-        raise UsageError("a report needs the lake folder",
-                         hint="give --lake LAKE (and --catalog DIR if elsewhere)",
-                         api_hint="open the catalog with its lake: Lake.open(lake, catalog=DIR)")
+    lake = setup.lake_location("a report")
     setup.connection()  # a missing catalog is one clear error before a run folder exists
     owned = setup.provider is None
     setup.check_model()
@@ -107,7 +104,7 @@ def build_report(
     sub_overrides = {k: v for k, v in overrides.items() if not k.startswith("report.")}
     options = {key: settings[f"report.{key}"] for key in ("k", "max_questions", "rounds", "jobs", "format")}
     record = RunRecord.create(setup.catalog_dir, {
-        "kind": "report", "question": request, "lake": str(setup.root), "catalog": str(setup.catalog_dir),
+        "kind": "report", "question": request, "lake": lake, "catalog": str(setup.catalog_dir),
         "overrides": sub_overrides, "report": options})
     progress = progress or _quiet
     progress("run", {"run_id": record.id, "folder": str(record.folder)})

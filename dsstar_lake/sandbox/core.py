@@ -45,7 +45,6 @@ DEFAULTS: dict[str, Any] = {
 BACKENDS = ("auto", "bwrap", "subprocess")
 KILL_GRACE_S = 3.0  # time the shim gets to kill the script's tree before we kill the shim's group
 DRAIN_S = 1.0  # time to read what is left in the pipes after the shim ended
-BUDGET_EVERY_S = 0.5  # how often the work folder's size is measured while a script runs
 # Files dslake's own connections touch while a script runs (SQLite's journal, write-ahead log, shared memory).
 CATALOG_NOISE = ("-wal", "-shm", "-journal")
 
@@ -63,10 +62,12 @@ class Sandbox:
         lake_root: Path,
         private: Iterable[Path] | None = None,
         volatile: Iterable[Path] = (),
+        view: Any = None,
     ) -> None:
         """private: dslake's own folders (the catalog): hidden from scripts with bwrap, checked for changes
         without it. volatile: folders inside them that dslake itself writes while a script runs (runs/, the
-        response cache), left out of that check.
+        response cache), left out of that check. view: for a lake in object storage, the LakeView whose folder
+        is lake_root (dsstar_lake/lakeview.py); it fetches what each script needs before it runs.
         """
         self.cfg = {**DEFAULTS, **dict(settings_section)}
         self.lake = Path(lake_root).resolve()
@@ -80,6 +81,9 @@ class Sandbox:
         self.max_procs = int(self.cfg["max_procs"])
         self.cgroups = self.max_procs > 0 and self._try_cgroup()
         self.net_unshare = self.backend == "subprocess" and _net_unshare_works(self.python)
+        self.view = view
+        if view is not None:
+            view.link = self.backend == "bwrap"  # without a read-only mount, copies: see lakeview.py
 
     def _choose_backend(self, wanted: str) -> tuple[str, str | None]:
         if wanted not in BACKENDS:
@@ -130,7 +134,7 @@ class Sandbox:
             "script file": "written outside the work folder, read-only to the script"
                            if bwrap else "written outside the work folder",
             "disk": f"work folder {self.cfg['disk_mb']} MiB / {self.cfg['max_files']} entries, measured every "
-                    f"{BUDGET_EVERY_S} s; "
+                    f"{workfolder.BUDGET_EVERY_S} s; "
                     + (f"/tmp {self.cfg['tmp_mb']} MiB, /dev/shm {self.cfg['memory_mb']} MiB (RAM-backed)" if bwrap
                        else "/tmp a scratch folder on disk and /dev/shm the host's, NOT sized"),
             "user namespaces": ("cannot be created" if bw.userns_flags(self.bwrap or "bwrap") else "allowed")
@@ -146,8 +150,11 @@ class Sandbox:
         name: str = "script.py",
         timeout_s: float | None = None,
         watch: Iterable[str | Path] = (),
+        context: Iterable[str] = (),
     ) -> ExecResult:
         """Run code as `name` with workdir as its folder; watch = lake files to check for changes as well.
+
+        context: the run's entries (paths and family patterns), which a view fetches before the script runs.
 
         The script file itself lives in a private scratch folder, never in workdir: workdir is the script's
         to write, and a name there may be a link planted by an earlier script.
@@ -156,6 +163,18 @@ class Sandbox:
             raise UsageError(f"script name {name!r} must be a plain file name")
         workdir = Path(workdir).resolve()
         workdir.mkdir(parents=True, exist_ok=True)
+        fetched = self.view.prepare(code, list(context)) if self.view is not None else []
+        result = self._run_scratch(code, name, workdir, watch, timeout_s)
+        if self.view is not None and not (result.ok or result.lake_modified or result.catalog_modified
+                                          or result.timed_out) and (more := self.view.fetch_missing(result.stderr)):
+            # A path the code builds at run time (no literal names it): fetched now, the script runs once more.
+            fetched += more
+            result = self._run_scratch(code, name, workdir, watch, timeout_s)
+        result.notes += fetched
+        return result
+
+    def _run_scratch(self, code: str, name: str, workdir: Path, watch: Iterable[str | Path],
+                     timeout_s: float | None) -> ExecResult:
         scratch = Path(tempfile.mkdtemp(prefix="dslake-sbx-"))
         try:
             scripts = scratch / "scripts"
@@ -200,13 +219,17 @@ class Sandbox:
         """
         data = workdir / "data"
         out: dict[str, None] = {}
+        # Only private folders inside the lake are left out: a view lies inside the catalog it is made from.
+        private = [p for p in self.private if p.is_relative_to(self.lake)]
+        hidden = {self.view.manifest} if self.view is not None else set()
         for raw in opened:
             path = Path(os.path.normpath(raw))
             for root in (data, self.lake):
                 if path.is_relative_to(root):
                     rel = path.relative_to(root)
                     target = self.lake / rel
-                    if rel.parts and not any(target.is_relative_to(p) for p in self.private):
+                    if (rel.parts and not any(target.is_relative_to(p) for p in private)
+                            and rel.as_posix() not in hidden):
                         out.setdefault(rel.as_posix(), None)
                     break
         return list(out)
@@ -307,7 +330,7 @@ class Sandbox:
             os.close(trace_write)
         pump = _Pump(proc, read_fd, int(cfg["max_output_bytes"]), int(cfg["output_limit_mb"]) * 1024 * 1024,
                      trace_read)
-        budget = _DiskBudget(workdir, int(cfg["disk_mb"]), int(cfg["max_files"]))
+        budget = workfolder.DiskBudget(workdir, int(cfg["disk_mb"]), int(cfg["max_files"]))
         peak = None
         try:
             stop_reason = pump.run(started + timeout, budget.check)
@@ -387,7 +410,7 @@ class _Pump:
             left = deadline - time.monotonic()
             if left <= 0:
                 return "timeout"
-            self._step(min(left, BUDGET_EVERY_S))
+            self._step(min(left, workfolder.BUDGET_EVERY_S))
             if self.output_limit and self.out.total + self.err.total > self.output_limit:
                 return "output"
             if over_budget():
@@ -445,36 +468,6 @@ class _Pump:
     def final_status(self) -> dict[str, Any]:
         """Return the shim's last report (empty if it was killed before writing one)."""
         return next((d for d in reversed(self._lines()) if "returncode" in d), {})
-
-
-class _DiskBudget:
-    """The work folder's disk and entry budget, measured while a script runs; what it wrote goes if over."""
-
-    def __init__(self, workdir: Path, disk_mb: int, max_files: int) -> None:
-        self.workdir = workdir
-        self.max_bytes = max(disk_mb, 0) * 1024 * 1024
-        self.max_files = max(max_files, 0)
-        self.started_ns = time.time_ns()
-        self.next_at = time.monotonic() + BUDGET_EVERY_S
-        self.seen = workfolder.Usage()
-        self.removed = 0
-
-    def check(self, force: bool = False) -> bool:
-        """Return True when the folder is over budget (measured at most every BUDGET_EVERY_S unless forced)."""
-        if not (self.max_bytes or self.max_files) or (not force and time.monotonic() < self.next_at):
-            return False
-        self.next_at = time.monotonic() + BUDGET_EVERY_S
-        self.seen = workfolder.usage(self.workdir, self.max_bytes, self.max_files)
-        return bool((self.max_bytes and self.seen.bytes > self.max_bytes)
-                    or (self.max_files and self.seen.files > self.max_files))
-
-    def explain(self) -> str:
-        """Remove what the stopped script wrote, and say so in words the debugger can act on."""
-        self.removed = workfolder.remove_changed_since(self.workdir, self.started_ns)
-        return (f"\nsandbox: stopped: the work folder held over {self.seen.mib:.0f} MiB or {self.seen.files} "
-                f"entries, past its budget of {self.max_bytes // 2**20} MiB and {self.max_files} entries "
-                f"(sandbox.disk_mb, sandbox.max_files); the {self.removed} files and folders this script wrote "
-                "were removed. Write less: aggregate in memory, save only small results.\n")
 
 
 def _killpg(pgid: int | None) -> None:

@@ -10,11 +10,13 @@ from __future__ import annotations
 import os
 import shutil
 import stat
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 NOFOLLOW_READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+BUDGET_EVERY_S = 0.5  # how often the work folder's size is measured while a script runs
 DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
@@ -157,3 +159,33 @@ def clean(folder: Path, keep: Callable[[Path], bool]) -> list[str]:
         except OSError:
             continue
     return sorted(kept)
+
+
+class DiskBudget:
+    """The work folder's disk and entry budget, measured while a script runs; what it wrote goes if over."""
+
+    def __init__(self, workdir: Path, disk_mb: int, max_files: int) -> None:
+        self.workdir = workdir
+        self.max_bytes = max(disk_mb, 0) * 1024 * 1024
+        self.max_files = max(max_files, 0)
+        self.started_ns = time.time_ns()
+        self.next_at = time.monotonic() + BUDGET_EVERY_S
+        self.seen = Usage()
+        self.removed = 0
+
+    def check(self, force: bool = False) -> bool:
+        """Return True when the folder is over budget (measured at most every BUDGET_EVERY_S unless forced)."""
+        if not (self.max_bytes or self.max_files) or (not force and time.monotonic() < self.next_at):
+            return False
+        self.next_at = time.monotonic() + BUDGET_EVERY_S
+        self.seen = usage(self.workdir, self.max_bytes, self.max_files)
+        return bool((self.max_bytes and self.seen.bytes > self.max_bytes)
+                    or (self.max_files and self.seen.files > self.max_files))
+
+    def explain(self) -> str:
+        """Remove what the stopped script wrote, and say so in words the debugger can act on."""
+        self.removed = remove_changed_since(self.workdir, self.started_ns)
+        return (f"\nsandbox: stopped: the work folder held over {self.seen.mib:.0f} MiB or {self.seen.files} "
+                f"entries, past its budget of {self.max_bytes // 2**20} MiB and {self.max_files} entries "
+                f"(sandbox.disk_mb, sandbox.max_files); the {self.removed} files and folders this script wrote "
+                "were removed. Write less: aggregate in memory, save only small results.\n")
