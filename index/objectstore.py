@@ -179,7 +179,7 @@ def scan_objects(lake: ObjectLake) -> ScanResult:
     return result
 
 
-def profile_object_task(lake: ObjectLake, rel: str, size: int, stamp: int, db_path: str, limits: Limits,
+def profile_object_task(lake: ObjectLake, rel: str, size: int, stamp: int, db_path: Any, limits: Limits,
                         algorithm: str) -> dict[str, Any]:
     """Download one object to a temporary file, hash and profile it there, delete it; report a failure as data."""
     from dslake_index.profile_task import profile_file_task
