@@ -164,40 +164,65 @@ def profile_on_cluster(
     progress: Progress,
 ) -> None:
     """Profile todo on the cluster and record every result here, as the local pool's are recorded."""
-    from dslake_index.cluster_task import hash_keys, profile_batch, sees
-
-    client = session.client
-    target = str(lake) if isinstance(lake, Path) else lake
-    if isinstance(lake, Path):
-        first = str(lake / todo[0].path)
-        if not any(client.run(sees, first).values()):
-            raise DslakeError(f"the cluster's workers do not see the lake's files ({first})",
-                              hint="the lake must be on a filesystem every worker mounts at the same path")
-    known = hash_keys(row[0] for row in conn.execute(
-        "SELECT hash FROM profiles WHERE profiler_version = ?", (PROFILER_VERSION,)))
-    # One copy per worker, read by each of its tasks (a worker cannot open this process's manifest).
-    [known_future] = client.scatter([known], broadcast=True, hash=False)
-    batches = _batches(todo, _batch_size(len(todo), session))
-    futures = client.map(profile_batch, [[(f.path, f.size, f.mtime_ns) for f in b] for b in batches],
-                         lake=target, known=known_future, known_key=known_future.key, limits=options.limits,
-                         algorithm=options.hash_algorithm, timeout_s=options.timeout_s, memory_mb=options.memory_mb,
-                         pure=False, retries=1)
-    batch_of = dict(zip(futures, batches, strict=True))
+    try:
+        futures, batch_of = _submit(conn, session, lake, todo, options)
+    except DslakeError:
+        raise
+    except Exception as exc:  # the connection broke since the checks on connecting
+        raise _lost(session, exc) from None
     writer = ResultWriter(conn, new_paths, options, summary, progress)
     with ctrl_c_deferred() as pressed:
         try:
             lost = _collect(session, batch_of, writer, pressed)
         except BaseException:
             writer.flush()  # keep what was profiled; the rest waits for the next index
-            _cancel(client, futures)
+            _cancel(session.client, futures)
             raise
         finally:
-            _cancel(client, [known_future])
+            _cancel(session.client, [futures.known])
         writer.flush()
     if lost:
         count, reason = sum(lost.values()), "; ".join(lost)
         summary.notes.append(f"{count} files were not profiled: the cluster failed on them ({reason}); the next "
                              "index profiles them")
+
+
+def _lost(session: ClusterSession, exc: BaseException | None = None) -> DslakeError:
+    why = f" ({_line(exc)})" if exc is not None else ""
+    return DslakeError(f"lost the connection to the cluster at {session.address}{why}; what was profiled is kept, "
+                       "and the next index continues from there")
+
+
+class _Futures(list):  # type: ignore[type-arg]
+    """This run's task futures, and the one of its scattered hashes."""
+
+    known: Any = None
+
+
+def _submit(conn: sqlite3.Connection, session: ClusterSession, lake: Path | Any, todo: list[FileStat],
+            options: Any) -> tuple[_Futures, dict[Any, list[FileStat]]]:
+    """Check the workers see the files, send them the known hashes, and submit todo in batches."""
+    from dslake_index.cluster_task import hash_keys, profile_batch, sees
+
+    client = session.client
+    target = str(lake) if isinstance(lake, Path) else lake
+    if isinstance(lake, Path):
+        first = str(lake / todo[0].path)
+        blind = sorted(worker for worker, seen in client.run(sees, first).items() if not seen)
+        if blind:  # the folder is there (checked on connecting) but empty: a mount that is missing on that machine
+            raise DslakeError(f"worker {blind[0]} does not see the lake's files ({first})",
+                              hint="the lake must be on a filesystem every worker mounts at the same path")
+    known = hash_keys(row[0] for row in conn.execute(
+        "SELECT hash FROM profiles WHERE profiler_version = ?", (PROFILER_VERSION,)))
+    # One copy per worker, read by each of its tasks (a worker cannot open this process's manifest).
+    [known_future] = client.scatter([known], broadcast=True, hash=False)
+    batches = _batches(todo, _batch_size(len(todo), session))
+    futures = _Futures(client.map(profile_batch, [[(f.path, f.size, f.mtime_ns) for f in b] for b in batches],
+                                  lake=target, known=known_future, known_key=known_future.key, limits=options.limits,
+                                  algorithm=options.hash_algorithm, timeout_s=options.timeout_s,
+                                  memory_mb=options.memory_mb, pure=False, retries=1))
+    futures.known = known_future
+    return futures, dict(zip(futures, batches, strict=True))
 
 
 def _cancel(client: Any, futures: list[Any]) -> None:
@@ -223,8 +248,7 @@ def _collect(session: ClusterSession, batch_of: dict[Any, list[FileStat]], write
         future = _next(finished, pressed, watch)
         batch = batch_of[future]
         if future.status == "cancelled" or session.client.status not in ("running", "connecting"):
-            raise DslakeError(f"lost the cluster at {session.address} ({future.status}); what was profiled is "
-                              "kept, and the next index continues from there")
+            raise _lost(session)
         try:
             results = future.result()
         except KilledWorker:
@@ -253,7 +277,11 @@ class _WorkerWatch:
         if now - self.checked < 5.0:
             return
         self.checked = now
-        if self.session.workers():
+        try:
+            workers = self.session.workers()
+        except Exception as exc:  # the scheduler cannot be asked: it is gone
+            raise _lost(self.session, exc) from None
+        if workers:
             self.since = None
         elif self.since is None:
             self.since = now

@@ -180,10 +180,14 @@ def test_a_lake_in_object_storage_is_profiled_on_the_workers(cluster, tmp_path, 
         s3.mkdir("cluster-lake")
         for key, sample in {"tables/sales.csv": "sales.csv", "parks.json": "city/parks.json"}.items():
             s3.put_file(str(SAMPLES / sample), f"cluster-lake/lake/{key}")
-        remote = Lake.open("s3://cluster-lake/lake", catalog=tmp_path / "on-cluster").index(cluster=address(cluster))
-        here = Lake.open("s3://cluster-lake/lake", catalog=tmp_path / "local").index()
+        # A generous time limit: a worker's first object imports s3fs and botocore, slow on a busy 2-core machine.
+        slow = {"profile.timeout_s": 300.0}
+        remote = Lake.open("s3://cluster-lake/lake", catalog=tmp_path / "on-cluster", overrides=slow).index(
+            cluster=address(cluster))
+        here = Lake.open("s3://cluster-lake/lake", catalog=tmp_path / "local", overrides=slow).index()
     finally:
         server.stop()
-    assert (remote.added, remote.profiled, remote.failed) == (here.added, here.profiled, here.failed) == (2, 2, 0)
+    assert (remote.added, remote.profiled, remote.failed) == (here.added, here.profiled, here.failed) == (2, 2, 0), \
+        remote.failures
     assert snapshot(tmp_path / "on-cluster") == snapshot(tmp_path / "local")
     assert not (tmp_path / "on-cluster" / "tmp-objects").exists()  # downloaded on the workers, not into the catalog
