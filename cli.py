@@ -53,6 +53,8 @@ def cli() -> None:
 @click.option("--follow-symlinks", is_flag=True, default=None, help="Follow symlinks that leave the lake.")
 @click.option("--rebuild", is_flag=True, help="Rebuild a damaged catalog from the lake, keeping cached descriptions.")
 @click.option("--watch", is_flag=True, help="Keep running and re-index files as they change.")
+@click.option("--cluster", help="Profile on a Dask cluster: tcp://HOST:PORT of its scheduler (the lake on a shared "
+                                "filesystem or in object storage).")
 @click.option("--analyzer", type=click.Choice(["profile", "llm", "auto"]),
               help="Also describe files with the paper's LLM analyzer: llm = every file, auto = files no profiler "
                    "reads and one per family; both add a model's summary to entries whose cards carry no words a "
@@ -62,7 +64,7 @@ def cli() -> None:
 @json_option
 def index(lake: str, paths: tuple[str, ...], catalog: str | None, chroma_url: str | None, jobs: int | None,
           follow_symlinks: bool | None, rebuild: bool, watch: bool, analyzer: str | None, as_json: bool,
-          **params: Any) -> None:
+          cluster: str | None = None, **params: Any) -> None:
     """Describe every file of LAKE into its catalog (only what changed since the last run).
 
     PATHS (files or folders in the lake, from here or from the lake root) limit the run to them: what a job that
@@ -74,7 +76,7 @@ def index(lake: str, paths: tuple[str, ...], catalog: str | None, chroma_url: st
         raise click.UsageError("--rebuild rescans the whole lake: give no PATHS with it")
     handle = open_lake(lake, catalog, llm_flags(params), **{"catalog.chroma_url": chroma_url, "index.jobs": jobs,
                                                         "index.follow_symlinks": follow_symlinks,
-                                                        "agent.analyzer": analyzer})
+                                                        "agent.analyzer": analyzer, "index.cluster": cluster})
     with index_progress(err, enabled=not as_json) as progress:
         summary = handle.index(progress=progress, rebuild=rebuild, given=list(paths) or None)
     if watch:

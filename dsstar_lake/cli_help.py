@@ -10,7 +10,8 @@ import click
 EXAMPLES: dict[str, list[str]] = {
     "": ["dslake index ./lake", 'dslake ask "Which county had the most unhealthy days?" --lake ./lake'],
     "index": ["dslake index ./lake", "dslake index ./lake sensors/new.csv      # only these paths",
-              "dslake index ./lake --watch --json"],
+              "dslake index ./lake --watch --json",
+              "dslake index /shared/lake --cluster tcp://10.0.0.5:8786   # profile on a Dask cluster"],
     "status": ["dslake status ./lake", "dslake status ./lake --check --json     # exit 8 when it finds a problem"],
     "show": ["dslake show sensors/daily/readings_2024-01-01.csv --lake ./lake"],
     "search": ['dslake search "ozone by county in 2024" --lake ./lake -k 5 -v'],

@@ -217,7 +217,8 @@ class Lake:
 
     @manifest_errors
     def index(self, progress: Progress | None = None, rebuild: bool = False, analyzer: str | None = None,
-              provider: Any = None, paths: list[str] | None = None, given: list[str] | None = None) -> Any:
+              provider: Any = None, paths: list[str] | None = None, given: list[str] | None = None,
+              cluster: str | None = None) -> Any:
         """Bring the catalog up to date with the lake; return an IndexSummary.
 
         analyzer: profile | llm | auto (None: agent.analyzer); llm and auto add the paper's LLM analysis to the
@@ -228,7 +229,9 @@ class Lake:
         so a change costs the same in a lake of any size. None scans the whole lake.
         given: paths as a user gives them (from the current folder or the lake root), read with scope_of into
         `paths`: the command line's PATHS.
+        cluster: tcp://HOST:PORT of a Dask scheduler to profile on (None: index.cluster; empty: local processes).
         """
+        from dslake_index.cluster import open_cluster
         from dslake_index.indexer import IndexOptions, refresh_entries, run_index
         from dslake_index.profilers.base import Limits
         from dslake_index.scan import scan_lake
@@ -250,6 +253,9 @@ class Lake:
             raise read_only(self.catalog_dir, "indexing writes to it")
         # A remote lake is listed before the catalog is made: a missing bucket or refused keys leave nothing behind.
         listing = list_objects(remote, self.catalog_dir) if remote is not None else None
+        # So is the cluster reached and checked: a bad address or a worker without the lake writes nothing.
+        session = open_cluster(self.settings["index.cluster"] if cluster is None else cluster,
+                               self.root if remote is None else None)
         self._create_catalog()
         try:
             with catalog_db.writer_lock(self.catalog_dir):
@@ -272,6 +278,7 @@ class Lake:
                     write_batch=int(self.settings["index.write_batch"]),
                     min_members=int(self.settings["families.min_members"]),
                     max_members_listed=int(self.settings["families.max_members_listed"]),
+                    cluster=session,
                 )
                 report = progress or (lambda event, data: None)
                 sync = lambda c, p: sync_vectors(c, self.vector_store, self.index_embedder, p)  # noqa: E731
@@ -307,6 +314,9 @@ class Lake:
                 hint="wait for it to finish; the catalog stays usable for search meanwhile",
                 api_hint="wait for it to finish; the catalog stays usable for search meanwhile",
             ) from None
+        finally:
+            if session is not None:
+                session.close()
 
     def _persist_catalog_settings(self) -> None:
         """Record where the vectors live, so search from another machine needs only the catalog's settings."""

@@ -5,24 +5,20 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
-import queue
 import sqlite3
-import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator
-from concurrent.futures import TimeoutError as FutureTimeout
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from dslake_index import fulltext
 from dslake_index.catalog import set_meta, transaction
+from dslake_index.collect import collect
 from dslake_index.entries import EntryRow, family_entry, file_entry, with_relations
-from dslake_index.errors import DslakeError
 from dslake_index.families import Group, Member, file_entry_id, folder_pattern, group_files, layout_signature
-from dslake_index.interrupt import ctrl_c_deferred, next_finished, raise_if_pressed
+from dslake_index.interrupt import ctrl_c_deferred, raise_if_pressed
 from dslake_index.profile_task import limit_memory, profile_file_task
 from dslake_index.profilers.base import PROFILER_VERSION, Limits, Profile
 from dslake_index.progress import Progress
@@ -68,6 +64,7 @@ class IndexOptions:
     write_batch: int
     min_members: int
     max_members_listed: int
+    cluster: Any = None  # a connected ClusterSession (index/cluster.py): profile there, not in the local pool
 
 
 def _noop(event: str, data: dict[str, Any]) -> None:
@@ -194,14 +191,9 @@ def _rendering_changed(conn: sqlite3.Connection) -> str | None:
 
 
 def _pool_context() -> multiprocessing.context.BaseContext:
-    # forkserver: workers start from a clean process with the profilers preloaded, never from a parent
-    # that may hold torch threads or open Chroma handles.
-    # Their children never import the caller's __main__: lake.index() works from a script without a main guard.
-    from dslake_index.worker_context import worker_context
+    from dslake_index.worker_context import profiler_context
 
-    # index.fork_server first: a Ctrl-C while the server imports the rest ends it quietly, not with a traceback.
-    return worker_context(["dslake_index.fork_server", "dslake_index.profilers.registry", "pandas", "openpyxl",
-                           "pyarrow.parquet"])
+    return profiler_context()
 
 
 def start_in_child(target: Callable[..., None], *args: Any) -> multiprocessing.process.BaseProcess:
@@ -234,6 +226,11 @@ def _profile_all(
 ) -> None:
     from pebble import ProcessPool
 
+    if options.cluster is not None:
+        from dslake_index.cluster import profile_on_cluster
+
+        profile_on_cluster(conn, options.cluster, lake, todo, new_paths, options, summary, progress)
+        return
     jobs = options.jobs or os.cpu_count() or 1
     with ctrl_c_deferred() as pressed, ProcessPool(
             max_workers=min(jobs, len(todo)), initializer=limit_memory, initargs=(options.memory_mb,),
@@ -244,7 +241,7 @@ def _profile_all(
                 raise_if_pressed(pressed)
                 futures[pool.schedule(task, args=(*args, str(db_path), options.limits, options.hash_algorithm),
                                       timeout=options.timeout_s)] = f
-            _collect(conn, futures, new_paths, options, summary, progress, pressed)
+            collect(conn, futures, new_paths, options, summary, progress, pressed)
         except BaseException:
             # Ctrl-C or a write that failed (a full disk): leaving the block without stop() waits for every
             # file still queued.
@@ -261,83 +258,6 @@ def _tasks(lake: Path | Any, todo: list[FileStat]) -> Iterator[tuple[Callable[..
     from dslake_index.objectstore import object_tasks
 
     return object_tasks(lake, todo)
-
-
-def _collect(
-    conn: sqlite3.Connection,
-    futures: dict[Any, FileStat],
-    new_paths: set[str],
-    options: IndexOptions,
-    summary: IndexSummary,
-    progress: Progress,
-    pressed: threading.Event,
-) -> None:
-    """Record the profilers' results as they finish, writing them in batches; on Ctrl-C keep what finished."""
-    from pebble import ProcessExpired
-
-    finished: queue.SimpleQueue[Any] = queue.SimpleQueue()
-    for future in futures:
-        future.add_done_callback(finished.put)
-    pending: list[tuple[FileStat, dict[str, Any]]] = []
-    last_flush = time.monotonic()
-    try:
-        for _ in range(len(futures)):
-            future = next_finished(finished, pressed)
-            f = futures[future]
-            try:
-                result = future.result()
-            except BrokenProcessPool:
-                _write_results(conn, pending)  # keep what was profiled
-                # Not a script without a main guard any more (index/worker_context.py): the server itself failed.
-                raise DslakeError("the profiler processes could not start (their fork server ended); what was "
-                                  "profiled is kept, and the next index continues from there") from None
-            except FutureTimeout:
-                result = {"error": f"profiling took longer than {options.timeout_s:g} s and was stopped",
-                          "error_kind": "timeout", "hash": None, "profile": None}
-            except ProcessExpired as exc:
-                result = {"error": f"profiler process died ({exc}); likely out of memory",
-                          "error_kind": "crash", "hash": None, "profile": None}
-            pending.append((f, result))
-            if result.get("profile"):
-                summary.profiled += 1
-            elif result.get("hash") and not result.get("error"):
-                summary.reused += 1
-            if f.path in new_paths:
-                summary.added += 1
-            else:
-                summary.changed += 1
-            progress("file", {"path": f.path})
-            if len(pending) >= options.write_batch or time.monotonic() - last_flush > 2.0:
-                _write_results(conn, pending)
-                pending = []
-                last_flush = time.monotonic()
-    except KeyboardInterrupt:
-        _write_results(conn, pending)  # keep every file profiled so far; the queued rest waits for the next run
-        raise
-    if pending:
-        _write_results(conn, pending)
-
-
-def _write_results(conn: sqlite3.Connection, results: list[tuple[FileStat, dict[str, Any]]]) -> None:
-    now = time.time()
-    with transaction(conn):
-        for f, r in results:
-            if r.get("profile"):
-                conn.execute(
-                    "INSERT OR REPLACE INTO profiles (hash, profiler_version, format, signature, profile, created_at) "
-                    "VALUES (?, ?, ?, ?, ?, ?)",
-                    (r["hash"], PROFILER_VERSION, r["format"], r["signature"], r["profile"], now),
-                )
-            failed = bool(r.get("error"))
-            status = ("stale" if r.get("error_kind") == "changed" else "failed") if failed else "ok"
-            fmt = conn.execute("SELECT format FROM profiles WHERE hash = ?", (r.get("hash"),)).fetchone()
-            conn.execute(
-                "INSERT OR REPLACE INTO files (path, folder, size, mtime_ns, hash, status, error, error_kind, format, "
-                "entry_id, indexed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)",
-                (f.path, f.folder, r.get("size", f.size), r.get("mtime_ns", f.mtime_ns), r.get("hash"), status,
-                 r.get("error"), r.get("error_kind"), fmt[0] if fmt else None, now),
-            )
-            conn.execute("INSERT OR IGNORE INTO dirty_folders (folder) VALUES (?)", (f.folder,))
 
 
 def refresh_entries(

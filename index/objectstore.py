@@ -223,7 +223,7 @@ def check_access(lake: ObjectLake) -> Any:
     return fs
 
 
-def profile_object_task(lake: ObjectLake, rel: str, size: int, stamp: int, db_path: str, limits: Limits,
+def profile_object_task(lake: ObjectLake, rel: str, size: int, stamp: int, db_path: Any, limits: Limits,
                         algorithm: str) -> dict[str, Any]:
     """Download one object to a temporary file, hash and profile it there, delete it; report a failure as data."""
     tmp = Path(lake.tmp_dir) / f"{uuid.uuid4().hex}{Path(rel).suffix}"
@@ -258,15 +258,20 @@ def object_tasks(lake: ObjectLake, files: list[FileStat]) -> Iterator[tuple[Call
     """
     for start in range(0, len(files), _SIGN_BATCH):
         chunk = files[start:start + _SIGN_BATCH]
-        try:
-            urls = _sign(lake, [f.path for f in chunk])
-        except Exception:  # no signing here: each process downloads with its own client, as before
-            urls = None
+        urls = signed_urls(lake, [f.path for f in chunk])
         for i, f in enumerate(chunk):
             if urls is None:
                 yield profile_object_task, (lake, f.path, f.size, f.mtime_ns)
             else:
                 yield profile_url_task, (urls[i], lake.tmp_dir, f.path, f.size, f.mtime_ns)
+
+
+def signed_urls(lake: ObjectLake, rels: list[str]) -> list[str] | None:
+    """Return a signed GET URL per lake-relative object, or None where the store cannot sign them."""
+    try:
+        return _sign(lake, rels)
+    except Exception:  # no signing here: each profiler process downloads with a client of its own
+        return None
 
 
 def _sign(lake: ObjectLake, rels: list[str]) -> list[str]:
@@ -289,7 +294,7 @@ def _sign(lake: ObjectLake, rels: list[str]) -> list[str]:
     return [fs.sign(p, expiration=_URL_LIFETIME_S) for p in paths]
 
 
-def profile_url_task(url: str, tmp_dir: str, rel: str, size: int, stamp: int, db_path: str, limits: Limits,
+def profile_url_task(url: str, tmp_dir: str, rel: str, size: int, stamp: int, db_path: Any, limits: Limits,
                      algorithm: str) -> dict[str, Any]:
     """Download one object by its signed URL to a temporary file, profile it there, delete it (failures as data)."""
     import urllib.error
@@ -310,7 +315,7 @@ def profile_url_task(url: str, tmp_dir: str, rel: str, size: int, stamp: int, db
     return _profile_downloaded(tmp, size, stamp, db_path, limits, algorithm)
 
 
-def _profile_downloaded(tmp: Path, size: int, stamp: int, db_path: str, limits: Limits,
+def _profile_downloaded(tmp: Path, size: int, stamp: int, db_path: Any, limits: Limits,
                         algorithm: str) -> dict[str, Any]:
     from dslake_index.profile_task import profile_file_task
 

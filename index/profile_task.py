@@ -6,6 +6,7 @@ import json
 import os
 import resource
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -33,13 +34,30 @@ def _has_profile(db_path: str, content_hash: str) -> bool:
     return row is not None
 
 
+def timeout_result(timeout_s: float) -> dict[str, Any]:
+    """Return the result recorded for a file whose profiler was stopped at the time limit."""
+    return {"error": f"profiling took longer than {timeout_s:g} s and was stopped",
+            "error_kind": "timeout", "hash": None, "profile": None}
+
+
+def crash_result(exc: BaseException) -> dict[str, Any]:
+    """Return the result recorded for a file whose profiler process died (most often the memory cap)."""
+    return {"error": f"profiler process died ({exc}); likely out of memory",
+            "error_kind": "crash", "hash": None, "profile": None}
+
+
 def _stat(path: Path) -> tuple[int, int]:
     st = os.stat(path)
     return st.st_size, st.st_mtime_ns
 
 
-def profile_file_task(abs_path: str, db_path: str, limits: Limits, algorithm: str) -> dict[str, Any]:
-    """Hash one file and profile it unless its content is already cached; report a failure as data."""
+def profile_file_task(abs_path: str, db_path: str | Callable[[str], bool], limits: Limits,
+                      algorithm: str) -> dict[str, Any]:
+    """Hash one file and profile it unless its content is already cached; report a failure as data.
+
+    db_path: the manifest to look the content hash up in, or a callable that answers whether it has a current
+    profile (a cluster worker cannot open the coordinator's manifest: index/cluster_task.py).
+    """
     from dslake_index.profilers.base import ProfileError
     from dslake_index.profilers.registry import profile_path
 
@@ -49,7 +67,8 @@ def profile_file_task(abs_path: str, db_path: str, limits: Limits, algorithm: st
         before = _stat(path)
         result["size"], result["mtime_ns"] = before
         result["hash"] = hash_file(path, algorithm)
-        if not _has_profile(db_path, result["hash"]):
+        cached = db_path(result["hash"]) if callable(db_path) else _has_profile(db_path, result["hash"])
+        if not cached:
             profile = profile_path(path, limits)
             result["profile"] = json.dumps(profile.to_dict(), default=str, ensure_ascii=False)
             result["format"] = profile.format

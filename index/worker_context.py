@@ -58,3 +58,13 @@ def worker_context(preload: list[str]) -> multiprocessing.context.BaseContext:
     ctx = _Context()
     ctx.set_forkserver_preload(preload)
     return ctx
+
+
+def profiler_context() -> multiprocessing.context.BaseContext:
+    """Return the context profiler processes start from (the local pool's, and each cluster worker's pool)."""
+    # forkserver: workers start from a clean process with the profilers preloaded, never from a parent
+    # that may hold torch threads or open Chroma handles.
+    # Their children never import the caller's __main__: lake.index() works from a script without a main guard.
+    # index.fork_server first: a Ctrl-C while the server imports the rest ends it quietly, not with a traceback.
+    return worker_context(["dslake_index.fork_server", "dslake_index.profilers.registry", "pandas", "openpyxl",
+                           "pyarrow.parquet"])

@@ -1,0 +1,118 @@
+"""Profilers' results into the manifest: counted, reported and written in batches by the one writer.
+
+The local process pool (index/indexer.py) and a Dask cluster (index/cluster.py) hand their results to the same
+ResultWriter, so a file's row is written the same way wherever it was profiled.
+"""
+
+from __future__ import annotations
+
+import queue
+import sqlite3
+import threading
+import time
+from concurrent.futures import TimeoutError as FutureTimeout
+from concurrent.futures.process import BrokenProcessPool
+from typing import Any
+
+from dslake_index.catalog import transaction
+from dslake_index.errors import DslakeError
+from dslake_index.interrupt import next_finished
+from dslake_index.profile_task import crash_result, timeout_result
+from dslake_index.profilers.base import PROFILER_VERSION
+from dslake_index.progress import Progress
+from dslake_index.scan import FileStat
+
+
+class ResultWriter:
+    """Count finished files into the summary, report each, and write them in batches (also every 2 s)."""
+
+    # options and summary are indexer.IndexOptions and IndexSummary (not imported: indexer imports this module)
+    def __init__(self, conn: sqlite3.Connection, new_paths: set[str], options: Any, summary: Any,
+                 progress: Progress) -> None:
+        self.conn, self.new_paths, self.options = conn, new_paths, options
+        self.summary, self.progress = summary, progress
+        self.pending: list[tuple[FileStat, dict[str, Any]]] = []
+        self.last_flush = time.monotonic()
+
+    def add(self, f: FileStat, result: dict[str, Any]) -> None:
+        """Record one file's result; write the batch when it is full or 2 s old."""
+        self.pending.append((f, result))
+        if result.get("profile"):
+            self.summary.profiled += 1
+        elif result.get("hash") and not result.get("error"):
+            self.summary.reused += 1
+        if f.path in self.new_paths:
+            self.summary.added += 1
+        else:
+            self.summary.changed += 1
+        self.progress("file", {"path": f.path})
+        if len(self.pending) >= self.options.write_batch or time.monotonic() - self.last_flush > 2.0:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write what is pending (on every way out: what was profiled is kept)."""
+        if self.pending:
+            write_results(self.conn, self.pending)
+            self.pending = []
+        self.last_flush = time.monotonic()
+
+
+def collect(
+    conn: sqlite3.Connection,
+    futures: dict[Any, FileStat],
+    new_paths: set[str],
+    options: Any,  # IndexOptions
+    summary: Any,  # IndexSummary
+    progress: Progress,
+    pressed: threading.Event,
+) -> None:
+    """Record the local pool's results as they finish, writing them in batches; on Ctrl-C keep what finished."""
+    from pebble import ProcessExpired
+
+    finished: queue.SimpleQueue[Any] = queue.SimpleQueue()
+    for future in futures:
+        future.add_done_callback(finished.put)
+    writer = ResultWriter(conn, new_paths, options, summary, progress)
+    try:
+        for _ in range(len(futures)):
+            future = next_finished(finished, pressed)
+            f = futures[future]
+            try:
+                result = future.result()
+            except BrokenProcessPool:
+                writer.flush()  # keep what was profiled
+                # Not a script without a main guard any more (index/worker_context.py): the server itself failed.
+                raise DslakeError("the profiler processes could not start (their fork server ended); what was "
+                                  "profiled is kept, and the next index continues from there") from None
+            except FutureTimeout:
+                result = timeout_result(options.timeout_s)
+            except ProcessExpired as exc:
+                result = crash_result(exc)
+            writer.add(f, result)
+    except KeyboardInterrupt:
+        writer.flush()  # keep every file profiled so far; the queued rest waits for the next run
+        raise
+    writer.flush()
+
+
+def write_results(conn: sqlite3.Connection, results: list[tuple[FileStat, dict[str, Any]]]) -> None:
+    """Write profiles and file rows for finished files in one transaction, marking their folders dirty."""
+    now = time.time()
+    with transaction(conn):
+        for f, r in results:
+            if r.get("profile"):
+                conn.execute(
+                    "INSERT OR REPLACE INTO profiles (hash, profiler_version, format, signature, profile, created_at) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    (r["hash"], PROFILER_VERSION, r["format"], r["signature"], r["profile"], now),
+                )
+            failed = bool(r.get("error"))
+            status = ("stale" if r.get("error_kind") == "changed" else "failed") if failed else "ok"
+            fmt = conn.execute("SELECT format FROM profiles WHERE hash = ?", (r.get("hash"),)).fetchone()
+            conn.execute(
+                "INSERT OR REPLACE INTO files (path, folder, size, mtime_ns, hash, status, error, error_kind, format, "
+                "entry_id, indexed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)",
+                (f.path, f.folder, r.get("size", f.size), r.get("mtime_ns", f.mtime_ns), r.get("hash"), status,
+                 r.get("error"), r.get("error_kind"), fmt[0] if fmt else None, now),
+            )
+            conn.execute("INSERT OR IGNORE INTO dirty_folders (folder) VALUES (?)", (f.folder,))
