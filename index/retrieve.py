@@ -237,8 +237,11 @@ class Retriever:
 
 Ranking = list[tuple[str, float]]  # (entry id, score), best first
 
-KIN_HEADING = ("Near-identical files (same folder pattern, name pattern, format and columns as this entry; read each "
-               "like it, with its own path; a script that reads one gets its full description next round):")
+# "Mostly the same columns": kin share more than half their column names (index/kin.py), not all of them; a model
+# seat read "same columns" and took a 12-column datasheet's layout for an 8-column one's.
+KIN_HEADING = ("Near-identical files (same folder pattern, name pattern and format as this entry, mostly the same "
+               "columns: each line gives its own shape; read each like it, with its own path; a script that reads "
+               "one gets its full description next round):")
 
 
 KIN_LINES = 8  # near-identical files described by a line each; the rest are counted and named by path

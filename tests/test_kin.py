@@ -91,6 +91,9 @@ def test_kinship_needs_folder_name_format_and_layout():
     assert not are_kin(a, _key("env/wollaston_beach_datasheet.csv", "Station; Latitude; Longitude; Owner"))
     assert not are_kin(_key("legal/2024_CSN_Report_Count.csv", "Year; Reports"),
                        _key("legal/2024_CSN_Data_Contributors.csv", "Year; Reports"))
+    # Half the names shared is not one layout: a count table and a cost table that adds three money columns.
+    assert not are_kin(_key("wildfire/nifc_wildfires.csv", "Year; Fires; Acres"),
+                       _key("wildfire/nifc_suppression_costs.csv", "Year; Fires; Acres; ForestService; DOI; Total"))
     # Per-day folders: the folder names differ only by dates, the file names too; documents without columns.
     day1 = kin_key("pod/SP3_20181001T2359_0201/SP3_20181001T2359_0201.HDR", "file", "xml", "hdr")
     day2 = kin_key("pod/SP3_20181002T2359_0201/SP3_20181002T2359_0201.HDR", "file", "xml", "hdr")
