@@ -128,6 +128,16 @@ def test_an_assumption_restated_in_more_words_is_kept_once_in_its_fuller_form():
     assert noted.assumptions == ["Acres = the acres column, summed over every state", "Years run 2000 to 2024"]
 
 
+def test_a_name_ending_in_a_bracketed_word_keeps_it_and_a_number_keeps_its_how():
+    found = parse_readings("Alternative: pooled rate = Damon Pond Beach (DCR)\n"
+                           "Alternative: by state = 12.5 (pooled)\n"
+                           "Alternative: fewest days = Queens (min)\n"
+                           "Alternative: by town = Boston (pooled rate over towns)")
+    assert [(a.reading, a.value, a.how) for a in found.alternatives] == [
+        ("pooled rate", "Damon Pond Beach (DCR)", ""), ("by state", "12.5", "pooled"), ("fewest days", "Queens", "min"),
+        ("by town", "Boston", "pooled rate over towns")]
+
+
 def test_an_alternative_that_gives_a_text_answer_again_with_more_around_it_is_dropped():
     printed = Readings([], [Alternative("pooled rate, Beach Name", "Damon Pond Beach (DCR) 0.5833", "printed"),
                             Alternative("(Community, Beach Name)", "('Ashby', 'Damon Pond Beach (DCR)') 0.5808", "x"),

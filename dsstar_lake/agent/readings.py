@@ -153,6 +153,10 @@ def _trailing_parens(text: str) -> tuple[str, str]:
         depth += {")": 1, "(": -1}.get(body[i], 0)
         if depth == 0:
             value, how = body[:i].strip(), body[i + 1:-1].strip()
+            # An acronym after a name is part of the name ("Damon Pond Beach (DCR)"), not how it was found; a
+            # lower-case word is a how ("Queens (min)").
+            if " " not in how and how.isupper() and _number(value.rsplit("=", 1)[-1]) is None:
+                return text, ""
             return (value, how) if value and how else (text, "")
     return text, ""
 
