@@ -231,7 +231,7 @@ def describe(profile: Profile, relpath: str) -> str:
     fmt = p.format + (f", encoding {p.encoding}" if p.encoding and p.encoding != "utf-8" else "")
     out.append(f"Format: {fmt}")
     if p.title:
-        out.append(f"Title: {p.title}")
+        out.append(f"Title: {title_text(p.title)}")
     if p.headings and p.format not in ("xlsx",):
         out.append("Headings: " + clip(" | ".join(p.headings[:15]), 600))
     if p.read_hint and (len(p.tables) != 1 or p.tables[0].read_hint != p.read_hint):
@@ -298,6 +298,15 @@ def _key_values(p: Profile) -> tuple[list[str], list[str], list[str], list[str]]
     return values, dates, places, units
 
 
+_TITLE_LABEL = re.compile(r"^\s*title\s*[:=]\s*", re.IGNORECASE)
+
+
+def title_text(title: str) -> str:
+    """Return a title without the file's own 'Title:' label: a CSV preamble 'Title:U.S. Wildfires December' was
+    described as 'Title: Title:U.S. Wildfires December'."""
+    return _TITLE_LABEL.sub("", title, count=1) or title
+
+
 def card(profile: Profile, relpath: str, family: bool = False) -> str:
     """Return a short retrieval text: path words, title, headings, columns, sheets, units, key values, dates.
 
@@ -307,7 +316,7 @@ def card(profile: Profile, relpath: str, family: bool = False) -> str:
     p = profile
     sections = [" ".join(path_words(relpath)), f"{relpath.rsplit('/', 1)[-1]} ({p.format})"]
     if p.title:
-        sections.append(f"title: {p.title}")
+        sections.append(f"title: {title_text(p.title)}")
     if isinstance(p.structure, dict) and p.structure.get("sheet_names"):
         sections.append("sheets: " + "; ".join(p.structure["sheet_names"][:20]))
     elif p.headings:

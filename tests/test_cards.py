@@ -68,3 +68,15 @@ def test_pure_and_deterministic():
     assert describe(prof, "x/a.csv") == describe(again, "x/a.csv")
     assert card(prof, "x/a.csv") == card(again, "x/a.csv")
     assert prof.to_dict() == again.to_dict()
+
+
+def test_a_preamble_title_is_described_without_its_own_label(tmp_path):
+    path = tmp_path / "noaa_wildfires_monthly_stats.csv"
+    rows = "".join(f"2000{m:02d},{1000 + m},{50 + m}\n" for m in range(1, 13))
+    path.write_text("Title:U.S. Wildfires December\nMissing:-999\n\nDate,Acres Burned,Number of Fires\n" + rows)
+    profile = profile_path(path, Limits())
+    text = describe(profile, "noaa_wildfires_monthly_stats.csv")
+    # The title line drops the label; the note on the lines to skip still quotes them as the file has them.
+    assert "\nTitle: U.S. Wildfires December\n" in text
+    assert "skiprows=3): Title:U.S. Wildfires December | Missing:-999" in text
+    assert "title: U.S. Wildfires December" in card(profile, "noaa_wildfires_monthly_stats.csv")
