@@ -205,7 +205,7 @@ def _submit(conn: sqlite3.Connection, session: ClusterSession, lake: Path | Any,
     from dslake_index.cluster_task import hash_keys, profile_batch, sees
 
     client = session.client
-    target = str(lake) if isinstance(lake, Path) else lake
+    target = str(lake) if isinstance(lake, Path) else _without_keys_if_signed(lake, todo)
     if isinstance(lake, Path):
         first = str(lake / todo[0].path)
         blind = sorted(worker for worker, seen in client.run(sees, first).items() if not seen)
@@ -223,6 +223,16 @@ def _submit(conn: sqlite3.Connection, session: ClusterSession, lake: Path | Any,
                                   memory_mb=options.memory_mb, pure=False, retries=1))
     futures.known = known_future
     return futures, dict(zip(futures, batches, strict=True))
+
+
+def _without_keys_if_signed(lake: Any, todo: list[FileStat]) -> Any:
+    """Return the ObjectLake the tasks carry: without the store settings (keys) when the store signs URLs, since
+    workers then fetch by URL alone and keys need not cross the cluster's network."""
+    from dataclasses import replace
+
+    from dslake_index.objectstore import signed_urls
+
+    return replace(lake, env=()) if signed_urls(lake, [todo[0].path]) else lake
 
 
 def _batch_files(lake: Path | Any, batch: list[FileStat]) -> list[tuple[str, int, int, str | None]]:
