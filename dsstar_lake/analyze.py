@@ -288,3 +288,20 @@ def run_analyzer(setup: RunSetup, mode: str, progress: Progress = _quiet) -> Ana
     summary.run_folder = str(folder)
     trace.write({"type": "done", **{k: v for k, v in summary.to_dict().items() if k != "failures"}})
     return summary
+
+
+def describe_with_model(setup: RunSetup, mode: str, summary: Any, refresh: Callable[[], int],
+                        progress: Progress = _quiet) -> None:
+    """After an index: the paper's LLM analysis of the files that want one, then a model's summary for entries
+    whose cards carry no words a question uses; refresh() rebuilds the entries and embeds their cards (returns how
+    many) after each pass that wrote something. Fills summary.analysis, .summaries and .embedded."""
+    from dsstar_lake.summarize import run_summarizer
+
+    analysis = run_analyzer(setup, mode, progress=progress)
+    summary.analysis = analysis.to_dict()
+    if analysis.analyzed:
+        summary.embedded += refresh()
+    summaries = run_summarizer(setup, progress, spent=analysis.cost_usd)
+    summary.summaries = summaries.to_dict()
+    if summaries.written:
+        summary.embedded += refresh()

@@ -233,7 +233,6 @@ class Lake:
         """
         from dslake_index.cluster import open_cluster
         from dslake_index.indexer import IndexOptions, refresh_entries, run_index
-        from dslake_index.profilers.base import Limits
         from dslake_index.scan import scan_lake
         from dslake_index.sync import sync_vectors
         from dslake_index.vector_check import check_and_repair, record_stamp
@@ -269,17 +268,7 @@ class Lake:
                 lake_ref, scan = listing or (self.root, scan_lake(
                     self.root, self.catalog_dir, bool(self.settings["index.follow_symlinks"]),
                     only=None if rebuild else paths))
-                options = IndexOptions(
-                    jobs=int(self.settings["index.jobs"]) or (os.cpu_count() or 1),
-                    limits=Limits.from_settings(self.settings.section("profile")),
-                    timeout_s=float(self.settings["profile.timeout_s"]),
-                    memory_mb=int(self.settings["profile.memory_mb"]),
-                    hash_algorithm=self.settings["index.hash_algorithm"],
-                    write_batch=int(self.settings["index.write_batch"]),
-                    min_members=int(self.settings["families.min_members"]),
-                    max_members_listed=int(self.settings["families.max_members_listed"]),
-                    cluster=session,
-                )
+                options = IndexOptions.from_settings(self.settings, cluster=session)
                 report = progress or (lambda event, data: None)
                 sync = lambda c, p: sync_vectors(c, self.vector_store, self.index_embedder, p)  # noqa: E731
                 warming = Prewarm(self.index_embedder)
@@ -289,19 +278,10 @@ class Lake:
                 finally:
                     warming.stop()  # after Ctrl-C too: waits for one short step at most
                 if mode != "profile":
-                    from dsstar_lake.analyze import run_analyzer
+                    from dsstar_lake.analyze import describe_with_model
 
-                    setup = self.setup(provider=provider)
-                    analysis = run_analyzer(setup, mode, progress=report)
-                    summary.analysis = analysis.to_dict()
-                    if analysis.analyzed:
-                        summary.embedded += refresh_entries(conn, options, sync, report)
-                    from dsstar_lake.summarize import run_summarizer
-
-                    summaries = run_summarizer(setup, report, spent=analysis.cost_usd)
-                    summary.summaries = summaries.to_dict()
-                    if summaries.written:
-                        summary.embedded += refresh_entries(conn, options, sync, report)
+                    refresh = lambda: refresh_entries(conn, options, sync, report)  # noqa: E731
+                    describe_with_model(self.setup(provider=provider), mode, summary, refresh, report)
                 record_stamp(conn, self.access.vector_stamp())
                 if drift.total:
                     summary.vectors_repaired = drift.total

@@ -66,6 +66,21 @@ class IndexOptions:
     max_members_listed: int
     cluster: Any = None  # a connected ClusterSession (index/cluster.py): profile there, not in the local pool
 
+    @classmethod
+    def from_settings(cls, settings: Any, cluster: Any = None) -> IndexOptions:
+        """Read the options from resolved settings (dsstar_lake's Settings: item access and .section)."""
+        return cls(
+            jobs=int(settings["index.jobs"]) or (os.cpu_count() or 1),
+            limits=Limits.from_settings(settings.section("profile")),
+            timeout_s=float(settings["profile.timeout_s"]),
+            memory_mb=int(settings["profile.memory_mb"]),
+            hash_algorithm=settings["index.hash_algorithm"],
+            write_batch=int(settings["index.write_batch"]),
+            min_members=int(settings["families.min_members"]),
+            max_members_listed=int(settings["families.max_members_listed"]),
+            cluster=cluster,
+        )
+
 
 def _noop(event: str, data: dict[str, Any]) -> None:
     return None
