@@ -225,20 +225,15 @@ def check_access(lake: ObjectLake) -> Any:
 
 def profile_object_task(lake: ObjectLake, rel: str, size: int, stamp: int, db_path: Any, limits: Limits,
                         algorithm: str) -> dict[str, Any]:
-    """Download one object to a temporary file, hash and profile it there, delete it; report a failure as data."""
-    tmp = Path(lake.tmp_dir) / f"{uuid.uuid4().hex}{Path(rel).suffix}"
-    try:
-        tmp.parent.mkdir(exist_ok=True)  # inside the catalog, which exists by now
-        fs = filesystem(lake)
-        # The suffix keeps the profilers' choice by extension; the name is dslake's own, never the object's.
-        with fs.open(lake.object_url(rel).partition("://")[2], "rb") as src, open(tmp, "wb") as dst:
-            shutil.copyfileobj(src, dst, 1 << 20)
-    except Exception as exc:  # a dropped connection or a vanished object fails this file, not the index
-        tmp.unlink(missing_ok=True)
-        kind = "changed" if isinstance(exc, FileNotFoundError) else "unreadable"
-        return {"hash": None, "profile": None, "error": f"cannot download: {type(exc).__name__}: {exc}"[:500],
-                "error_kind": kind, "size": size, "mtime_ns": stamp}
-    return _profile_downloaded(tmp, size, stamp, db_path, limits, algorithm)
+    """Download one object through the store's client, profile it, delete it; report a failure as data."""
+
+    def open_object() -> Any:
+        return filesystem(lake).open(lake.object_url(rel).partition("://")[2], "rb")
+
+    def failure(exc: Exception) -> tuple[str, str]:
+        return f"{type(exc).__name__}: {exc}", "changed" if isinstance(exc, FileNotFoundError) else "unreadable"
+
+    return _download_and_profile(open_object, failure, lake.tmp_dir, rel, size, stamp, db_path, limits, algorithm)
 
 
 # How long a signed URL stays good: the last file of a big first index is fetched long after the first (100k new
@@ -296,29 +291,40 @@ def _sign(lake: ObjectLake, rels: list[str]) -> list[str]:
 
 def profile_url_task(url: str, tmp_dir: str, rel: str, size: int, stamp: int, db_path: Any, limits: Limits,
                      algorithm: str) -> dict[str, Any]:
-    """Download one object by its signed URL to a temporary file, profile it there, delete it (failures as data)."""
+    """Download one object by its signed URL, profile it, delete it; report a failure as data."""
     import urllib.error
     import urllib.request
 
-    tmp = Path(tmp_dir) / f"{uuid.uuid4().hex}{Path(rel).suffix}"
-    try:
-        tmp.parent.mkdir(exist_ok=True)
-        with urllib.request.urlopen(url, timeout=60) as src, open(tmp, "wb") as dst:
-            shutil.copyfileobj(src, dst, 1 << 20)
-    except Exception as exc:  # a dropped connection or a vanished object fails this file, not the index
-        tmp.unlink(missing_ok=True)
-        gone = isinstance(exc, urllib.error.HTTPError) and exc.code == 404
-        reason = f"HTTP {exc.code} {exc.reason}" if isinstance(exc, urllib.error.HTTPError) else \
-            f"{type(exc).__name__}: {getattr(exc, 'reason', exc)}"
-        return {"hash": None, "profile": None, "error": f"cannot download: {reason}"[:500],
-                "error_kind": "changed" if gone else "unreadable", "size": size, "mtime_ns": stamp}
-    return _profile_downloaded(tmp, size, stamp, db_path, limits, algorithm)
+    def failure(exc: Exception) -> tuple[str, str]:
+        if isinstance(exc, urllib.error.HTTPError):
+            return f"HTTP {exc.code} {exc.reason}", "changed" if exc.code == 404 else "unreadable"
+        return f"{type(exc).__name__}: {getattr(exc, 'reason', exc)}", "unreadable"
+
+    return _download_and_profile(lambda: urllib.request.urlopen(url, timeout=60), failure, tmp_dir, rel, size, stamp,
+                                 db_path, limits, algorithm)
 
 
-def _profile_downloaded(tmp: Path, size: int, stamp: int, db_path: Any, limits: Limits,
-                        algorithm: str) -> dict[str, Any]:
+def _download_and_profile(open_source: Callable[[], Any], failure: Callable[[Exception], tuple[str, str]],
+                          tmp_dir: str, rel: str, size: int, stamp: int, db_path: Any, limits: Limits,
+                          algorithm: str) -> dict[str, Any]:
+    """Copy an object to a temporary file, hash and profile it there, delete it.
+
+    failure(exc) names a failed download and its kind ("changed": the object is gone; else "unreadable"): a
+    dropped connection or a vanished object fails this file, not the index.
+    """
     from dslake_index.profile_task import profile_file_task
 
+    # The suffix keeps the profilers' choice by extension; the name is dslake's own, never the object's.
+    tmp = Path(tmp_dir) / f"{uuid.uuid4().hex}{Path(rel).suffix}"
+    try:
+        tmp.parent.mkdir(exist_ok=True)  # inside the catalog (or a worker's scratch folder), which exists by now
+        with open_source() as src, open(tmp, "wb") as dst:
+            shutil.copyfileobj(src, dst, 1 << 20)
+    except Exception as exc:
+        tmp.unlink(missing_ok=True)
+        reason, kind = failure(exc)
+        return {"hash": None, "profile": None, "error": f"cannot download: {reason}"[:500], "error_kind": kind,
+                "size": size, "mtime_ns": stamp}
     try:
         result = profile_file_task(str(tmp), db_path, limits, algorithm)
     finally:
