@@ -111,3 +111,25 @@ def test_csv_text_named_xlsx_is_profiled_by_content(tmp_path):
     p.write_text("a,b\n1,2\n3,4\n")
     prof = profile_path(p, Limits())
     assert prof.format == "csv" and "content is text" in prof.notes[0]
+
+
+def test_a_list_of_text_without_header_keeps_its_first_row(tmp_path):
+    # Gene lists as supplementary tables publish them: one column of names, no header. Past the first 12 rows
+    # every row is a label too, so none of them is the header; 'BRD8' is written like the names under it.
+    genes = ["BRD8", "DHX15", "SSB", "FUS", "PARP1", "TRIM33", "JADE3", "CEBPZ", "TBL1XR1", "MYC", "FBXO22",
+             "ZSCAN18", "CDK1", "TOP2A", "H2AFJ", "PMS2"]
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = "genes"
+    put(ws, 1, 1, [[g] for g in genes])
+    named = wb.create_sheet("named")
+    put(named, 1, 1, [["Gene"]] + [[g] for g in genes])
+    p = tmp_path / "g.xlsx"
+    wb.save(p)
+    prof = profile_path(p, Limits())
+    bare, headed = prof.tables
+    assert (bare.location, bare.header_row, bare.n_rows) == ("A1:A16", None, 16)
+    assert "header=None" in bare.read_hint
+    assert run_hint(bare.read_hint, p).iloc[:, 0].tolist() == genes
+    assert (headed.header_row, headed.n_rows, [c.name for c in headed.columns]) == (0, 16, ["Gene"])
+    check_hints(prof, p)

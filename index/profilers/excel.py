@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -99,6 +100,27 @@ def _labelish_row(row: list[Any], below: list[list[Any]]) -> bool:
     return True
 
 
+def _text_shape(v: Any) -> str:
+    """Return a cell's shape: runs of capitals, small letters and digits as A, a, 9 ('BRD8' -> 'A9')."""
+    shape = re.sub(r"[A-Z]+", "A", str(v).strip())
+    shape = re.sub(r"[a-z]+", "a", shape)
+    return re.sub(r"[0-9]+", "9", shape)
+
+
+def _first_row_is_data(rows: list[list[Any]]) -> bool:
+    """Return True when every filled cell of the first row has a shape its column's other cells share.
+
+    In a block of text only, types cannot tell a header from data: a list of gene names ('BRD8', 'DHX15', ...)
+    has none, while a header ('Gene') is written unlike the values under it.
+    """
+    first = [(j, v) for j, v in enumerate(rows[0]) if not _empty(v)]
+    for j, v in first:
+        shapes = {_text_shape(r[j]) for r in rows[1:] if j < len(r) and not _empty(r[j])}
+        if _text_shape(v) not in shapes:
+            return False
+    return bool(first)
+
+
 def find_header(rows: list[list[Any]]) -> int | None:
     """Return the index of the header row in a block (the last well-filled label row on top), or None."""
     lead: list[tuple[int, int]] = []
@@ -109,8 +131,9 @@ def find_header(rows: list[list[Any]]) -> int | None:
             break
     if not lead:
         return None
-    if len(lead) == len(rows):
-        return 0
+    # a block of text only (every row labels, not just the first 12): the header is the first row, if any
+    if len(lead) == len(rows) or all(_labelish_row(row, []) for row in rows[len(lead):]):
+        return None if len(rows) > 2 and _first_row_is_data(rows) else 0
     top = max(f for _, f in lead)
     return [k for k, f in lead if f >= 0.5 * top][-1]
 
