@@ -223,9 +223,12 @@ def _is_path(node: ast.AST) -> bool:
 
 
 def _what(node: ast.AST) -> str:
-    name = _dotted(node.func) if isinstance(node, ast.Call) else None
-    return f"a call of {name or type(getattr(node, 'func', node)).__name__}" if isinstance(node, ast.Call) \
-        else f"a {type(node).__name__} expression"
+    if isinstance(node, ast.Call):
+        name = _dotted(node.func)
+        if name is None and isinstance(node.func, ast.Attribute):
+            name = f".{node.func.attr}()"
+        return f"a call of {name or type(node.func).__name__}"
+    return f"a {type(node).__name__} expression"
 
 
 def _chain(node: ast.AST, source: str) -> tuple[str, list[Arg], list[Step]]:
