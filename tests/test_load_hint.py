@@ -37,7 +37,7 @@ def _made_files(tmp: Path) -> Path:
     """Files of the formats data_samples lacks, so that every hint form a profiler writes is here."""
     from cdflib.cdfwrite import CDF
 
-    (tmp / "log.txt.gz").write_bytes(gzip.compress("Dear reader,\nthis is prose; it has no columns.\n".encode()))
+    (tmp / "log.txt.gz").write_bytes(gzip.compress(b"Dear reader,\nthis is prose; it has no columns.\n"))
     (tmp / "tree.xml").write_text("<?xml version='1.0'?><root><item a='1'>x</item><item a='2'>y</item></root>")
     (tmp / "map.json").write_text(json.dumps({"a": 1, "b": 2, "c": 3}))
     (tmp / "rows.jsonl").write_text("".join(json.dumps({"k": i, "v": i * 2}) + "\n" for i in range(30)))

@@ -66,6 +66,8 @@ class Previewer:
             return {"error": f"the preview took over {self.timeout_s:g} s and was stopped", "tables": []}
         except ProcessExpired:
             return {"error": f"the preview's process died (over {self.memory_mb} MB of memory?)", "tables": []}
+        except Exception as exc:  # a page shows one line about its preview, never a traceback
+            return {"error": f"the preview failed: {type(exc).__name__}: {str(exc)[:200]}", "tables": []}
 
     def _worker(self) -> Any:
         from dslake_index.worker_context import worker_context
