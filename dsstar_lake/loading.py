@@ -1,9 +1,9 @@
 """`lake.load(...)`: run an entry's load lines against the real files, so what the agent is told is what a user gets.
 
 A description tells the coder how to read each table (`load: df = pd.read_csv('data/x.csv', sep=';')`); those lines
-come from the profile's read hints, kept in the catalog with the `{path}` placeholder. Loading runs the same hints
-through index/hint_check.run_hint (the executor the hint checker uses), with the file's real path bound as a
-variable, never pasted into the code: a file or sheet name cannot turn into code.
+come from the profile's read hints, kept in the catalog with the `{path}` placeholder. A catalog is data: each hint
+is parsed into its safe form (index/load_hint.py: an allow-listed reader, literal arguments) and that reader is
+called with the file's real path; a hint of any other form is refused, and nothing is evaluated as Python.
 """
 
 from __future__ import annotations
@@ -11,13 +11,17 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dslake_index import lookup
 
 from dsstar_lake.catalog_access import CatalogAccess
 from dsstar_lake.errors import LoadError, UsageError
+
+if TYPE_CHECKING:
+    from dslake_index.load_hint import LoadHint
 
 
 def load(access: CatalogAccess, target: Any, limit: int | None = None) -> Any:
@@ -26,6 +30,16 @@ def load(access: CatalogAccess, target: Any, limit: int | None = None) -> Any:
     A file of one table gives its DataFrame; a file of several (a workbook's sheets) a dict by table name; a file
     without tables what its own load line returns (a dict from JSON, arrays from npz). A family gives a dict from
     member path to what that member gives, in path order, the first `limit` members only when limit is given.
+    """
+    family, files = plan(access, target, limit)
+    return run_plan(family, files)
+
+
+def plan(access: CatalogAccess, target: Any, limit: int | None = None) -> tuple[bool, list[FileLoad]]:
+    """Return what loading target reads, without reading it: (is a family, each file's checked load hints).
+
+    Every hint is parsed into its safe form here (index/load_hint.py): one that is not is refused with a LoadError
+    naming the entry, before anything runs. The web preview runs the plan in a bounded worker process.
     """
     if limit is not None and limit < 1:
         raise UsageError(f"limit must be 1 or more, not {limit}")
@@ -39,34 +53,66 @@ def load(access: CatalogAccess, target: Any, limit: int | None = None) -> Any:
         if entry is None:
             raise UsageError(f"the hit {getattr(target, 'path', entry_id)!r} is no longer in the catalog",
                              api_hint="search again: the catalog changed since this hit was found")
-        return _load_entry(conn, access.root, entry, limit)
+        return _plan_entry(conn, access.root, entry, limit)
     if not isinstance(target, (str, os.PathLike)):
         raise UsageError(f"cannot load a {type(target).__name__}: give a search hit, an entry path or a lake file")
     rel = access.relative(os.fspath(target))
     row = lookup.file_record(conn, rel)
     if row is not None:
-        return _load_file(conn, access.root, row)
+        return False, [_plan_file(conn, access.root, row)]
     entry = lookup.entry_named(conn, rel)
     if entry is None:
         raise UsageError(f"not in the catalog: {rel}", hint="check the path (relative to the lake) or run dslake index",
                          api_hint="check the path (relative to the lake) or run lake.index()")
-    return _load_entry(conn, access.root, entry, limit)
+    return _plan_entry(conn, access.root, entry, limit)
 
 
-def _load_entry(conn: sqlite3.Connection, root: Path, entry: sqlite3.Row, limit: int | None) -> Any:
+@dataclass
+class FileLoad:
+    """One file's load: its lake path, its real path, and its (table name, hint) pairs, already validated."""
+
+    rel: str
+    path: Path
+    hints: list[tuple[str, LoadHint]]
+
+
+def run_plan(family: bool, files: list[FileLoad], nrows: int | None = None, max_chars: int | None = None) -> Any:
+    """Run a plan: what lake.load returns (nrows and max_chars bound a preview)."""
+    if not family:
+        return run_file(files[0], nrows, max_chars)
+    # Each member by its own load lines: the family's shared reader is a summary of them, the members' own are exact.
+    return {f.rel: run_file(f, nrows, max_chars) for f in files}
+
+
+def run_file(load: FileLoad, nrows: int | None = None, max_chars: int | None = None) -> Any:
+    """Run one file's hints: a table's value, or a dict by table name when the file holds several."""
+    from dslake_index.load_hint import run
+
+    loaded: dict[str, Any] = {}
+    for name, hint in load.hints:
+        key = name if name not in loaded else f"{name} ({len(loaded) + 1})"
+        try:
+            loaded[key] = run(hint, load.path, nrows=nrows, max_chars=max_chars)
+        except Exception as exc:  # the hint is the catalog's: its failure on this file is a finding to report
+            raise LoadError(f"the load line of {load.rel} ({name}) failed: {type(exc).__name__}: {exc}",
+                            api_hint="the file may have changed since it was indexed: run lake.index()") from exc
+    return next(iter(loaded.values())) if len(loaded) == 1 else loaded
+
+
+def _plan_entry(conn: sqlite3.Connection, root: Path, entry: sqlite3.Row,
+                limit: int | None) -> tuple[bool, list[FileLoad]]:
     members = lookup.member_paths(conn, entry["id"])
     if not members:
         raise LoadError(f"the entry {entry['path']} has no files left in the catalog",
                         api_hint="run lake.index() to bring the catalog up to date")
     rows = [lookup.file_record(conn, path) for path in members[:limit]]
     if entry["kind"] != "family":
-        return _load_file(conn, root, rows[0])
-    # Each member by its own load lines: the family's shared reader is a summary of them, the members' own are exact.
-    return {row["path"]: _load_file(conn, root, row) for row in rows if row is not None}
+        return False, [_plan_file(conn, root, rows[0])]
+    return True, [_plan_file(conn, root, row) for row in rows if row is not None]
 
 
-def _load_file(conn: sqlite3.Connection, root: Path, row: sqlite3.Row) -> Any:
-    from dslake_index.hint_check import run_hint
+def _plan_file(conn: sqlite3.Connection, root: Path, row: sqlite3.Row) -> FileLoad:
+    from dslake_index.load_hint import HintRefused, parse
     from dslake_index.profilers.base import Profile
 
     rel = row["path"]
@@ -84,15 +130,15 @@ def _load_file(conn: sqlite3.Connection, root: Path, row: sqlite3.Row) -> Any:
     if not hints:
         raise LoadError(f"{rel} ({profile.format}) has no load line: it is not a table dslake knows how to read",
                         api_hint=f"read it yourself from {path}")
-    loaded: dict[str, Any] = {}
+    checked: list[tuple[str, LoadHint]] = []
     for name, hint in hints:
-        key = name if name not in loaded else f"{name} ({len(loaded) + 1})"
         try:
-            loaded[key] = run_hint(hint, path)
-        except Exception as exc:  # the hint is the catalog's: its failure on this file is a finding to report
-            raise LoadError(f"the load line of {rel} ({name}) failed: {type(exc).__name__}: {exc}",
-                            api_hint="the file may have changed since it was indexed: run lake.index()") from exc
-    return next(iter(loaded.values())) if len(loaded) == 1 else loaded
+            checked.append((str(name), parse(hint)))
+        except HintRefused as exc:  # a catalog is data: a line that is not a plain reader call is never run
+            raise LoadError(f"the load line of {rel} ({name}) was refused: {exc}",
+                            hint="`dslake index` re-profiles the file if its catalog is an old one",
+                            api_hint="the catalog holds a load line dslake does not run; re-index the lake") from None
+    return FileLoad(rel, path, checked)
 
 
 def _inside(root: Path, rel: str) -> Path:

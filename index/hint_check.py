@@ -9,14 +9,13 @@ per-file timeout, since a hint that reads a big file can take long (benchmarks/l
 
 from __future__ import annotations
 
-import ast
 import re
-import warnings
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dslake_index import load_hint
 from dslake_index.profilers.base import PATH_PLACEHOLDER, Limits, Profile, ProfileError, Table
 from dslake_index.profilers.stats import LOADS_AS_TEXT
 
@@ -28,7 +27,6 @@ _NUMBER = re.compile(r"^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$")
 _THOUSANDS = re.compile(r"^\s*[-+]?\d{1,3}(,\d{3})+(\.\d+)?\s*$|^\s*[-+]?\d{1,3}(\.\d{3})*,\d+\s*$")
 _GROUPED = re.compile(r"^[-+]?\d{1,3}(,\d{3})+$")  # '2,911': three digits after every comma
 _NUMERIC_LIKE = re.compile(r"^\s*[-+]?[$€£]?\s*[-+]?[\d,]*\.?\d+\s*(%|[kKmMbB]n?)?\s*$")  # 12, 1,299, $5M, 23%
-PATH_VARIABLE = "_dslake_path"  # the name a hint's path is bound to when it runs
 VALUES_LOOKED_AT = 300  # cells per column the value checks read (enough to see a pattern, cheap on big tables)
 
 
@@ -63,46 +61,12 @@ class FileCheck:
         return asdict(self)
 
 
-def run_hint(hint: str, path: Path) -> Any:
-    """Evaluate a read hint the way a coder's script would, with the real path in place of the placeholder."""
-    import gzip
-    import io
-    import json
-    import xml.etree.ElementTree
+def run_hint(hint: str, path: Path, overrides: dict[str, Any] | None = None) -> Any:
+    """Run a stored read hint on path: parsed into its safe form (index/load_hint.py) and called, never evaluated.
 
-    import numpy as np
-    import pandas as pd
-
-    scope: dict[str, Any] = {"pd": pd, "np": np, "json": json, "gzip": gzip, "io": io, "xml": xml}
-    if "cdflib" in hint:
-        import cdflib
-
-        scope["cdflib"] = cdflib
-    scope[PATH_VARIABLE] = str(path)
-    code = bind_path(hint)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # a DtypeWarning is not a failure of the hint
-        return eval(code, scope)  # noqa: S307 - our own generated hint, run on a file of the lake
-
-
-class _PlaceholderToName(ast.NodeTransformer):
-    """Replace the placeholder `{path}` (a set display of the name `path`, as Python reads it) by a variable."""
-
-    def visit_Set(self, node: ast.Set) -> ast.AST:
-        if len(node.elts) == 1 and isinstance(node.elts[0], ast.Name) and node.elts[0].id == "path":
-            return ast.copy_location(ast.Name(id=PATH_VARIABLE, ctx=ast.Load()), node)
-        return self.generic_visit(node)
-
-
-def bind_path(hint: str) -> Any:
-    """Compile a read hint with its path placeholder turned into the variable PATH_VARIABLE.
-
-    The path is never pasted into the code: a file or sheet name may hold quotes, or the placeholder's own text
-    inside a string literal (a sheet named '{path}'), and a text substitution would let such a name end the
-    literal and run as code. On the syntax tree only the placeholder itself is replaced; literals stay literals.
+    Raises load_hint.HintRefused for a hint that is not of that form (a poisoned or hand-edited catalog).
     """
-    tree = ast.parse(hint.strip(), mode="eval")
-    return compile(ast.fix_missing_locations(_PlaceholderToName().visit(tree)), "<load hint>", "eval")
+    return load_hint.run(load_hint.parse(hint), path, overrides=overrides)
 
 
 def check_profile(profile: Profile, path: Path, relpath: str) -> FileCheck:
@@ -178,7 +142,7 @@ def compare(df: Any, table: Table, where: str, path: Path) -> list[Mismatch]:
 
 def _decimal_comma_mismatches(df: Any, hint: str, path: Path, where: str) -> list[Mismatch]:
     """Find columns read with decimal=',' whose text is written with thousands separators ('2,911' is 2911)."""
-    raw = run_hint(hint.replace(PATH_PLACEHOLDER, PATH_PLACEHOLDER + ", dtype=str", 1), path)
+    raw = run_hint(hint, path, overrides={"dtype": str})
     found = []
     for j, name in enumerate(df.columns[:200]):
         if df[name].dtype.kind != "f" or j >= len(raw.columns):

@@ -152,6 +152,9 @@ def run_index(
     """
     started = time.perf_counter()
     summary = IndexSummary(skipped=len(scan.skipped))
+    from dslake_index.hint_sweep import recheck_hints
+
+    recheck_hints(conn)  # an old catalog's load hints that no longer parse: those files are profiled again
     new, changed, removed, unchanged = plan_changes(conn, scan)
     summary.unchanged = unchanged
     summary.removed = len(removed)

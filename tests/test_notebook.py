@@ -119,9 +119,10 @@ def test_file_and_sheet_names_cannot_inject_code(tmp_path, monkeypatch):
     lake.close()
 
 
-def test_run_hint_binds_the_path_as_a_variable_and_leaves_literals_alone(tmp_path):
+def test_run_hint_passes_the_path_as_a_value_and_leaves_literals_alone(tmp_path):
     path = tmp_path / "a'b\"c.txt"
-    assert run_hint("[{path}, '{path}', len({path})]", path) == [str(path), "{path}", len(str(path))]
+    path.write_text("{path}\nx\n", encoding="utf-8")
+    assert run_hint("open({path}, encoding='utf-8').read().splitlines()", path) == ["{path}", "x"]
 
 
 # ---- display ---------------------------------------------------------------------------------------------------

@@ -9,6 +9,8 @@ value by default. No JavaScript build: the pages are rendered on the server; one
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
@@ -27,6 +29,7 @@ from dsstar_lake.web import views
 from dsstar_lake.web.access import Guard, check_bind, same_origin
 from dsstar_lake.web.asking import MAX_QUESTION, Asks
 from dsstar_lake.web.live import follow
+from dsstar_lake.web.preview import Previewer
 
 TEMPLATES = Path(__file__).parent / "templates"
 # The report page is self-contained (figures as data URIs): it may load nothing and run nothing.
@@ -64,6 +67,7 @@ class Pages:
         # One thread: the Lake's SQLite connection and retriever are per thread; the event loop stays free.
         self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dslake-serve")
         self.asks = Asks(lake)
+        self.previewer = Previewer.from_settings(lake.settings)  # a bounded worker process, started on first use
 
     async def call(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
         return await asyncio.get_running_loop().run_in_executor(self.worker, partial(fn, *args, **kwargs))
@@ -98,7 +102,7 @@ class Pages:
             shown = await self.call(self.lake.show, path)
         except DslakeError as exc:
             return self.problem(exc)
-        data = await self.call(views.preview, self.lake, path)
+        data = await self.call(self.previewer.preview, self.lake, path)
         return self.page("entry.html", shown=shown, preview=data)
 
     async def runs(self, request: Request) -> Response:
@@ -212,7 +216,12 @@ def build_app(lake: Any, token: str | None = None) -> Any:
         Route("/runs/{run_id}/events", pages.events), Route("/runs/{run_id}/figures/{name:path}", pages.figure),
         Mount("/static", StaticFiles(directory=STATIC)),
     ]
-    return Guard(Starlette(routes=routes), token)
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Any) -> AsyncIterator[None]:
+        yield
+        pages.previewer.close()  # its worker process goes with the server
+
+    return Guard(Starlette(routes=routes, lifespan=lifespan), token)
 
 
 def serve(lake: Any, host: str = "127.0.0.1", port: int = 8765, allow_remote: bool = False,

@@ -1,7 +1,8 @@
-"""What the pages show beyond what the facade returns as is: a data preview, a run's scripts and figures, a report.
+"""What the pages show beyond what the facade returns as is: a run's scripts and figures, a report (the data
+preview is web/preview.py).
 
 Everything here reads; nothing writes the lake or the catalog. Text from the lake or a model stays text: the
-templates escape it (Jinja2 autoescape), and the preview table is built by pandas with escaping on.
+templates escape it (Jinja2 autoescape).
 """
 
 from __future__ import annotations
@@ -11,40 +12,12 @@ import re
 from pathlib import Path
 from typing import Any
 
-from dsstar_lake.errors import DslakeError
 from dsstar_lake.runs import FIGURES_DIR
 from dsstar_lake.sandbox.figures import MIME, read_figure
 
-PREVIEW_ROWS = 20
-PREVIEW_TABLES = 3  # a workbook's first sheets, a family's first members
 MAX_TEXT = 20_000  # characters of a script or its output shown on a run page
 REPORT_LIMIT = 64 * 2**20
 SCRIPT_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,100}$")
-
-
-def preview(lake: Any, path: str) -> dict[str, Any]:
-    """Return a few rows of what `lake.load(path)` gives, as escaped HTML tables, or the reason there are none."""
-    try:
-        loaded = lake.load(path, limit=PREVIEW_TABLES)
-    except DslakeError as exc:  # no load line, a broken file, a catalog opened without its lake
-        return {"error": exc.message, "tables": []}
-    items = loaded.items() if isinstance(loaded, dict) else [("", loaded)]
-    tables = []
-    for name, value in list(items)[:PREVIEW_TABLES]:
-        if isinstance(value, dict) and all(hasattr(v, "to_html") for v in value.values()):
-            tables += [_table(f"{name} / {k}" if name else str(k), v) for k, v in list(value.items())[:2]]
-        else:
-            tables.append(_table(str(name), value))
-    return {"error": None, "tables": tables}
-
-
-def _table(name: str, value: Any) -> dict[str, Any]:
-    if hasattr(value, "head") and hasattr(value, "to_html"):
-        shape = getattr(value, "shape", None)
-        # to_html escapes cell text and column names by default (escape=True): a cell cannot become markup.
-        return {"name": name, "html": value.head(PREVIEW_ROWS).to_html(escape=True, border=0, max_cols=30),
-                "shape": shape, "text": None}
-    return {"name": name, "html": None, "shape": None, "text": _cut(repr(value), 4000)}
 
 
 def _cut(text: str, limit: int = MAX_TEXT) -> str:

@@ -1,0 +1,136 @@
+"""The entry page's data preview: a few rows of what `lake.load` gives, read in a bounded worker process.
+
+A GET may come from any page of any origin (`<img src=http://127.0.0.1:8765/entries/big.csv>`), so what it
+triggers is bounded and runs nothing from the catalog: the load lines are parsed into their safe form in the server
+(loading.plan: a line of another form is refused with one line naming the entry), then a worker process reads at
+most `serve.preview_rows` rows of each table, and files whose reader cannot stop after N rows (parquet, JSON,
+HTML, arrays) only when they fit `serve.preview_bytes`. The worker has the profilers' bounds ([profile] timeout_s
+and memory_mb): a file past them stops the preview, never the server.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+from typing import Any
+
+from dslake_index.load_hint import ROW_LIMITED
+
+from dsstar_lake.errors import DslakeError
+
+PREVIEW_TABLES = 3  # a workbook's first sheets, a family's first members
+TEXT_CHARS = 4000  # characters of a non-table value (text, a dict, arrays) shown
+HTML_COLUMNS = 30
+
+
+class Previewer:
+    """Runs previews in one worker process, started on first use and stopped by close()."""
+
+    def __init__(self, rows: int, max_bytes: int, timeout_s: float, memory_mb: int) -> None:
+        self.rows, self.max_bytes = max(1, rows), max(1, max_bytes)
+        self.timeout_s, self.memory_mb = timeout_s, memory_mb
+        self._pool: Any = None
+        self._lock = threading.Lock()
+
+    @classmethod
+    def from_settings(cls, settings: Any) -> Previewer:
+        """Build one from [serve] preview_rows, preview_bytes and the [profile] time and memory bounds."""
+        return cls(int(settings["serve.preview_rows"]), int(settings["serve.preview_bytes"]),
+                   float(settings["profile.timeout_s"]), int(settings["profile.memory_mb"]))
+
+    def preview(self, lake: Any, path: str) -> dict[str, Any]:
+        """Return {"error": reason or None, "tables": [...]} for an entry: escaped HTML tables or short text."""
+        from concurrent.futures import TimeoutError as FutureTimeout
+
+        from pebble import ProcessExpired
+
+        from dsstar_lake.loading import plan
+
+        try:
+            family, files = plan(lake.access, path, limit=PREVIEW_TABLES)
+        except DslakeError as exc:  # no load line, a refused one, a broken file, a catalog opened without its lake
+            return {"error": exc.message, "tables": []}
+        too_big = [f for f in files if any(h.reader not in ROW_LIMITED for _, h in f.hints)
+                   and _size(f.path) > self.max_bytes]
+        if too_big:
+            f = too_big[0]
+            return {"error": f"{f.rel} is {_size(f.path):,} bytes, over the preview's {self.max_bytes:,}: "
+                             "load it with `lake.load` to see it", "tables": []}
+        future = self._worker().schedule(preview_files, args=(family, files, self.rows, self.max_bytes),
+                                         timeout=self.timeout_s)
+        try:
+            return future.result()
+        except FutureTimeout:
+            return {"error": f"the preview took over {self.timeout_s:g} s and was stopped", "tables": []}
+        except ProcessExpired:
+            return {"error": f"the preview's process died (over {self.memory_mb} MB of memory?)", "tables": []}
+        except Exception as exc:  # a page shows one line about its preview, never a traceback
+            return {"error": f"the preview failed: {type(exc).__name__}: {str(exc)[:200]}", "tables": []}
+
+    def _worker(self) -> Any:
+        from dslake_index.worker_context import worker_context
+        from pebble import ProcessPool
+
+        with self._lock:
+            if self._pool is None or not self._pool.active:
+                ctx = worker_context(["pandas", "dsstar_lake.web.preview"])
+                self._pool = ProcessPool(max_workers=1, initializer=_child_init, initargs=(self.memory_mb,),
+                                         context=ctx)
+            return self._pool
+
+    def close(self) -> None:
+        """Stop the worker process, if one was started."""
+        with self._lock:
+            if self._pool is not None:
+                self._pool.stop()
+                self._pool.join()
+                self._pool = None
+
+
+def _size(path: Any) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
+def _child_init(memory_mb: int) -> None:
+    """A preview process: killed when the server goes, its address space capped like a profiler's."""
+    from dslake_index.profile_task import limit_memory
+
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    limit_memory(memory_mb)
+
+
+def preview_files(family: bool, files: list[Any], rows: int, max_chars: int) -> dict[str, Any]:
+    """Run in the worker: read the planned files with at most `rows` rows each; return small, escaped tables."""
+    from dsstar_lake.loading import run_plan
+
+    try:
+        loaded = run_plan(family, files, nrows=rows, max_chars=max_chars)
+    except DslakeError as exc:
+        return {"error": exc.message, "tables": []}
+    items = loaded.items() if isinstance(loaded, dict) else [("", loaded)]
+    tables = []
+    for name, value in list(items)[:PREVIEW_TABLES]:
+        if isinstance(value, dict) and value and all(hasattr(v, "to_html") for v in value.values()):
+            tables += [_table(f"{name} / {k}" if name else str(k), v, rows) for k, v in list(value.items())[:2]]
+        else:
+            tables.append(_table(str(name), value, rows))
+    return {"error": None, "tables": tables}
+
+
+def _table(name: str, value: Any, rows: int) -> dict[str, Any]:
+    if hasattr(value, "head") and hasattr(value, "to_html"):
+        shape = tuple(getattr(value, "shape", ()) or ()) or None
+        # to_html escapes cell text and column names by default (escape=True): a cell cannot become markup.
+        return {"name": name, "html": value.head(rows).to_html(escape=True, border=0, max_cols=HTML_COLUMNS),
+                "shape": shape, "text": None}
+    text = repr(value)
+    cut = text if len(text) <= TEXT_CHARS else text[:TEXT_CHARS] + f"\n… ({len(text) - TEXT_CHARS} more characters)"
+    return {"name": name, "html": None, "shape": None, "text": cut}
