@@ -20,7 +20,7 @@ from dsstar_lake.errors import ConfigError, LakeNotFound, UsageError
 from dsstar_lake.sandbox import bwrap as bw
 from dsstar_lake.sandbox import limits, workfolder
 from dsstar_lake.sandbox.env import script_env
-from dsstar_lake.sandbox.fingerprint import changed, fingerprint
+from dsstar_lake.sandbox.fingerprint import catalog_stamps, changed, fingerprint
 from dsstar_lake.sandbox.result import CappedBuffer, ExecResult, classify
 
 SHIM = str(Path(__file__).with_name("_shim.py"))
@@ -45,8 +45,6 @@ DEFAULTS: dict[str, Any] = {
 BACKENDS = ("auto", "bwrap", "subprocess")
 KILL_GRACE_S = 3.0  # time the shim gets to kill the script's tree before we kill the shim's group
 DRAIN_S = 1.0  # time to read what is left in the pipes after the shim ended
-# Files dslake's own connections touch while a script runs (SQLite's journal, write-ahead log, shared memory).
-CATALOG_NOISE = ("-wal", "-shm", "-journal")
 
 
 class Sandbox:
@@ -208,7 +206,7 @@ class Sandbox:
         catalog: dict[str, Any] = {}
         for folder in self.private:
             stamps = fingerprint(folder, bound, [*self.volatile, workdir])
-            catalog.update({f"{folder.name}/{k}": v for k, v in stamps.items() if not k.endswith(CATALOG_NOISE)})
+            catalog.update({f"{folder.name}/{k}": v for k, v in catalog_stamps(folder, stamps).items()})
         return lake, catalog
 
     def _lake_reads(self, opened: list[str], workdir: Path) -> list[str]:

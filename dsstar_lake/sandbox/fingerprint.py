@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
 from collections import deque
@@ -10,6 +11,15 @@ from pathlib import Path
 
 Stamp = tuple[bool, int, int, int, int]  # is_dir, size, mtime_ns, ctime_ns, inode
 MAX_REPORTED = 100
+# SQLite's side files. The wal-index (-shm) changes whenever any connection reads (read marks), so it says nothing
+# about content. The write-ahead log (-wal) and a rollback journal (-journal) are content: a commit left in the
+# -wal, or a hot -journal, is what the next connection reads. Only commits write them; opening and closing a
+# connection just creates or removes an empty one. Their ctime is noise too: SQLite run as root chowns them to the
+# database's owner on every open. So they are stamped by size, mtime and a digest of their bytes.
+SQLITE_INDEX = "-shm"
+SQLITE_CONTENT = ("-wal", "-journal")
+EMPTY: Stamp = (False, 0, 0, 0, 0)
+DIGEST_WHOLE = 64 << 20  # a larger log is digested by its header and last MiB (appends change its size anyway)
 
 
 def _stamp(st: os.stat_result, is_dir: bool, with_times: bool = True) -> Stamp:
@@ -73,6 +83,42 @@ def fingerprint(
             continue
         stamps[rel] = _stamp(st, stat.S_ISDIR(st.st_mode), str(path) not in ancestors)
     return stamps
+
+
+def catalog_stamps(folder: Path, stamps: dict[str, Stamp]) -> dict[str, Stamp]:
+    """Return a catalog folder's stamps fit to compare across a script's run.
+
+    The wal-index is left out; an empty -wal or -journal is the same as none, so a reader elsewhere (`dslake
+    serve`, a search) that opens and closes the manifest while a script runs is not tampering; a commit by the
+    script (a non-empty -wal that appeared, grew or was rewritten, even with its mtime set back) is. Every file
+    gets both side names, so a -wal that goes from none to full is a changed stamp, never a name one walk saw
+    and the other did not (which `changed` forgives when the folder's times did not move).
+    """
+    out = {k: v for k, v in stamps.items() if not k.endswith(SQLITE_INDEX)}
+    for key, stamp in list(out.items()):
+        if key.endswith(SQLITE_CONTENT):
+            out[key] = EMPTY if stamp[0] or stamp[1] == 0 else _content_stamp(folder / key, stamp)
+        elif not stamp[0]:
+            for suffix in SQLITE_CONTENT:
+                out.setdefault(key + suffix, EMPTY)
+    return out
+
+
+def _content_stamp(path: Path, stamp: Stamp) -> Stamp:
+    """Stamp a SQLite log by size, mtime, inode and a digest of its bytes in place of the ctime."""
+    digest = hashlib.blake2b(digest_size=8)
+    try:
+        with open(path, "rb") as fh:
+            if stamp[1] <= DIGEST_WHOLE:
+                while chunk := fh.read(1 << 20):
+                    digest.update(chunk)
+            else:
+                digest.update(fh.read(4096))
+                fh.seek(-(1 << 20), os.SEEK_END)
+                digest.update(fh.read())
+    except OSError:
+        return stamp
+    return (False, stamp[1], stamp[2], int.from_bytes(digest.digest(), "big"), stamp[4])
 
 
 def changed(before: dict[str, Stamp], after: dict[str, Stamp]) -> list[str]:
