@@ -95,7 +95,8 @@ class AskResult(BaseModel):
 
     answer: str = Field(description="What the final script printed.")
     verified: bool = Field(description="Whether the verifier judged the plan sufficient.")
-    files_used: list[str] = Field(description="Lake files the scripts read.")
+    files_used: list[str] = Field(description="Lake files the scripts' Python reported reading "
+                                  "(the sandbox's read trace; a script can forge it).")
     run_id: str = Field(description="The run's id: `dslake runs show ID` shows its plan, scripts and cost.")
     stop_reason: str | None = Field(description="verified, max_rounds, budget or error.")
     error: str | None = Field(description="Why the run stopped short of a verified answer, when it did.")

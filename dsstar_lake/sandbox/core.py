@@ -22,6 +22,7 @@ from dsstar_lake.sandbox import limits, workfolder
 from dsstar_lake.sandbox.env import script_env
 from dsstar_lake.sandbox.fingerprint import catalog_stamps, changed, fingerprint
 from dsstar_lake.sandbox.result import CappedBuffer, ExecResult, classify
+from dsstar_lake.sandbox.tracecheck import read_trace
 
 SHIM = str(Path(__file__).with_name("_shim.py"))
 READ_TRACER = Path(__file__).with_name("_readtrace.py")
@@ -292,7 +293,7 @@ class Sandbox:
         trace_read, trace_write = os.pipe()
         passthrough = [n.strip() for n in str(cfg["env_passthrough"]).split(",") if n.strip()]
         env = script_env(home, tmp, self.python, passthrough)
-        env.update(PYTHONPATH=str(Path(shown).parent), DSLAKE_TRACE_FD=str(trace_write))
+        env.update(PYTHONPATH=str(Path(shown).parent), DSLAKE_TRACE_FD=str(trace_write), DSLAKE_TRACE_TOP="1")
         cgroup = limits.PidsCgroup.create(self.max_procs) if self.cgroups else None
         nproc = None
         if self.max_procs and os.getuid() != 0:
@@ -360,11 +361,13 @@ class Sandbox:
         stderr = pump.err.text().replace(shown, name)
         killed_by = stop_reason or status.get("killed_by") or classify(rc, sig, stderr)
         peak = peak if peak is not None else status.get("peak_procs")
+        exited = rc is not None and rc >= 0 and not killed_by and not stop_reason
+        reads, trace_problems = read_trace(pump.reads.text(), pump.reads.cut > 0, exited)
         return ExecResult(
             stdout=pump.out.text(), stderr=stderr, returncode=rc, timed_out=stop_reason == "timeout",
             killed_by=killed_by, duration_s=round(duration, 3), lake_modified=[], script_name=name,
             backend=self.backend, stdout_bytes=pump.out.total, stderr_bytes=pump.err.total, peak_procs=peak,
-            maxrss_kb=status.get("maxrss_kb"), reads=pump.reads.text().splitlines(),
+            maxrss_kb=status.get("maxrss_kb"), reads=reads, trace_problems=trace_problems,
         )
 
 
