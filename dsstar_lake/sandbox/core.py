@@ -129,7 +129,8 @@ class Sandbox:
             "network": "none (network namespace)" if bwrap or self.net_unshare else "NOT isolated",
             "home and credentials": "hidden (tmpfs over homes, /run, /tmp)" if bwrap else "NOT hidden",
             "filesystem": "read-only except the work folder and a private /tmp" if bwrap else "NOT protected",
-            "catalog": "hidden (empty read-only folder)" if bwrap else "changes detected afterwards (size/mtime/ctime)",
+            "catalog": "hidden (empty read-only folder)" if bwrap
+                       else "changes detected afterwards (size/mtime/ctime; SQLite's -wal by its bytes)",
             "script file": "written outside the work folder, read-only to the script"
                            if bwrap else "written outside the work folder",
             "disk": f"work folder {self.cfg['disk_mb']} MiB / {self.cfg['max_files']} entries, measured every "
