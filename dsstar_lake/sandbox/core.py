@@ -20,7 +20,7 @@ from dsstar_lake.errors import ConfigError, LakeNotFound, UsageError
 from dsstar_lake.sandbox import bwrap as bw
 from dsstar_lake.sandbox import limits, workfolder
 from dsstar_lake.sandbox.env import script_env
-from dsstar_lake.sandbox.fingerprint import catalog_stamps, changed, fingerprint
+from dsstar_lake.sandbox.fingerprint import catalog_stamps, changed, fingerprint, with_side_files
 from dsstar_lake.sandbox.result import CappedBuffer, ExecResult, classify
 from dsstar_lake.sandbox.tracecheck import read_trace
 
@@ -207,7 +207,7 @@ class Sandbox:
         lake = fingerprint(self.lake, bound, [*self.private, workdir], watch)
         catalog: dict[str, Any] = {}
         for folder in self.private:
-            stamps = fingerprint(folder, bound, [*self.volatile, workdir])
+            stamps = fingerprint(folder, bound, [*with_side_files(self.volatile), workdir])
             catalog.update({f"{folder.name}/{k}": v for k, v in catalog_stamps(folder, stamps).items()})
         return lake, catalog
 

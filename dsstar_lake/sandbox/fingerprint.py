@@ -104,6 +104,11 @@ def catalog_stamps(folder: Path, stamps: dict[str, Stamp]) -> dict[str, Stamp]:
     return out
 
 
+def with_side_files(paths: Iterable[Path]) -> list[Path]:
+    """Return paths and SQLite's side files of each: a database dslake writes while scripts run has them too."""
+    return [Path(f"{p}{suffix}") for p in paths for suffix in ("", SQLITE_INDEX, *SQLITE_CONTENT)]
+
+
 def _content_stamp(path: Path, stamp: Stamp) -> Stamp:
     """Stamp a SQLite log by size, mtime, inode and a digest of its bytes in place of the ctime."""
     digest = hashlib.blake2b(digest_size=8)
