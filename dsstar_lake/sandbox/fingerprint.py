@@ -19,7 +19,7 @@ MAX_REPORTED = 100
 SQLITE_INDEX = "-shm"
 SQLITE_CONTENT = ("-wal", "-journal")
 EMPTY: Stamp = (False, 0, 0, 0, 0)
-DIGEST_WHOLE = 64 << 20  # a larger log is digested by its header and last MiB (appends change its size anyway)
+DIGEST_WHOLE = 8 << 20  # ~10 ms; a larger log is digested by its header and last MiB (appends change its size)
 
 
 def _stamp(st: os.stat_result, is_dir: bool, with_times: bool = True) -> Stamp:
