@@ -106,6 +106,13 @@ def test_ask_is_aborted_and_the_user_told_when_a_script_writes_the_manifest_thro
     assert done.exit_code == 7, done.output  # LakeModified: the run is aborted, not answered
     assert "changed dslake's catalog (.dslake/manifest.sqlite-wal)" in done.output
     assert "Traceback" not in done.output
+    # The change happened (detection, not prevention): the user is told how to get a clean manifest back.
+    assert INJECTED in CliRunner().invoke(cli, ["show", "sales.csv", "--lake", str(lake)]).output
+    assert "rebuild it from the lake" in " ".join(done.output.split())
+    for name in ("manifest.sqlite", "manifest.sqlite-wal", "manifest.sqlite-shm"):
+        (catalog / name).unlink(missing_ok=True)
+    assert CliRunner().invoke(cli, ["index", str(lake)]).exit_code == 0
+    assert INJECTED not in CliRunner().invoke(cli, ["show", "sales.csv", "--lake", str(lake)]).output
 
 
 def test_a_database_dslake_writes_while_scripts_run_is_left_out_with_its_wal(indexed):
