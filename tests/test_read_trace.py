@@ -89,3 +89,16 @@ def test_a_run_whose_trace_was_closed_is_marked_in_its_record_runs_show_and_the_
     assert code == 200
     assert page.count('class="bad trace-problem"') == 2  # the answer's flag and round 1's script
     assert "the read trace did not end with the script" in page
+
+
+def test_a_trace_past_its_size_limit_is_marked_cut_and_its_half_lines_are_not_counted_as_forged():
+    from dsstar_lake.sandbox.result import CappedBuffer
+    from dsstar_lake.sandbox.tracecheck import CUT, END, read_trace
+
+    buffer = CappedBuffer(4096)
+    for i in range(2000):
+        buffer.write(f"/lake/folder/file_{i:05d}.csv\n".encode())
+    buffer.write(f"{END}\n".encode())
+    paths, problems = read_trace(buffer.text(), buffer.cut > 0, exited=True)
+    assert problems == [CUT]
+    assert paths[0] == "/lake/folder/file_00000.csv" and paths[-1] == "/lake/folder/file_01999.csv"

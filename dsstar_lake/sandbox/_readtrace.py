@@ -1,7 +1,8 @@
 """Installed as the script's sitecustomize: report every file the script opens for reading, through an audit hook.
 
 Copied next to the script (its private, read-only folder) and found through PYTHONPATH, so it runs before
-the script in the script's own interpreter and in every Python process the script starts. Each path is
+the script in the script's own interpreter and in every Python process the script starts that keeps the
+descriptor (forked workers do; subprocess closes it unless told close_fds=False). Each path is
 written once, absolute, one per line, to the descriptor named by DSLAKE_TRACE_FD; dslake keeps those under
 the lake. An audit hook sees Python-level opens (open, io, pandas' readers, numpy.load, zipfile); a native
 library that opens a path in C (pyarrow.parquet.read_table given a path) is not seen.
