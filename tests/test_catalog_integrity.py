@@ -130,3 +130,15 @@ def test_a_database_dslake_writes_while_scripts_run_is_left_out_with_its_wal(ind
     # ... while the config next to it is still watched.
     res = sb.run(f"open({str(catalog / 'config.toml')!r}, 'a').write('# x\\n')\n", catalog / "runs" / "r3" / "work")
     assert res.catalog_modified == [".dslake/config.toml"]
+
+
+@pytest.mark.parametrize("plant", ["fifo", "link-to-dev-zero"])
+def test_a_wal_replaced_by_a_fifo_or_a_link_is_tampering_and_never_blocks_the_check(indexed, plant):
+    """The check reads the -wal's bytes: a name the script swapped for a FIFO or /dev/zero must not hang it."""
+    lake, catalog = indexed
+    wal = catalog / "manifest.sqlite-wal"
+    make = f"os.mkfifo({str(wal)!r})" if plant == "fifo" else f"os.symlink('/dev/zero', {str(wal)!r})"
+    res = sandbox("subprocess", lake).run(f"import os\ntry:\n    os.remove({str(wal)!r})\nexcept OSError:\n    pass\n"
+                                          f"{make}\n", catalog / "runs" / "r4" / "work")
+    assert res.returncode == 0, res.stderr
+    assert res.catalog_modified == [".dslake/manifest.sqlite-wal"]

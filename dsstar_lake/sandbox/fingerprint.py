@@ -110,19 +110,29 @@ def with_side_files(paths: Iterable[Path]) -> list[Path]:
 
 
 def _content_stamp(path: Path, stamp: Stamp) -> Stamp:
-    """Stamp a SQLite log by size, mtime, inode and a digest of its bytes in place of the ctime."""
-    digest = hashlib.blake2b(digest_size=8)
+    """Stamp a SQLite log by size, mtime, inode and a digest of its bytes in place of the ctime.
+
+    The catalog is the script's to write without bwrap: the name may now be a link, a FIFO or a device, so it is
+    opened without following links or blocking, and read only up to the size stat gave. Anything but a regular
+    file keeps its own stamp (which differs from the log's that was there before).
+    """
     try:
-        with open(path, "rb") as fh:
-            if stamp[1] <= DIGEST_WHOLE:
-                while chunk := fh.read(1 << 20):
-                    digest.update(chunk)
-            else:
-                digest.update(fh.read(4096))
-                fh.seek(-(1 << 20), os.SEEK_END)
-                digest.update(fh.read())
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
         return stamp
+    digest = hashlib.blake2b(digest_size=8)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return stamp
+        size = stamp[1]
+        spans = [(0, size)] if size <= DIGEST_WHOLE else [(0, 4096), (size - (1 << 20), 1 << 20)]
+        for start, length in spans:
+            for at in range(start, start + length, 1 << 20):
+                digest.update(os.pread(fd, min(1 << 20, start + length - at), at))
+    except OSError:
+        return stamp
+    finally:
+        os.close(fd)
     return (False, stamp[1], stamp[2], int.from_bytes(digest.digest(), "big"), stamp[4])
 
 
