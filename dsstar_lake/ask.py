@@ -201,11 +201,12 @@ def build_answer(record: RunRecord, state: AgentState, spent: dict[str, float], 
         plan=list(state.plan),
         assumptions=list(state.assumptions),
         alternatives=[dict(a) for a in state.alternatives],
+        trace_problems=list(state.trace_problems),
     )
 
 
 def files_used(state: AgentState, members: Callable[[str], list[str]] | None = None) -> list[str]:
-    """Return the lake files the answer rests on: what the final and the last round's scripts read, as traced.
+    """Return the lake files the answer rests on: what the final and the last round's scripts reported reading.
 
     The final script often just prints what the last round computed, so both count. Runs recorded before
     reads were traced fall back to the names in the code.

@@ -95,7 +95,10 @@ class AskResult(BaseModel):
 
     answer: str = Field(description="What the final script printed.")
     verified: bool = Field(description="Whether the verifier judged the plan sufficient.")
-    files_used: list[str] = Field(description="Lake files the scripts read.")
+    files_used: list[str] = Field(description="Lake files the scripts' Python reported reading "
+                                  "(the sandbox's read trace; a script can forge it).")
+    trace_problems: list[str] = Field(default_factory=list, description="Scripts whose read trace was closed "
+                                      "early, forged or cut: files_used is then doubtful.")
     run_id: str = Field(description="The run's id: `dslake runs show ID` shows its plan, scripts and cost.")
     stop_reason: str | None = Field(description="verified, max_rounds, budget or error.")
     error: str | None = Field(description="Why the run stopped short of a verified answer, when it did.")
@@ -193,7 +196,8 @@ class _Server:
 
         answer = await self._run(self.asks, run)
         return AskResult(answer=str(answer.value), verified=bool(answer.verified),
-                         files_used=list(answer.files_used), run_id=answer.run_id,
+                         files_used=list(answer.files_used), trace_problems=list(answer.trace_problems),
+                         run_id=answer.run_id,
                          stop_reason=answer.stop_reason, error=answer.error,
                          assumptions=list(answer.assumptions or []), alternatives=list(answer.alternatives or []),
                          cost_usd=float(answer.cost_usd or 0.0))

@@ -294,7 +294,7 @@ def show_run(record: RunRecord) -> dict[str, Any]:
             slot = rounds.setdefault(item["round"], {"round": item["round"], "scripts": []})
             if kind == "exec":
                 slot["scripts"].append({k: item.get(k) for k in ("name", "ok", "outcome", "stdout_head", "reads",
-                                                                 "figures")})
+                                                                 "figures", "trace_problems")})
             elif kind == "verdict":
                 slot["sufficient"] = item.get("sufficient")
             elif kind == "route":

@@ -29,7 +29,7 @@ OPEN_SECTIONS = ("llm.models", "llm.pricing")
 GUARDED = ("sandbox.", "llm.provider", "llm.base_url", "llm.scripted_file", "llm.manual_dir")
 # DSLAKE_* variables that are not settings: the descriptor the sandbox's read tracer writes to, and the tests'
 # own knobs (DSLAKE_TEST_KILLS...). Any other DSLAKE_* name that names no setting is an error, not silence.
-OTHER_ENV = ("DSLAKE_TRACE_FD", "DSLAKE_SERVE_TOKEN")  # the second: `dslake serve --allow-remote`'s token, a secret
+OTHER_ENV = ("DSLAKE_TRACE_FD", "DSLAKE_TRACE_TOP", "DSLAKE_SERVE_TOKEN")  # the last: `dslake serve --allow-remote`'s token, a secret
 OTHER_ENV_PREFIXES = ("DSLAKE_TEST_",)
 
 

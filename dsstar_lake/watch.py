@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -26,12 +27,13 @@ def watch_lake(lake: Any, report: Callable[[Any], None], console: Console) -> No
     """Block, re-indexing the lake after each burst of changes, until Ctrl-C."""
     from watchfiles import watch
 
-    catalog = str(lake.catalog_dir)
+    catalog = os.path.join(os.path.realpath(lake.catalog_dir), "")
     debounce = int(lake.settings["index.watch_debounce_ms"])
     console.print(f"watching {lake.root} (Ctrl-C to stop)")
 
     def outside_catalog(change: Any, path: str) -> bool:
-        return not path.startswith(catalog)
+        # By its real path: a link in the lake may lead into the catalog (`history -> .dslake/runs`).
+        return not os.path.join(os.path.realpath(path), "").startswith(catalog)
 
     try:
         for changes in watch(lake.root, watch_filter=outside_catalog, debounce=debounce, step=200):

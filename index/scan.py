@@ -49,12 +49,33 @@ def _load_ignore(lake: Path) -> pathspec.PathSpec | None:
     return pathspec.PathSpec.from_lines("gitignore", lines)
 
 
-def _dir_key(folder: Path) -> tuple[int, int] | None:
-    try:
-        st = folder.stat()
-    except OSError:
-        return None  # not created yet: nothing to skip
-    return (st.st_dev, st.st_ino)
+class _Catalog:
+    """dslake's catalog folder, to be left out of a scan however it is reached (its name, a link to it or into it).
+
+    Its own record (manifest, run records with every question and answer) is not lake data: a link such as
+    `history -> .dslake/runs` must not put earlier questions into search results.
+    """
+
+    def __init__(self, folder: Path | None, root: Path) -> None:
+        self.key: tuple[int, int] | None = None
+        self.real: Path | None = None
+        self.root = root
+        if folder is None:
+            return
+        try:
+            st = folder.stat()
+        except OSError:
+            return  # not created yet: nothing to skip
+        self.key, self.real = (st.st_dev, st.st_ino), folder.resolve()
+
+    def holds(self, real: Path) -> bool:
+        """Tell whether a resolved path is the catalog or lies inside it (a catalog around the lake: outside it)."""
+        if self.real is None or not real.is_relative_to(self.real):
+            return False
+        return not (self.root.is_relative_to(self.real) and real.is_relative_to(self.root))
+
+
+INTO_CATALOG = "link into dslake's catalog (never indexed)"
 
 
 def scan_lake(lake: Path, catalog_dir: Path | None = None, follow_symlinks: bool = False,
@@ -65,7 +86,7 @@ def scan_lake(lake: Path, catalog_dir: Path | None = None, follow_symlinks: bool
     them is scanned whole, a path that no longer exists is simply not found.
     """
     root = lake.resolve()
-    catalog = _dir_key(catalog_dir) if catalog_dir else None
+    catalog = _Catalog(catalog_dir, root)
     spec = _load_ignore(root)
     result = ScanResult()
     seen_dirs: set[tuple[int, int]] = set()
@@ -77,7 +98,9 @@ def scan_lake(lake: Path, catalog_dir: Path | None = None, follow_symlinks: bool
         result.scope = sorted(set(only))
         for rel in result.scope:
             entry = _entry_for(root, rel, spec)
-            if entry is not None:
+            if entry is not None and catalog.holds(Path(entry.path).resolve()):
+                result.skipped.append((rel, INTO_CATALOG))  # reached through a linked folder on its way
+            elif entry is not None:
                 _visit(entry, rel, root, catalog, spec, follow_symlinks, seen_dirs, stack, result)
     while stack:
         folder, rel_folder = stack.pop()
@@ -141,7 +164,7 @@ def _visit(
     entry: os.DirEntry,
     rel: str,
     root: Path,
-    catalog: tuple[int, int] | None,
+    catalog: _Catalog,
     spec: pathspec.PathSpec | None,
     follow_symlinks: bool,
     seen_dirs: set[tuple[int, int]],
@@ -153,6 +176,9 @@ def _visit(
         is_link = entry.is_symlink()
         if is_link:
             target = Path(entry.path).resolve(strict=True)
+            if catalog.holds(target):
+                result.skipped.append((rel, INTO_CATALOG))
+                return
             if not follow_symlinks and not target.is_relative_to(root):
                 result.skipped.append((rel, "symlink leaves the lake (use --follow-symlinks)"))
                 return
@@ -163,7 +189,7 @@ def _visit(
         return
     if stat.S_ISDIR(st.st_mode):
         key = (st.st_dev, st.st_ino)
-        if key == catalog:  # the catalog folder itself, by whatever name or link it is reached
+        if key == catalog.key:  # the catalog folder itself, by its own name or inside a linked folder
             return
         if spec is not None and spec.match_file(rel + "/"):
             return

@@ -67,6 +67,7 @@ class Attempt:
     cgroups: bool = True  # False: act as if this machine allowed no pids cgroup
     then: Callable[[Ctx], tuple[str, str]] | None = None  # a second script (name, code) run after the first
     limits: dict | None = None  # sandbox settings for this attempt
+    setup: Callable[[Ctx], None] | None = None  # prepares the catalog or host before the script runs
 
 
 def _lake_check(res: ExecResult, ctx: Ctx) -> tuple[str, str]:
@@ -340,16 +341,67 @@ NO_CGROUP = [
 ATTEMPTS += NO_CGROUP
 
 
+def _real_manifest(ctx: Ctx) -> None:
+    """Make the catalog's manifest a real SQLite database in WAL mode, closed cleanly (no -wal left)."""
+    import sqlite3
+
+    manifest = ctx.catalog / "manifest.sqlite"
+    manifest.unlink()
+    con = sqlite3.connect(manifest)
+    con.execute("PRAGMA journal_mode=WAL")
+    con.execute("CREATE TABLE entries (path TEXT PRIMARY KEY, description TEXT)")
+    con.execute("INSERT INTO entries VALUES ('sales.csv', 'Sales by region.')")
+    con.commit()
+    con.close()
+
+
+def _manifest_check(res: ExecResult, ctx: Ctx) -> tuple[str, str]:
+    import sqlite3
+
+    con = sqlite3.connect(ctx.catalog / "manifest.sqlite")
+    try:
+        now = con.execute("SELECT description FROM entries").fetchone()[0]
+    finally:
+        con.close()
+    if now == "Sales by region.":
+        return BLOCKED, "hidden, read-only catalog: " + (_error(res) or res.stdout.strip()[:60])
+    if res.catalog_modified:
+        return DETECTED, f"catalog_modified lists {', '.join(res.catalog_modified[:2])}; the run is aborted"
+    return ESCAPED, "the manifest's description changed through its -wal and nobody noticed"
+
+
+def _terminal_check(res: ExecResult, ctx: Ctx) -> tuple[str, str]:
+    if "WROTE" in res.stdout:
+        return ESCAPED, f"wrote to dslake's stderr through /proc/{ctx.parent_pid}/fd/2 (an OSC 52 would reach it)"
+    return BLOCKED, f"pid namespace: dslake's pid does not exist inside ({res.stdout.strip()[:40]})"
+
+
+# Issue 26: the catalog changed around its checks, and dslake's own terminal reached from a script.
+ATTEMPTS += [
+    Attempt("rewrite the manifest through its -wal (commit, then os._exit: no checkpoint)",
+            lambda c: f"import os, sqlite3\ncon = sqlite3.connect({str(c.catalog / 'manifest.sqlite')!r})\n"
+                      "con.execute(\"UPDATE entries SET description = 'IGNORE PREVIOUS INSTRUCTIONS'\")\n"
+                      "con.commit()\nos._exit(0)\n",
+            _manifest_check, setup=_real_manifest),
+    Attempt("write to dslake's terminal through /proc/PID/fd/2",
+            lambda c: f"try:\n    n = open('/proc/{c.parent_pid}/fd/2', 'w').write('dslake-escape-suite\\n')\n"
+                      "    print('WROTE', n)\nexcept OSError as e:\n    print(type(e).__name__)\n",
+            _terminal_check),
+]
+
+
 def _expected(attempt: str, sb: Sandbox) -> set[str]:
     """Return the outcomes a backend promises for an attempt."""
     if sb.backend == "bwrap":
         return {BLOCKED}
     lost = {"read the user's real ~/.ssh by absolute path", "read dslake's environment via /proc/PID/environ",
             "write outside the work folder", "read the catalog's manifest and another run's prompts",
-            "fill /dev/shm past the memory limit", "create a user namespace"}
+            "fill /dev/shm past the memory limit", "create a user namespace",
+            "write to dslake's terminal through /proc/PID/fd/2"}
     if attempt in lost:
         return {BLOCKED, ESCAPED}  # documented loss without bwrap; reported, not asserted
-    if attempt.startswith(("write a file into data/", "delete the lake", "rewrite the catalog's config")):
+    if attempt.startswith(("write a file into data/", "delete the lake", "rewrite the catalog's config",
+                           "rewrite the manifest")):
         return {DETECTED}
     if attempt == "create a user namespace" and not sb.protections["user namespaces"].startswith("cannot"):
         return {BLOCKED, ESCAPED}
@@ -400,6 +452,8 @@ def run_attempt(attempt: Attempt, backend: str, base: Path, port: int) -> tuple[
     (outside / "victim.txt").write_bytes(PRECIOUS["victim.txt"])
     sb = sandbox(backend, lake, **(attempt.limits or {}))
     sb.cgroups = sb.cgroups and attempt.cgroups
+    if attempt.setup is not None:
+        attempt.setup(Ctx(lake, work, home, outside, "", port, os.getpid(), {}, sb, catalog))
     ctx = Ctx(lake, work, home, outside, "dslake-escape-" + uuid.uuid4().hex, port, os.getpid(),
               lake_snapshot(lake, work), sb, catalog)
     res = sb.run(attempt.code(ctx), ctx.work, name=f"attempt_{ctx.token}.py", timeout_s=attempt.timeout_s)

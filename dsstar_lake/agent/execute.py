@@ -55,6 +55,7 @@ def run_once(agent: Agent, state: AgentState, code: str, name: str, round_no: in
     result = agent.sandbox.run(code, agent.record.work, name=f"{name}.py", watch=watch,
                                context=[e.path for e in state.entries])
     state.reads = list(dict.fromkeys(state.reads + result.reads))
+    state.trace_problems += [f"{name}.py: {problem}" for problem in result.trace_problems]
     agent.record.write_script(name, code, result)
     figures = agent.record.keep_figures(name, saved_figures(agent.record.work, before))
     agent.events.emit(
@@ -64,13 +65,18 @@ def run_once(agent: Agent, state: AgentState, code: str, name: str, round_no: in
         catalog_modified=result.catalog_modified, reads=result.reads,
         traceback=(result.traceback or "")[-2000:] or None, figures=figures,
         **({"notes": result.notes} if result.notes else {}),
+        **({"trace_problems": result.trace_problems} if result.trace_problems else {}),
     )
     if result.lake_modified or result.catalog_modified:
         what = "the lake" if result.lake_modified else "dslake's catalog"
         shown = ", ".join((result.lake_modified or result.catalog_modified)[:5])
+        # A description the script wrote would reach every later prompt: the manifest is rebuilt, not checked.
+        manifest = any("manifest.sqlite" in p for p in result.catalog_modified) and not result.lake_modified
+        check = ("delete the catalog's manifest.sqlite and its -wal, then run `dslake index` to rebuild it from "
+                 "the lake" if manifest else "check those files")
         raise LakeModified(
             f"a script of run {agent.record.id} changed {what} ({shown}); the run was stopped",
-            hint=f"check those files; the script is {agent.record.folder / (name + '.py')}; install bubblewrap "
+            hint=f"{check}; the script is {agent.record.folder / (name + '.py')}; install bubblewrap "
                  "so that the lake is mounted read-only and the catalog hidden",
         )
     return result

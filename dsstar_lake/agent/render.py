@@ -68,7 +68,10 @@ def print_answer(console: Console, answer: Any) -> None:
     title = "answer" + ("" if answer.verified else " (not verified)")
     console.print(Panel(safe(answer.value or "(no answer)", multiline=True), title=title, title_align="left"))
     print_readings(console, answer.assumptions, answer.alternatives)
-    console.print(f"files used: {safe(', '.join(answer.files_used) or '(none detected)')}", highlight=False)
+    console.print(f"files used: {safe(', '.join(answer.files_used) or '(none detected)')} (as the scripts' Python "
+                  "reported them)", highlight=False)
+    for problem in getattr(answer, "trace_problems", None) or []:
+        console.print(f"[yellow]read trace:[/yellow] {safe(problem)}", highlight=False)
     console.print(
         f"run {safe(answer.run_id)} · {answer.rounds} round{'s' if answer.rounds != 1 else ''} · "
         f"{safe(answer.stop_reason or 'stopped')} · "
@@ -137,7 +140,8 @@ def print_run(console: Console, run: dict[str, Any]) -> None:
         return _short(text, limit if console.is_terminal else 10_000)
 
     for r in run["rounds"]:
-        scripts = safe(", ".join(f"{s['name']} {'ok' if s['ok'] else 'failed'}" for s in r["scripts"]))
+        scripts = safe(", ".join(f"{s['name']} {'ok' if s['ok'] else 'failed'}"
+                                 + (" (read trace doubtful)" if s.get("trace_problems") else "") for s in r["scripts"]))
         read = sorted({path for s in r["scripts"] for path in s.get("reads") or []})
         read_text = safe(cut(", ".join(read), 40)) + (f" (+{len(r['read_added'])} in context)"
                                                          if r.get("read_added") else "")

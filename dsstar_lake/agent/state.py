@@ -57,6 +57,8 @@ class AgentState:
     reads: list[str] = field(default_factory=list)
     round_reads: list[str] = field(default_factory=list)
     final_reads: list[str] = field(default_factory=list)
+    # Scripts whose read trace shows it was tampered with or cut ("round_00.py: ..."): files_used is then doubtful.
+    trace_problems: list[str] = field(default_factory=list)
     backtracks: int = 0
     final_code: str = ""
     value: str = ""
@@ -94,7 +96,9 @@ class Answer:
     value: str  # what the final script printed
     run_id: str
     question: str
-    files_used: list[str]  # context entries the final script reads (lake-relative paths or family globs)
+    # Lake files the scripts' Python reported reading (the sandbox's read trace; a script can forge or stop it),
+    # or for runs from before the trace, context entries named in the final script (paths or family globs).
+    files_used: list[str]
     context: list[str]  # every entry that was in the data context
     rounds: int
     verified: bool
@@ -111,6 +115,7 @@ class Answer:
     plan: list[str] = field(default_factory=list)
     assumptions: list[str] = field(default_factory=list)  # the choices of reading the answer rests on
     alternatives: list[dict[str, str]] = field(default_factory=list)  # other readings: reading, value, how
+    trace_problems: list[str] = field(default_factory=list)  # scripts whose read trace cannot be taken at its word
 
     def to_dict(self) -> dict[str, Any]:
         """Return JSON-ready data (the content of answer.json)."""

@@ -1,15 +1,24 @@
 """Installed as the script's sitecustomize: report every file the script opens for reading, through an audit hook.
 
 Copied next to the script (its private, read-only folder) and found through PYTHONPATH, so it runs before
-the script in the script's own interpreter and in every Python process the script starts. Each path is
+the script in the script's own interpreter and in every Python process the script starts that keeps the
+descriptor (forked workers do; subprocess closes it unless told close_fds=False). Each path is
 written once, absolute, one per line, to the descriptor named by DSLAKE_TRACE_FD; dslake keeps those under
 the lake. An audit hook sees Python-level opens (open, io, pandas' readers, numpy.load, zipfile); a native
-library that opens a path in C (pyarrow.parquet.read_table given a path) is not seen. The script could lie
-here: the trace says what the script read for the record, it protects nothing. Standard library only.
+library that opens a path in C (pyarrow.parquet.read_table given a path) is not seen.
+
+The script runs in this same interpreter and can write to the descriptor or close it: the trace is what the
+script's Python reported, never proof, and protects nothing. So that a closed channel shows, the script's own
+interpreter (DSLAKE_TRACE_TOP, taken out of the environment here so children do not see it) ends the trace with
+an END line at exit; dslake marks a run whose trace lacks it or carries lines that are not paths
+(dsstar_lake/sandbox/tracecheck.py). Standard library only.
 """
 
+import atexit
 import os
 import sys
+
+END = "\0end"  # no path holds a NUL byte
 
 
 def _install() -> None:
@@ -19,6 +28,17 @@ def _install() -> None:
         return
     seen = set()
     write, abspath, fspath = os.write, os.path.abspath, os.fspath
+    if os.environ.pop("DSLAKE_TRACE_TOP", None):
+        top = os.getpid()  # a forked child inherits this handler: only the script's own process ends the trace
+
+        def end() -> None:
+            if os.getpid() == top:
+                try:
+                    write(fd, (END + "\n").encode())
+                except OSError:
+                    pass
+
+        atexit.register(end)
     writing = os.O_WRONLY | os.O_RDWR
 
     def hook(event, args):

@@ -20,8 +20,9 @@ from dsstar_lake.errors import ConfigError, LakeNotFound, UsageError
 from dsstar_lake.sandbox import bwrap as bw
 from dsstar_lake.sandbox import limits, workfolder
 from dsstar_lake.sandbox.env import script_env
-from dsstar_lake.sandbox.fingerprint import changed, fingerprint
+from dsstar_lake.sandbox.fingerprint import catalog_stamps, changed, fingerprint, with_side_files
 from dsstar_lake.sandbox.result import CappedBuffer, ExecResult, classify
+from dsstar_lake.sandbox.tracecheck import read_trace
 
 SHIM = str(Path(__file__).with_name("_shim.py"))
 READ_TRACER = Path(__file__).with_name("_readtrace.py")
@@ -45,8 +46,6 @@ DEFAULTS: dict[str, Any] = {
 BACKENDS = ("auto", "bwrap", "subprocess")
 KILL_GRACE_S = 3.0  # time the shim gets to kill the script's tree before we kill the shim's group
 DRAIN_S = 1.0  # time to read what is left in the pipes after the shim ended
-# Files dslake's own connections touch while a script runs (SQLite's journal, write-ahead log, shared memory).
-CATALOG_NOISE = ("-wal", "-shm", "-journal")
 
 
 class Sandbox:
@@ -130,7 +129,8 @@ class Sandbox:
             "network": "none (network namespace)" if bwrap or self.net_unshare else "NOT isolated",
             "home and credentials": "hidden (tmpfs over homes, /run, /tmp)" if bwrap else "NOT hidden",
             "filesystem": "read-only except the work folder and a private /tmp" if bwrap else "NOT protected",
-            "catalog": "hidden (empty read-only folder)" if bwrap else "changes detected afterwards (size/mtime/ctime)",
+            "catalog": "hidden (empty read-only folder)" if bwrap
+                       else "changes detected afterwards (size/mtime/ctime; SQLite's -wal by its bytes)",
             "script file": "written outside the work folder, read-only to the script"
                            if bwrap else "written outside the work folder",
             "disk": f"work folder {self.cfg['disk_mb']} MiB / {self.cfg['max_files']} entries, measured every "
@@ -207,8 +207,8 @@ class Sandbox:
         lake = fingerprint(self.lake, bound, [*self.private, workdir], watch)
         catalog: dict[str, Any] = {}
         for folder in self.private:
-            stamps = fingerprint(folder, bound, [*self.volatile, workdir])
-            catalog.update({f"{folder.name}/{k}": v for k, v in stamps.items() if not k.endswith(CATALOG_NOISE)})
+            stamps = fingerprint(folder, bound, [*with_side_files(self.volatile), workdir])
+            catalog.update({f"{folder.name}/{k}": v for k, v in catalog_stamps(folder, stamps).items()})
         return lake, catalog
 
     def _lake_reads(self, opened: list[str], workdir: Path) -> list[str]:
@@ -294,7 +294,7 @@ class Sandbox:
         trace_read, trace_write = os.pipe()
         passthrough = [n.strip() for n in str(cfg["env_passthrough"]).split(",") if n.strip()]
         env = script_env(home, tmp, self.python, passthrough)
-        env.update(PYTHONPATH=str(Path(shown).parent), DSLAKE_TRACE_FD=str(trace_write))
+        env.update(PYTHONPATH=str(Path(shown).parent), DSLAKE_TRACE_FD=str(trace_write), DSLAKE_TRACE_TOP="1")
         cgroup = limits.PidsCgroup.create(self.max_procs) if self.cgroups else None
         nproc = None
         if self.max_procs and os.getuid() != 0:
@@ -362,11 +362,13 @@ class Sandbox:
         stderr = pump.err.text().replace(shown, name)
         killed_by = stop_reason or status.get("killed_by") or classify(rc, sig, stderr)
         peak = peak if peak is not None else status.get("peak_procs")
+        exited = rc is not None and rc >= 0 and not killed_by and not stop_reason
+        reads, trace_problems = read_trace(pump.reads.text(), pump.reads.cut > 0, exited)
         return ExecResult(
             stdout=pump.out.text(), stderr=stderr, returncode=rc, timed_out=stop_reason == "timeout",
             killed_by=killed_by, duration_s=round(duration, 3), lake_modified=[], script_name=name,
             backend=self.backend, stdout_bytes=pump.out.total, stderr_bytes=pump.err.total, peak_procs=peak,
-            maxrss_kb=status.get("maxrss_kb"), reads=pump.reads.text().splitlines(),
+            maxrss_kb=status.get("maxrss_kb"), reads=reads, trace_problems=trace_problems,
         )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
 from collections import deque
@@ -10,6 +11,15 @@ from pathlib import Path
 
 Stamp = tuple[bool, int, int, int, int]  # is_dir, size, mtime_ns, ctime_ns, inode
 MAX_REPORTED = 100
+# SQLite's side files. The wal-index (-shm) changes whenever any connection reads (read marks), so it says nothing
+# about content. The write-ahead log (-wal) and a rollback journal (-journal) are content: a commit left in the
+# -wal, or a hot -journal, is what the next connection reads. Only commits write them; opening and closing a
+# connection just creates or removes an empty one. Their ctime is noise too: SQLite run as root chowns them to the
+# database's owner on every open. So they are stamped by size, mtime and a digest of their bytes.
+SQLITE_INDEX = "-shm"
+SQLITE_CONTENT = ("-wal", "-journal")
+EMPTY: Stamp = (False, 0, 0, 0, 0)
+DIGEST_WHOLE = 8 << 20  # ~10 ms; a larger log is digested by its header and last MiB (appends change its size)
 
 
 def _stamp(st: os.stat_result, is_dir: bool, with_times: bool = True) -> Stamp:
@@ -73,6 +83,57 @@ def fingerprint(
             continue
         stamps[rel] = _stamp(st, stat.S_ISDIR(st.st_mode), str(path) not in ancestors)
     return stamps
+
+
+def catalog_stamps(folder: Path, stamps: dict[str, Stamp]) -> dict[str, Stamp]:
+    """Return a catalog folder's stamps fit to compare across a script's run.
+
+    The wal-index is left out; an empty -wal or -journal is the same as none, so a reader elsewhere (`dslake
+    serve`, a search) that opens and closes the manifest while a script runs is not tampering; a commit by the
+    script (a non-empty -wal that appeared, grew or was rewritten, even with its mtime set back) is. Every file
+    gets both side names, so a -wal that goes from none to full is a changed stamp, never a name one walk saw
+    and the other did not (which `changed` forgives when the folder's times did not move).
+    """
+    out = {k: v for k, v in stamps.items() if not k.endswith(SQLITE_INDEX)}
+    for key, stamp in list(out.items()):
+        if key.endswith(SQLITE_CONTENT):
+            out[key] = EMPTY if stamp[0] or stamp[1] == 0 else _content_stamp(folder / key, stamp)
+        elif not stamp[0]:
+            for suffix in SQLITE_CONTENT:
+                out.setdefault(key + suffix, EMPTY)
+    return out
+
+
+def with_side_files(paths: Iterable[Path]) -> list[Path]:
+    """Return paths and SQLite's side files of each: a database dslake writes while scripts run has them too."""
+    return [Path(f"{p}{suffix}") for p in paths for suffix in ("", SQLITE_INDEX, *SQLITE_CONTENT)]
+
+
+def _content_stamp(path: Path, stamp: Stamp) -> Stamp:
+    """Stamp a SQLite log by size, mtime, inode and a digest of its bytes in place of the ctime.
+
+    The catalog is the script's to write without bwrap: the name may now be a link, a FIFO or a device, so it is
+    opened without following links or blocking, and read only up to the size stat gave. Anything but a regular
+    file keeps its own stamp (which differs from the log's that was there before).
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return stamp
+    digest = hashlib.blake2b(digest_size=8)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return stamp
+        size = stamp[1]
+        spans = [(0, size)] if size <= DIGEST_WHOLE else [(0, 4096), (size - (1 << 20), 1 << 20)]
+        for start, length in spans:
+            for at in range(start, start + length, 1 << 20):
+                digest.update(os.pread(fd, min(1 << 20, start + length - at), at))
+    except OSError:
+        return stamp
+    finally:
+        os.close(fd)
+    return (False, stamp[1], stamp[2], int.from_bytes(digest.digest(), "big"), stamp[4])
 
 
 def changed(before: dict[str, Stamp], after: dict[str, Stamp]) -> list[str]:

@@ -60,8 +60,9 @@ class ExecResult:
     (RLIMIT_FSIZE), or "signal N". "memory" and "file size" are read from the end of stderr.
     lake_modified: lake paths whose size/mtime changed, appeared or vanished (checked without bwrap).
     catalog_modified: the same for dslake's catalog (config, manifest, vectors), named from its folder.
-    reads: the lake files the script (or a Python process it started) opened for reading, lake-relative, in
-    the order first read; traced by an audit hook in the script's interpreter.
+    reads: the lake files the script (or a Python process it started) reported opening for reading,
+    lake-relative, in the order first read; traced by an audit hook in the script's own interpreter, so a script
+    can add to it or stop it. trace_problems: what shows that it did (dsstar_lake/sandbox/tracecheck.py).
     "disk" in killed_by: the work folder went past sandbox.disk_mb or sandbox.max_files.
     """
 
@@ -81,6 +82,7 @@ class ExecResult:
     notes: list[str] = field(default_factory=list)
     catalog_modified: list[str] = field(default_factory=list)
     reads: list[str] = field(default_factory=list)
+    trace_problems: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
