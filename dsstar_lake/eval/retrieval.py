@@ -156,8 +156,8 @@ def prompt_levels(hits: list[Any], gold: list[str], members: dict[str, list[str]
                   max_chars: int, budget: int) -> dict[str, str]:
     """Return each gold file's level in the first planner prompt built from these hits, as data_block shows it.
 
-    A file is whole when its entry (its own, its family's, or one it is a byte-identical copy of) is shown in full;
-    kin when it is folded as one line under an entry shown in full; else its entry's form (brief, named); absent
+    A file is whole when its entry (its own, its family's, or one it is a byte-identical copy of) is shown in full,
+    or it is a companion described whole inside such an entry; kin when it is folded as one line under one; else its entry's form (brief, named); absent
     when no shown entry holds it.
     """
     forms = shown_forms([ContextEntry.from_hit(hit) for hit in hits], max_chars, budget)
@@ -174,8 +174,10 @@ def prompt_levels(hits: list[Any], gold: list[str], members: dict[str, list[str]
         note(hit.entry_id, own)
         for copy in hit.copies:
             note(by_path.get(copy), own)
-        for kin_id in hit.kin_ids:
-            note(kin_id, "kin" if own == "whole" else own)
+        companions = set(getattr(hit, "companions", ()))
+        for kin_path, kin_id in zip(hit.kin, hit.kin_ids, strict=True):
+            # A companion is described whole inside this entry's block; a kin has one line under it.
+            note(kin_id, own if kin_path in companions or own != "whole" else "kin")
     return {path: level_of.get(path, "absent") for path in gold}
 
 
