@@ -145,22 +145,22 @@ def evaluate_retrieval(setup: RunSetup, tasks: list[Task], ks: list[int], missin
                      for p in members.get(e or "", [])} & gold_set
             recall[k] = len(found) / len(gold_set)
             all_found[k] = found == gold_set
-            tokens[k] = block_tokens([ContextEntry.from_hit(hit) for hit in top], max_chars, budget)
-        levels = prompt_levels(hits[:prompt_k], gold, members, by_path, max_chars, budget)
+            tokens[k] = block_tokens([ContextEntry.from_hit(hit) for hit in top], max_chars, budget, task.query)
+        levels = prompt_levels(hits[:prompt_k], gold, members, by_path, max_chars, budget, task.query)
         results.append(TaskRetrieval(task.id, task.domain, gold, recall, all_found, tokens, [h.path for h in hits],
                                      levels))
     return RetrievalReport(ks, results, skipped)
 
 
 def prompt_levels(hits: list[Any], gold: list[str], members: dict[str, list[str]], by_path: dict[str, str],
-                  max_chars: int, budget: int) -> dict[str, str]:
+                  max_chars: int, budget: int, question: str = "") -> dict[str, str]:
     """Return each gold file's level in the first planner prompt built from these hits, as data_block shows it.
 
     A file is whole when its entry (its own, its family's, or one it is a byte-identical copy of) is shown in full,
     or it is a companion described whole inside such an entry; kin when it is folded as one line under one; else its entry's form (brief, named); absent
     when no shown entry holds it.
     """
-    forms = shown_forms([ContextEntry.from_hit(hit) for hit in hits], max_chars, budget)
+    forms = shown_forms([ContextEntry.from_hit(hit) for hit in hits], max_chars, budget, question=question)
     level_of: dict[str, str] = {}
     rank = {level: i for i, level in enumerate(LEVELS)}
 
