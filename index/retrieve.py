@@ -11,6 +11,7 @@ from typing import Any
 from dslake_index import fulltext
 from dslake_index.errors import CatalogError, ConfigError
 from dslake_index.kin import are_kin, kin_key, kin_line, question_words
+from dslake_index.sidecars import sidecar_pairs, with_sidecar
 
 
 @dataclass
@@ -32,6 +33,8 @@ class Hit:
     kin: list[str] = field(default_factory=list)  # near-identical entries folded into this hit's slot (paths)
     kin_ids: list[str] = field(default_factory=list)
     companions: list[str] = field(default_factory=list)  # kin described whole in this slot (a subset of kin)
+    sidecars: list[str] = field(default_factory=list)  # headers / format documents beside it, shown in its block
+    sidecar_ids: list[str] = field(default_factory=list)
     description: str = field(default="", repr=False)
 
     def __repr__(self) -> str:
@@ -186,7 +189,17 @@ class Retriever:
         for row in rows.values():
             folder, _, name = row["path"].rpartition("/")
             siblings.setdefault(folder, []).append(name)
+        # A sidecar ranks with its data entry: the first of the two to come takes the slot for the data entry.
+        sidecar_of = sidecar_pairs(rows.values())
+        sidecars: dict[str, list[str]] = {}
+        for sidecar_id, data_id in sidecar_of.items():
+            sidecars.setdefault(data_id, []).append(sidecar_id)
+        placed: set[str] = set()
         for entry_id, score in fused:
+            entry_id = sidecar_of.get(entry_id, entry_id)
+            if entry_id in placed:
+                continue
+            placed.add(entry_id)
             row = rows.get(entry_id)
             if row is None or entry_id in excluded:
                 continue  # a vector whose entry is gone (index in progress) or already in the context
@@ -225,6 +238,10 @@ class Retriever:
             if collapse:
                 leaders.append((key, hits[-1]))
         for hit in hits:
+            for sidecar_id in sidecars.get(hit.entry_id, []):
+                hit.sidecars.append(rows[sidecar_id]["path"])
+                hit.sidecar_ids.append(sidecar_id)
+                hit.description = with_sidecar(hit.description, rows[sidecar_id]["path"], rows[sidecar_id]["description"])
             if hit.entry_id in companions:
                 hit.description = with_companions(hit.description, companions[hit.entry_id])
             if hit.entry_id in kin_lines:

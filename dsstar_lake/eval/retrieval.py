@@ -141,7 +141,8 @@ def evaluate_retrieval(setup: RunSetup, tasks: list[Task], ks: list[int], missin
             top = hits[:k]
             # A hit retrieves its members; identical copies and the near-identical entries folded into its slot
             # are named in its description, so they count as retrieved too.
-            found = {p for hit in top for e in [hit.entry_id, *hit.kin_ids, *(by_path.get(c) for c in hit.copies)]
+            found = {p for hit in top for e in [hit.entry_id, *hit.kin_ids, *getattr(hit, "sidecar_ids", ()),
+                                                *(by_path.get(c) for c in hit.copies)]
                      for p in members.get(e or "", [])} & gold_set
             recall[k] = len(found) / len(gold_set)
             all_found[k] = found == gold_set
@@ -156,7 +157,8 @@ def prompt_levels(hits: list[Any], gold: list[str], members: dict[str, list[str]
                   max_chars: int, budget: int, question: str = "") -> dict[str, str]:
     """Return each gold file's level in the first planner prompt built from these hits, as data_block shows it.
 
-    A file is whole when its entry (its own, its family's, or one it is a byte-identical copy of) is shown in full,
+    A file is whole when its entry (its own, its family's, one it is a byte-identical copy of, or the data entry it
+    is a sidecar of) is shown in full,
     or it is a companion described whole inside such an entry; kin when it is folded as one line under one; else its entry's form (brief, named); absent
     when no shown entry holds it.
     """
@@ -174,6 +176,8 @@ def prompt_levels(hits: list[Any], gold: list[str], members: dict[str, list[str]
         note(hit.entry_id, own)
         for copy in hit.copies:
             note(by_path.get(copy), own)
+        for sidecar_id in getattr(hit, "sidecar_ids", ()):
+            note(sidecar_id, own)  # shown inside this entry's block
         companions = set(getattr(hit, "companions", ()))
         for kin_path, kin_id in zip(hit.kin, hit.kin_ids, strict=True):
             # A companion is described whole inside this entry's block; a kin has one line under it.
