@@ -61,3 +61,25 @@ def _stem(word: str) -> str:
 def _top_folder(path: str) -> str:
     head, sep, _ = path.partition("/")
     return head if sep else ""
+
+
+def entry_words(path: str, description: str) -> set[str]:
+    """Return the stems of the words that name an entry: path, title, sheets and column names."""
+    return {_stem(w) for w in _WORD.findall(_names(path, description).lower())}
+
+
+def content_words(text: str) -> list[str]:
+    """Return a text's words worth searching with, in order, without repeats (stop words dropped)."""
+    return list(dict.fromkeys(w for w in _WORD.findall(text.lower()) if w not in _STOP))
+
+
+def uncovered_words(question: str, entries: Sequence[Any]) -> list[str]:
+    """Return the question's words that no given entry's path, title, sheets or columns name: what is missing."""
+    named = set().union(*(entry_words(e.path, e.description) for e in entries)) if entries else set()
+    return [w for w in content_words(question) if _stem(w) not in named]
+
+
+def names_any(path: str, description: str, words: Sequence[str]) -> bool:
+    """Return True when the entry's names, or its description's text, carry one of the words (by stem)."""
+    stems = {_stem(w) for w in words}
+    return bool(stems & (entry_words(path, description) | {_stem(w) for w in _WORD.findall(description.lower())}))
