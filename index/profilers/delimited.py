@@ -345,9 +345,12 @@ def load_frame(text: str, kw: dict[str, Any], lay: Layout) -> tuple[Any, dict[st
     if codes:
         kw = {**kw, "dtype": {c: str for c in codes}}
         df, _ = _parse(text, kw)
-        examples = ", ".join(f"{c!r}" for c in codes[:5])
-        notes.append(f"codes with leading zeros in {examples} (e.g. ZIP '08123'): read as text with "
-                     f"dtype={{{', '.join(f'{c!r}: str' for c in codes)}}}, as a number they lose the zeros")
+        names = ", ".join(f"{c!r}" for c in codes[:5])
+        first = codes[0]
+        example = next((str(v) for v in df[first].dropna() if str(v).startswith("0")), "") if first in df else ""
+        notes.append(f"codes with leading zeros in {names}" + (f" (e.g. {example!r})" if example else "")
+                     + f": read as text with dtype={{{', '.join(f'{c!r}: str' for c in codes)}}}, as numbers they "
+                     "would lose the zeros")
     return df, kw, notes
 
 
