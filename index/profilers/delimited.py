@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from dslake_index.profilers.base import PATH_PLACEHOLDER, Limits, Profile, Table
+from dslake_index.profilers.codes import zero_led_codes
 from dslake_index.profilers.stats import (
     _MONEY_PCT,
     _THOUSANDS,
@@ -341,7 +342,7 @@ def load_frame(text: str, kw: dict[str, Any], lay: Layout) -> tuple[Any, dict[st
         notes.append("numbers are written with '.' thousands separators (e.g. \"1.234,5\"): pass thousands='.'")
     if na:
         notes.append(f"numeric columns use {na} for missing values: pass na_values={na!r}")
-    codes = _zero_led_codes(text, kw, df)
+    codes = zero_led_codes(df, lambda: _parse(text, {**kw, "dtype": str})[0], text)
     if codes:
         kw = {**kw, "dtype": {c: str for c in codes}}
         df, _ = _parse(text, kw)
@@ -352,27 +353,6 @@ def load_frame(text: str, kw: dict[str, Any], lay: Layout) -> tuple[Any, dict[st
                      + f": read as text with dtype={{{', '.join(f'{c!r}: str' for c in codes)}}}, as numbers they "
                      "would lose the zeros")
     return df, kw, notes
-
-
-_ZERO_LED = re.compile(r"(?:^|[,;\t|])\s*\"?0\d", re.M)  # a field that starts with a zero and a digit
-
-
-def _zero_led_codes(text: str, kw: dict[str, Any], df: Any) -> list[Any]:
-    """Return the numeric-read columns whose text holds fixed-width codes with leading zeros ('08123'), which a
-    number loses."""
-    if not _ZERO_LED.search(text) or not any(s.dtype.kind in "iuf" for _, s in df.items()):
-        return []  # the common case costs one regex search, not a second parse
-    raw, _ = _parse(text, {**kw, "dtype": str})
-    codes = []
-    for name in list(df.columns)[:200]:
-        if name not in raw.columns or df[name].dtype.kind not in "iuf":
-            continue
-        values = [str(v).strip() for v in raw[name].dropna().iloc[:3000]]
-        # Codes are fixed-width ('08123', '10001'); a lone '038' among years is a typo, not a code.
-        if (any(v.startswith("0") and len(v) > 1 for v in values) and all(v.isdigit() for v in values)
-                and len({len(v) for v in values}) == 1):
-            codes.append(name)
-    return codes
 
 
 def _distinct_text(s: Any) -> list[str]:
