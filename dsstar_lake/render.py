@@ -177,11 +177,16 @@ def print_retrieval_report(console: Console, report: Any) -> None:
     if not console.is_terminal:
         console = CliConsole(file=console.file, width=max(console.width, 160))  # piped: keep the table whole
     table = Table("domain", "n", *[f"R@{k}" for k in report.ks], *[f"all@{k}" for k in report.ks],
-                  *[f"tok@{k}" for k in report.ks], caption="R = recall, all = all files found, tok = context tokens")
+                  *[f"tok@{k}" for k in report.ks], "all whole", "strict", "files whole/kin/brief/named/absent",
+                  caption="R = recall, all = all files found, tok = context tokens; all whole = share of tasks whose "
+                          "files are all described whole in the first planner prompt, or folded as a line under a whole "
+                          "near-identical entry (kin); strict = kin not counted; the levels count files")
     for name, row in summary.items():
+        levels = "/".join(str(n) for n in row["levels"].values())
         table.add_row(safe(name), str(row["n"]), *[f"{row[f'recall@{k}']:.2f}" for k in report.ks],
                       *[f"{row[f'all_found@{k}']:.2f}" for k in report.ks],
-                      *[str(row[f"tokens@{k}"]) for k in report.ks])
+                      *[str(row[f"tokens@{k}"]) for k in report.ks], f"{row['all_whole']:.2f}",
+                      f"{row['all_whole_strict']:.2f}", levels)
     console.print(table)
     if report.skipped:
         console.print(f"skipped {len(report.skipped)} task(s) whose files are absent from the lake: "

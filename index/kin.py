@@ -11,11 +11,16 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
 from dslake_index.families import name_pattern
 
+# Files that differ by a word fold only when the word is a data value: one of a series of at least this many files
+# that differ in that slot alone (beaches, stations, states). Two files that differ by a word are two measures
+# (identity theft and fraud reports; lightning- and human-caused acres), each needing its own description.
+MIN_SERIES = 3
 MIN_SHARED_LETTERS = 4  # a shared name part shorter than this ('2024_', 'CSN_') says nothing about the content
 # Jaccard overlap of column names above which two tables count as one layout. Strictly above: a 3-column count table
 # shares half its names with a 6-column cost table that adds three money columns (nifc_wildfires.csv and
@@ -23,6 +28,9 @@ MIN_SHARED_LETTERS = 4  # a shared name part shorter than this ('2024_', 'CSN_')
 MIN_COLUMN_OVERLAP = 0.5
 _SEPARATORS = "_-. "
 _LETTERS = re.compile(r"[A-Za-z]")
+# A dates column's line in a description: "- 'Date': text (dates); 1,132 distinct; range '2001-05-24' .. '2024-08-27'".
+_DATE_RANGE = re.compile(r"^- ('[^']*'): [^;]*\(dates\)[^\n]*?(range \S+ \.\. \S+)")
+_WORDS = re.compile(r"[a-z]+|[0-9]+")
 _STANDS_FOR = re.compile(r"The '\*' stands for (.+?)\.(?: |$)")
 
 
@@ -52,11 +60,19 @@ def card_columns(card: str) -> frozenset[str]:
     return frozenset()
 
 
-def are_kin(a: KinKey, b: KinKey) -> bool:
-    """Return True when two entries are the same kind of file: same folder pattern, format, name pattern and layout."""
+def are_kin(a: KinKey, b: KinKey, question: frozenset[str] = frozenset(),
+            siblings: Iterable[str] | None = None) -> bool:
+    """Return True when two entries are the same kind of file: same folder pattern, format, name pattern and layout.
+
+    question: the question's words; files whose names differ by one of them are never kin (the question tells
+    them apart). siblings: the names of other entries of the folder; with them, names that differ by a word are
+    kin only when at least MIN_SERIES of them differ in that one slot (a series of sites, not two measures).
+    """
     if a.folder != b.folder or a.format != b.format:
         return False
-    if not _names_alike(a, b):
+    if question and (name_words(a.name) ^ name_words(b.name)) & question:
+        return False  # 'lightning' vs 'human' in a question about lightning-caused fires: both are needed
+    if not _names_alike(a, b, siblings):
         return False
     if not a.columns and not b.columns:
         return True  # documents of one name pattern in sibling folders (headers, bulletins)
@@ -65,7 +81,18 @@ def are_kin(a: KinKey, b: KinKey) -> bool:
     return len(a.columns & b.columns) / len(a.columns | b.columns) > MIN_COLUMN_OVERLAP
 
 
-def _names_alike(a: KinKey, b: KinKey) -> bool:
+def name_words(name: str) -> set[str]:
+    """Return the lower-case words and numbers of a file name or pattern, without its extension."""
+    stem = name.rsplit(".", 1)[0] if "." in name else name
+    return {w for w in _WORDS.findall(stem.lower()) if len(w) >= (2 if w.isdigit() else 3)}
+
+
+def question_words(question: str) -> frozenset[str]:
+    """Return the words and numbers of a question, lower case (what kin names are compared with)."""
+    return frozenset(w for w in _WORDS.findall(question.lower()) if len(w) >= (2 if w.isdigit() else 3))
+
+
+def _names_alike(a: KinKey, b: KinKey, siblings: Iterable[str] | None = None) -> bool:
     if a.is_family and not b.is_family:
         return fnmatchcase(b.name, a.name)
     if b.is_family and not a.is_family:
@@ -74,11 +101,22 @@ def _names_alike(a: KinKey, b: KinKey) -> bool:
         return True  # they differ only by digits or dates
     if a.is_family or b.is_family:
         return False
-    return _shared_word_pattern(a.name, b.name)
+    frame = _shared_word_pattern(a.name, b.name)
+    if frame is None:
+        return False
+    if siblings is None:
+        return True
+    prefix, suffix = frame
+    middle_a, middle_b = a.name[len(prefix) : len(a.name) - len(suffix)], b.name[len(prefix) : len(b.name) - len(suffix)]
+    if name_words(middle_a + ".x") & name_words(middle_b + ".x"):
+        return False  # 'human_caused_acres' and 'lightning_caused_wildfires': two slots differ, not one series
+    series = {n for n in siblings if len(n) > len(prefix) + len(suffix) and n.startswith(prefix) and n.endswith(suffix)}
+    return len(series | {a.name, b.name}) >= MIN_SERIES
 
 
-def _shared_word_pattern(a: str, b: str) -> bool:
-    """True when the names differ in one word-bounded slot and share enough letters around it."""
+def _shared_word_pattern(a: str, b: str) -> tuple[str, str] | None:
+    """Return (prefix, suffix) around the word-bounded part two names differ in, when they share enough letters
+    around it; else None."""
     prefix = os.path.commonprefix([a, b])
     suffix = os.path.commonprefix([a[::-1], b[::-1]])[::-1]
     shortest = min(len(a), len(b))
@@ -88,18 +126,25 @@ def _shared_word_pattern(a: str, b: str) -> bool:
     cut = [i for i, c in enumerate(suffix) if c in _SEPARATORS]
     suffix = suffix[cut[0] :] if cut else ""
     if "." not in suffix:
-        return False  # not even the extension is shared
+        return None  # not even the extension is shared
     stem_suffix = suffix[: suffix.rfind(".")]
-    return len(_LETTERS.findall(prefix + stem_suffix)) >= MIN_SHARED_LETTERS
+    if len(_LETTERS.findall(prefix + stem_suffix)) < MIN_SHARED_LETTERS:
+        return None
+    return prefix, suffix
 
 
 def kin_line(path: str, description: str) -> str:
-    """Return one line that tells a near-identical entry apart: its path, title, first table's shape and load hint."""
-    title = shape = load = stands_for = ""
+    """Return one line that tells a near-identical entry apart: its path, title, headings (a datasheet's sites), first
+    table's shape, date coverage and load hint."""
+    title = shape = load = stands_for = headings = dates = ""
     for line in description.splitlines():
         stripped = line.strip()
         if not title and stripped.startswith("Title: "):
             title = stripped[len("Title: "):]
+        elif not headings and stripped.startswith("Headings: "):
+            headings = stripped[len("Headings: "):]  # a datasheet's sites: what tells it from its kin
+        elif not dates and (found := _DATE_RANGE.search(stripped)):
+            dates = f"{found.group(1)} {found.group(2).rstrip(';,')}"
         elif not shape and (stripped.startswith("Table") and ": " in stripped):
             shape = stripped.split(": ", 1)[1]
         elif not load and stripped.startswith(("load: ", "Load: ")):
@@ -113,6 +158,10 @@ def kin_line(path: str, description: str) -> str:
         parts.append(repr(title[:120]))
     if shape:
         parts.append(shape[:120])
+    if headings:
+        parts.append(f"headings {headings[:120]!r}")
+    if dates:
+        parts.append(dates[:120])
     if stands_for:
         # A family's glob can match its kin too: the values behind its '*' say which files are its own.
         parts.append(f"'*' = {stands_for[:240]}")

@@ -10,7 +10,8 @@ from typing import Any
 
 from dslake_index import fulltext
 from dslake_index.errors import CatalogError, ConfigError
-from dslake_index.kin import are_kin, kin_key, kin_line
+from dslake_index.kin import are_kin, kin_key, kin_line, question_words
+from dslake_index.sidecars import sidecar_pairs, with_sidecar
 
 
 @dataclass
@@ -31,6 +32,9 @@ class Hit:
     copies: list[str] = field(default_factory=list)  # other paths with byte-identical content (not listed apart)
     kin: list[str] = field(default_factory=list)  # near-identical entries folded into this hit's slot (paths)
     kin_ids: list[str] = field(default_factory=list)
+    companions: list[str] = field(default_factory=list)  # kin described whole in this slot (a subset of kin)
+    sidecars: list[str] = field(default_factory=list)  # headers / format documents beside it, shown in its block
+    sidecar_ids: list[str] = field(default_factory=list)
     description: str = field(default="", repr=False)
 
     def __repr__(self) -> str:
@@ -96,7 +100,7 @@ class Retriever:
             if self.settings.get("complete_scores", True):
                 dense = self._complete(vector, dense, text, timing)
             fused = self._fuse(dense, text)
-            hits = self._materialise(fused, dense, text, excluded, k)
+            hits = self._materialise(fused, dense, text, excluded, k, question_words(query))
         finally:
             self._conn.execute("COMMIT")
         timing.total_ms = (time.perf_counter() - started) * 1000
@@ -155,6 +159,7 @@ class Retriever:
         text: list[tuple[str, float]],
         excluded: set[str],
         k: int,
+        question: frozenset[str] = frozenset(),
     ) -> list[Hit]:
         if not any(entry_id not in excluded for entry_id, _ in fused):
             return []
@@ -178,7 +183,23 @@ class Retriever:
         collapse = bool(self.settings.get("collapse_kin", True))
         leaders: list[tuple[Any, Hit]] = []  # (kin key, hit) of every hit so far
         kin_lines: dict[str, list[str]] = {}
+        companions: dict[str, list[str]] = {}
+        # The candidates' names per folder: a word two names differ by is a data value (a site) only in a series.
+        siblings: dict[str, list[str]] = {}
+        for row in rows.values():
+            folder, _, name = row["path"].rpartition("/")
+            siblings.setdefault(folder, []).append(name)
+        # A sidecar ranks with its data entry: the first of the two to come takes the slot for the data entry.
+        sidecar_of = sidecar_pairs(rows.values())
+        sidecars: dict[str, list[str]] = {}
+        for sidecar_id, data_id in sidecar_of.items():
+            sidecars.setdefault(data_id, []).append(sidecar_id)
+        placed: set[str] = set()
         for entry_id, score in fused:
+            entry_id = sidecar_of.get(entry_id, entry_id)
+            if entry_id in placed:
+                continue
+            placed.add(entry_id)
             row = rows.get(entry_id)
             if row is None or entry_id in excluded:
                 continue  # a vector whose entry is gone (index in progress) or already in the context
@@ -190,12 +211,18 @@ class Retriever:
                 seen_content.add(row["content_hash"])
             if collapse:
                 key = kin_key(row["path"], row["kind"], row["format"], row["card"] or "")
-                leader = next((hit for other, hit in leaders if are_kin(other, key)), None)
+                names = siblings.get(row["path"].rpartition("/")[0], [])
+                leader, other = next(((hit, o) for o, hit in leaders if are_kin(o, key)), (None, None))
                 if leader is not None:
-                    # Same kind of file as one ranked higher: it shares that slot as one line, not a slot of its own.
+                    # Same kind of file as one ranked higher: it shares that slot, not a slot of its own.
                     leader.kin.append(row["path"])
                     leader.kin_ids.append(entry_id)
-                    kin_lines.setdefault(leader.entry_id, []).append(kin_line(row["path"], row["description"]))
+                    if not are_kin(other, key, question, names) and len(leader.companions) < MAX_COMPANIONS:
+                        # A different measure of the same layout (or one the question names): described whole.
+                        leader.companions.append(row["path"])
+                        companions.setdefault(leader.entry_id, []).append(row["description"])
+                    else:  # one of a series of sites or dates: one line that tells it apart
+                        kin_lines.setdefault(leader.entry_id, []).append(kin_line(row["path"], row["description"]))
                     continue
                 if len(hits) >= k:
                     continue  # the slots are full; later candidates may still be kin of a hit
@@ -211,6 +238,12 @@ class Retriever:
             if collapse:
                 leaders.append((key, hits[-1]))
         for hit in hits:
+            for sidecar_id in sidecars.get(hit.entry_id, []):
+                hit.sidecars.append(rows[sidecar_id]["path"])
+                hit.sidecar_ids.append(sidecar_id)
+                hit.description = with_sidecar(hit.description, rows[sidecar_id]["path"], rows[sidecar_id]["description"])
+            if hit.entry_id in companions:
+                hit.description = with_companions(hit.description, companions[hit.entry_id])
             if hit.entry_id in kin_lines:
                 hit.description = with_kin_section(hit.description, kin_lines[hit.entry_id])
         self._attach_copies(hits)
@@ -242,6 +275,16 @@ Ranking = list[tuple[str, float]]  # (entry id, score), best first
 KIN_HEADING = ("Near-identical files (same folder pattern, name pattern and format as this entry, mostly the same "
                "columns: each line gives its own shape; read each like it, with its own path; a script that reads "
                "one gets its full description next round):")
+
+
+MAX_COMPANIONS = 3  # files of the same layout but another measure described whole in one slot; more become lines
+COMPANION_HEADING = ("Same layout, another measure (its name differs from this entry's by a word that is not a site or a "
+                     "date, so it is described whole; read it with its own path):")
+
+
+def with_companions(description: str, descriptions: list[str]) -> str:
+    """Append the companions' own descriptions to a hit's description, each under a heading."""
+    return "\n".join([description.rstrip("\n"), *(f"{COMPANION_HEADING}\n{d.rstrip()}" for d in descriptions)])
 
 
 KIN_LINES = 8  # near-identical files described by a line each; the rest are counted and named by path

@@ -77,8 +77,8 @@ def test_a_re_retrieval_that_adds_nothing_is_told_to_the_router(lake):
     item = trace(lake, answer.run_id, "re_retrieval")[0]
     assert item["added"] == []  # every entry of this small lake was already in context
     assert "(no search for missing data yet)" in prompts(provider, "router")[0]
-    assert ("after round 1, missing 'the weather on each sales day': found nothing new (do not ask for it again)"
-            in prompts(provider, "router")[1])
+    assert "after round 1, missing 'the weather on each sales day'" in prompts(provider, "router")[1]
+    assert "found nothing new" in prompts(provider, "router")[1] and "do not ask for it again" in prompts(provider, "router")[1]
 
 
 def test_a_cut_output_says_how_many_lines_and_characters_were_cut():
@@ -92,3 +92,27 @@ def test_a_cut_output_says_how_many_lines_and_characters_were_cut():
     assert int(match[1]) + head.count("\n") + tail.count("\n") == 1000  # whole lines: none lost unsaid
     assert int(match[2]) == 9000 - len(head) - len(tail)
     assert cap("short", 1000) == "short"
+
+
+def test_a_re_retrieval_adds_only_entries_that_carry_the_missing_datas_words(lake):
+    provider = scripted(
+        ("planner", "Sum the widget units."),
+        ("coder", fenced(SUM_WIDGETS)),
+        ("verifier", "No"),
+        ("router", "Missing data: volcanic ash thickness"),
+        ("planner", "Sum the widget units again."),
+        ("coder", fenced(SUM_WIDGETS)),
+        ("verifier", "No"),
+        ("router", "Add Step"),
+        ("planner", "Print the sum."),
+        ("coder", fenced(SUM_WIDGETS)),
+        ("verifier", "Yes"),
+        ("finalyzer", fenced(SUM_WIDGETS)),
+    )
+    answer = lake.ask("How many widget units were sold?", provider=provider, overrides={**FAST, "retrieve.k": 1})
+    item = trace(lake, answer.run_id, "re_retrieval")[0]
+    # The lake holds files not yet given, but none is about volcanic ash: nothing is added, and the router is told
+    # which entries came closest and why they were left out.
+    assert item["added"] == [] and item["closest"]
+    told = prompts(provider, "router")[1]
+    assert "carry none of the words asked for" in told and f"data/{item['closest'][0]}" in told

@@ -82,3 +82,49 @@ def test_a_brief_condenses_detailed_columns_to_name_type_and_unit():
     assert "comma-delimited" not in short and "0.1 | 1" not in short
     line = pointer("core.csv", description)
     assert line.startswith("data/core.csv · Table: 10 rows x 3 columns · columns 'Depth', 'Count', 'Rank'")
+
+
+def _table(path: str, title: str, columns: list[str], rows: int = 40) -> str:
+    """A description as the indexer writes one: title, table shape, load hint and one line per column with statistics."""
+    lines = [f"File: data/{path} (9,999 bytes)", "Format: csv", f"Title: {title}", f"Table: {rows} rows x {len(columns)} columns",
+             f"  load: df = pd.read_csv('data/{path}')", "  columns:"]
+    lines += [f"    - '{c}': float; {rows} distinct; range 0 .. 99, mean 49.5; e.g. 1.5, 2.5, 3.5" for c in columns]
+    return "\n".join(lines)
+
+
+def test_the_budget_goes_to_the_files_the_question_names_before_higher_ranked_unrelated_ones():
+    question = "What is the average potassium in ppm of the Maltese radiocarbon samples?"
+    entries = [
+        ContextEntry("1", "file", "arch/climate.csv", _table("arch/climate.csv", "Climate", ["Potassium ppm", "Depth"]), score=2.0),
+        # Another source that matched on 'average': ranked ahead of the file the question names.
+        ContextEntry("2", "file", "fire/weather.csv", _table("fire/weather.csv", "Average fire weather",
+                                                              [f"Average wind {i}" for i in range(12)]), score=1.9),
+        ContextEntry("3", "file", "space/orbits.csv", _table("space/orbits.csv", "Orbits", [f"x{i}" for i in range(12)]),
+                     score=1.8),
+        ContextEntry("4", "file", "arch/radiocarbon.csv", _table("arch/radiocarbon.csv", "Radiocarbon dates of Malta",
+                                                                 ["Site", "Sample date", "Error"]), score=1.2),
+    ]
+    budget = (len(entries[0].description) + len(entries[3].description) + 1200) // CHARS_PER_TOKEN
+    by_rank = [form for form, _ in shown_forms(entries, budget_tokens=budget)]
+    by_relevance = [form for form, _ in shown_forms(entries, budget_tokens=budget, question=question)]
+    assert by_rank[3] != "full"  # rank order spends the budget on the other sources first
+    assert by_relevance[0] == by_relevance[3] == "full"
+    assert by_relevance[1] != "full" and by_relevance[2] != "full"
+    # The block keeps the rank order; only who is whole changes.
+    block = data_block(entries, budget_tokens=budget, question=question)
+    assert block.index("fire/weather.csv") < block.index("arch/radiocarbon.csv")
+
+
+def test_relevance_order_puts_the_best_matchs_folder_and_named_files_first():
+    from dsstar_lake.agent.relevance import allocation_order
+
+    def entry(i: str, path: str, score: float, columns: list[str]) -> ContextEntry:
+        return ContextEntry(i, "file", path, _table(path, path, columns), score=score)
+
+    entries = [entry("a", "env/beach.csv", 2.0, ["Enterococcus"]), entry("b", "fire/acres.csv", 1.9, ["Acres"]),
+               entry("c", "env/rain.csv", 1.5, ["Rain"]), entry("d", "env/tide.csv", 0.5, ["Tide"]),
+               entry("e", "env/ej.csv", 0.4, ["Justice population"])]
+    order = allocation_order(entries, [e.description for e in entries], "rain and enterococcus at justice sites")
+    # Named by the question (rain, justice) in the same folder first, then near before far, other folders last.
+    assert order == [0, 2, 4, 3, 1]
+    assert allocation_order(entries, [e.description for e in entries], "") == [0, 1, 2, 3, 4]

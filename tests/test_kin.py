@@ -138,3 +138,53 @@ def test_a_family_folded_into_a_slot_says_which_files_are_its_own():
     line = kin_line("env/*_beach_datasheet.csv", description)
     assert "'*' = city_point, m_street, malibu, tenean" in line
     assert "'*' =" not in kin_line("env/a.csv", "Table: 3 rows x 2 columns\n  load: df = pd.read_csv(PATH)\n")
+
+
+def test_names_that_differ_by_a_measure_word_or_a_word_of_the_question_are_not_kin():
+    acres = "Year; Alaska; Northwest; Southwest; Total"
+    human, lightning = _key("wildfire/nifc_human_caused_acres.csv", acres), _key("wildfire/nifc_lightning_caused_acres.csv", acres)
+    fires = _key("wildfire/nifc_lightning_caused_wildfires.csv", acres)
+    names = ["nifc_human_caused_acres.csv", "nifc_lightning_caused_acres.csv", "nifc_lightning_caused_wildfires.csv",
+             "nifc_wildfires.csv"]
+    # Two files that differ by one word are two measures, not a series of sites: each keeps its own slot.
+    assert are_kin(human, lightning) and not are_kin(human, lightning, siblings=names)
+    # Names that differ in two slots ('human ... acres' and 'lightning ... wildfires') are not one series.
+    assert are_kin(human, fires) and not are_kin(human, fires, siblings=names)
+    # A series of sites that differ in one slot folds; unless the question names the word that tells two apart.
+    sheets = ["carson_beach_datasheet.csv", "wollaston_beach_datasheet.csv", "tenean_beach_datasheet.csv"]
+    carson = _key("env/carson_beach_datasheet.csv", "Date; Rain; Tag; Enterococcus")
+    wollaston = _key("env/wollaston_beach_datasheet.csv", "Date; Rain; Tag; Enterococcus")
+    assert are_kin(carson, wollaston, siblings=sheets)
+    from dslake_index.kin import question_words
+    assert not are_kin(carson, wollaston, question_words("Enterococcus at Wollaston beach?"), sheets)
+    assert are_kin(carson, wollaston, question_words("Enterococcus at the beaches?"), sheets)
+
+
+def test_a_folded_datasheet_line_gives_its_sites_and_date_coverage():
+    from dslake_index.kin import kin_line
+
+    description = ("Title: Carson Beach: Bacterial Water Quality\nHeadings: I Street / Bathhouse\n"
+                   "Table: 1,132 rows x 8 columns\n  load: df = pd.read_csv('data/env/carson.csv', skiprows=2)\n"
+                   "  columns:\n    - 'Date': text (dates); 1,132 distinct; range '2001-05-24' .. '2024-08-27'; e.g. 'x'\n")
+    line = kin_line("env/carson.csv", description)
+    assert "headings 'I Street / Bathhouse'" in line
+    assert "'Date' range '2001-05-24' .. '2024-08-27' ·" in line
+
+
+def test_two_measures_of_one_layout_share_a_slot_and_are_both_described_whole(tmp_path):
+    root = write_beach_lake(tmp_path / "lake")
+    fires = root / "fires"
+    fires.mkdir()
+    for cause, scale in (("human", 3), ("lightning", 7)):
+        (fires / f"nifc_{cause}_caused_acres.csv").write_text(
+            "Year,Alaska,Northwest,Total\n" + "".join(f"{y},{y % 9 * scale},{y % 5 * scale},{y % 13 * scale}\n"
+                                                      for y in range(1990, 2024)))
+    lake = Lake.open(root)
+    lake.index()
+    hits = lake.search("acres burned per year by region", k=4)
+    acres = [h for h in hits if "caused_acres" in h.path]
+    assert len(acres) == 1  # one slot for the pair
+    other = acres[0].kin[0]
+    assert acres[0].companions == [other]
+    # Not a one-line kin: the companion's own description, with its columns, is in the slot's description.
+    assert f"File: data/{other}" in acres[0].description and "Near-identical files" not in acres[0].description

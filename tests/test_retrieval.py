@@ -115,3 +115,31 @@ def test_task_files_named_from_the_benchmark_root_resolve_in_a_catalog_of_one_do
     absent = Task(id="wildfire-2", query="q", domain="wildfire", files=["wildfire/gone.csv"])
     files, reason = gold_files(absent, catalog, [])
     assert files == [] and "wildfire/gone.csv" in reason
+
+
+def test_prompt_levels_say_how_each_needed_file_appears_in_the_first_planner_prompt(samples_lake):
+    from collections import defaultdict
+
+    from dslake_index.lookup import entry_of_paths
+
+    from dsstar_lake.agent.context import shown_forms
+    from dsstar_lake.agent.state import ContextEntry
+    from dsstar_lake.eval.retrieval import prompt_levels
+
+    lake = Lake.open(samples_lake)
+    members: dict[str, list[str]] = defaultdict(list)
+    for path, entry_id in entry_of_paths(lake.connection()):
+        members[entry_id].append(path)
+    by_path = {p: e for e, paths in members.items() for p in paths}
+    hits = lake.search("daily sensor humidity readings in January 2024", k=4)
+    forms = [form for form, _ in shown_forms([ContextEntry.from_hit(h) for h in hits], budget_tokens=300)]
+    assert forms[0] == "full" and "named" in forms  # a tight budget: the best match whole, some only named
+    squeezed = forms.index("named")
+    family_member = members[hits[0].entry_id][0]
+    named_file = members[hits[squeezed].entry_id][0]
+    unshown = next(p for p in by_path if by_path[p] not in {h.entry_id for h in hits})
+    levels = prompt_levels(hits, [family_member, named_file, unshown], members, by_path, 0, 300)
+    assert levels == {family_member: "whole", named_file: "named", unshown: "absent"}
+    # Without a budget every retrieved file is whole.
+    assert prompt_levels(hits, [family_member, named_file], members, by_path, 0, 0) == {
+        family_member: "whole", named_file: "whole"}

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from dslake_index import lookup
 
 from dsstar_lake.agent.brief import brief, pointer
+from dsstar_lake.agent.relevance import allocation_order
 from dsstar_lake.agent.state import ContextEntry
 from dsstar_lake.errors import CatalogError, UsageError
 from dsstar_lake.untrusted import frame, quote, visible
@@ -35,14 +36,15 @@ def filenames(entries: list[ContextEntry]) -> str:
 
 
 def data_block(entries: list[ContextEntry], max_chars: int = 0, budget_tokens: int = 0,
-               read: Iterable[str] = ()) -> str:
+               read: Iterable[str] = (), question: str = "") -> str:
     """Return every entry's description in its own <data path=… tag=…> frame (the paper's {filename}/{summary}).
 
-    With a budget, entries are taken in rank order: each is shown whole while the block stays within
-    budget_tokens, else in its brief form, else as one line. The first entry, entries the user gave and
-    entries whose files a script has read are always whole: the model is working with them.
+    With a budget, entries are taken in order of relevance (relevance.py): each is shown whole while the block
+    stays within budget_tokens, else in its brief form, else as one line; the block keeps the rank order. The
+    first entry, entries the user gave and entries whose files a script has read are always whole: the model is
+    working with them.
     """
-    forms = shown_forms(entries, max_chars, budget_tokens, read)
+    forms = shown_forms(entries, max_chars, budget_tokens, read, question)
     parts = []
     for e, (form, text) in zip(entries, forms, strict=True):
         if visible(shown_path(e)) != shown_path(e):
@@ -55,7 +57,7 @@ def data_block(entries: list[ContextEntry], max_chars: int = 0, budget_tokens: i
 
 
 def shown_forms(entries: list[ContextEntry], max_chars: int = 0, budget_tokens: int = 0,
-                read: Iterable[str] = ()) -> list[tuple[str, str]]:
+                read: Iterable[str] = (), question: str = "") -> list[tuple[str, str]]:
     """Return (form, text) per entry: form is full, brief or named, as data_block shows it."""
     read_paths = list(read)
     budget = budget_tokens * CHARS_PER_TOKEN if budget_tokens > 0 else 0
@@ -64,24 +66,29 @@ def shown_forms(entries: list[ContextEntry], max_chars: int = 0, budget_tokens: 
     # Room is kept for every later entry's one-line form, so the last entries are never crowded out entirely.
     reserve = sum(len(text) + _FRAME_CHARS + 2 * len(e.path) for e, text in zip(entries, named, strict=True))
     used = 0
-    out: list[tuple[str, str]] = []
-    for i, e in enumerate(entries):
+    out: dict[int, tuple[str, str]] = {}
+    pinned = [i == 0 or e.source == "given" or _was_read(e, read_paths) for i, e in enumerate(entries)]
+    # What the model works with first, then the rest by relevance to the question (rank order without one).
+    order = [i for i in range(len(entries)) if pinned[i]]
+    order += [i for i in allocation_order(entries, fulls, question) if not pinned[i]]
+    for i in order:
+        e = entries[i]
         overhead = _FRAME_CHARS + 2 * len(e.path)
         reserve -= len(named[i]) + overhead
         room = budget - used - reserve - overhead
-        if not budget or i == 0 or e.source == "given" or _was_read(e, read_paths) or len(fulls[i]) <= room:
+        if not budget or pinned[i] or len(fulls[i]) <= room:
             form, text = "full", fulls[i]
         else:
             short = brief(fulls[i])
             form, text = ("brief", short) if len(short) <= room else ("named", named[i])
         used += len(text) + overhead
-        out.append((form, text))
-    return out
+        out[i] = (form, text)
+    return [out[i] for i in range(len(entries))]
 
 
-def block_tokens(entries: list[ContextEntry], max_chars: int = 0, budget_tokens: int = 0) -> int:
+def block_tokens(entries: list[ContextEntry], max_chars: int = 0, budget_tokens: int = 0, question: str = "") -> int:
     """Return the estimated tokens of the given-data block (what evaluations report as context size)."""
-    return len(data_block(entries, max_chars, budget_tokens)) // CHARS_PER_TOKEN
+    return len(data_block(entries, max_chars, budget_tokens, question=question)) // CHARS_PER_TOKEN
 
 
 def _capped(text: str, max_chars: int) -> str:

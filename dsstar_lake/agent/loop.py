@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dsstar_lake.agent import coder, context, finalyzer, planner, readings, router, verifier
+from dsstar_lake.agent import coder, context, finalyzer, planner, readings, relevance, router, verifier
 from dsstar_lake.agent.execute import observation, run_with_debugging
 from dsstar_lake.agent.runtime import Agent
 from dsstar_lake.agent.state import AgentState
@@ -77,15 +77,23 @@ def refine(agent: Agent, state: AgentState) -> None:
 
 
 def widen(agent: Agent, state: AgentState, missing: str, k: int) -> None:
-    """Retrieve again for the missing data (and the question); add up to k_extra entries not yet in context."""
+    """Retrieve again for the missing data (with the question's words no given entry names); add up to k_extra
+    entries not yet in context that carry a word of the missing data's description."""
     if agent.retriever is None:
         agent.events.emit("re_retrieval", round=k, missing=missing, added=[],
                           skipped="the context was given (--files); nothing is retrieved")
         return
-    query = f"{missing}\n{state.question}"
-    found = context.retrieve(agent.retriever, query, agent.k_extra, state.entry_ids(), "missing-data")
+    # The router's words, and of the question only what no given entry names: the question alone retrieves files
+    # that look like the ones already given, not the missing quantity.
+    wanted = relevance.content_words(missing)
+    rest = [w for w in relevance.uncovered_words(state.question, state.entries) if w not in wanted]
+    query = " ".join([missing, *rest])
+    candidates = context.retrieve(agent.retriever, query, agent.k_extra, state.entry_ids(), "missing-data")
+    # A candidate that carries none of the router's words is the domain's look, not the data asked for.
+    found = [e for e in candidates if not wanted or relevance.names_any(e.path, e.description, wanted)]
     state.entries.extend(found)
-    item = {"round": k, "missing": missing, "query": query, "added": [e.path for e in found]}
+    item = {"round": k, "missing": missing, "query": query, "added": [e.path for e in found],
+            "closest": [e.path for e in candidates if e not in found][:3]}
     state.re_retrievals.append(item)
     agent.events.emit("re_retrieval", **item)
 

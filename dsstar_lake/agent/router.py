@@ -21,7 +21,13 @@ def searched(state: AgentState) -> str:
     for item in state.re_retrievals:
         added = ", ".join(f"data/{p}" for p in item["added"])
         what = f"added {added}" if added else "found nothing new (do not ask for it again)"
-        lines.append(f"- after round {item['round'] + 1}, missing {item['missing']!r}: {what}")
+        closest = item.get("closest") or []
+        if not added and closest:
+            what = (f"found nothing new: the closest entries not yet given ({', '.join(f'data/{p}' for p in closest)})"
+                    " carry none of the words asked for, so the lake may not hold this data (do not ask for it again)")
+        query = item.get("query", "")
+        looked = f" (searched for {query!r})" if query and query != item["missing"] else ""
+        lines.append(f"- after round {item['round'] + 1}, missing {item['missing']!r}{looked}: {what}")
     read = [e.path for e in state.entries if e.source == "read"]
     if read:
         lines.append("- files the scripts read themselves, now in the given data: "

@@ -58,7 +58,8 @@ class Agent:
 
     def data(self, state: AgentState) -> dict[str, str]:
         """Return the {filenames} and {data} prompt variables for the current context."""
-        data = context.data_block(state.entries, self.description_chars, self.context_tokens, state.reads)
+        data = context.data_block(state.entries, self.description_chars, self.context_tokens, state.reads,
+                                  state.question)
         view = getattr(self.sandbox, "view", None)  # a lake in object storage: say what data/ holds and lacks
         if view is not None:
             data += "\n\n" + render("remote_data", **view.note_values())

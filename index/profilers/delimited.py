@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from dslake_index.profilers.base import PATH_PLACEHOLDER, Limits, Profile, Table
+from dslake_index.profilers.codes import zero_led_codes
 from dslake_index.profilers.stats import (
     _MONEY_PCT,
     _THOUSANDS,
@@ -300,6 +301,8 @@ def hint_of(kw: dict[str, Any], func: str = "pd.read_csv") -> str:
     order = ["sep", "skiprows", "header", "names", "usecols", "encoding", "comment", "skipinitialspace", "decimal", "thousands",
              "na_values", "nrows", "compression"]
     parts = [PATH_PLACEHOLDER] + [f"{k}={kw[k]!r}" for k in order if k in kw]
+    if kw.get("dtype"):  # {'zip': str}: written as code, not as the repr of the str class
+        parts.append("dtype={" + ", ".join(f"{c!r}: str" for c in kw["dtype"]) + "}")
     return f"{func}({', '.join(parts)})"
 
 
@@ -339,6 +342,16 @@ def load_frame(text: str, kw: dict[str, Any], lay: Layout) -> tuple[Any, dict[st
         notes.append("numbers are written with '.' thousands separators (e.g. \"1.234,5\"): pass thousands='.'")
     if na:
         notes.append(f"numeric columns use {na} for missing values: pass na_values={na!r}")
+    codes = zero_led_codes(df, lambda: _parse(text, {**kw, "dtype": str})[0], text)
+    if codes:
+        kw = {**kw, "dtype": {c: str for c in codes}}
+        df, _ = _parse(text, kw)
+        names = ", ".join(f"{c!r}" for c in codes[:5])
+        first = codes[0]
+        example = next((str(v) for v in df[first].dropna() if str(v).startswith("0")), "") if first in df else ""
+        notes.append(f"codes with leading zeros in {names}" + (f" (e.g. {example!r})" if example else "")
+                     + f": read as text with dtype={{{', '.join(f'{c!r}: str' for c in codes)}}}, as numbers they "
+                     "would lose the zeros")
     return df, kw, notes
 
 

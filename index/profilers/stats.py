@@ -20,6 +20,11 @@ _UNIT_SUFFIX = re.compile(
     r"GHz|keV|MeV|eV|cm3|m3|m2|km2|kW|MW|GW|kWh|MWh|V|mV|W|pct|percent|usd|USD|eur|EUR|mm_hr|in|inches|ft|"
     r"acres|ha|days|hours|hrs|mins|yrs|years)$"
 )
+# A unit over a unit at a name's end: 'Speed_km_s' (km/s), 'Flux_W_m2' (W/m2), 'Rain_mm_hr' (mm/hr).
+_RATIO_SUFFIX = re.compile(r"(?:^|[_\s])(nT|km|m|cm|mm|kg|g|mg|W|kW|MW|J|mol|deg|rad|particles|counts)[_\s]"
+                           r"(s|sec|h|hr|day|yr|m2|m3|cm2|cm3|km2|sr|kg|L)$")
+_VOLUMES = ("cm3", "m3")
+_COUNT_BASE = re.compile(r"(?:^|[_\s])(N|n|Np|Na|Ne|Ni|density|count|number|conc)$|^N[a-z]?$")
 _NUMBER = re.compile(r"^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$")
 _ISO = re.compile(r"^\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?$")
 _THOUSANDS = re.compile(r"^\s*[-+]?\d{1,3}(,\d{3})+(\.\d+)?\s*$")
@@ -84,8 +89,17 @@ def unit_of(name: str) -> str | None:
             return None
         if " " not in unit or all(len(w) <= 4 and not w.isalpha() or len(w) <= 2 for w in unit.split()):
             return unit
+    ratio = _RATIO_SUFFIX.search(name)
+    if ratio and len(name) > len(ratio.group(0)):
+        return f"{ratio.group(1)}/{ratio.group(2)}"  # 'SW_Plasma_Speed_km_s' is km/s, not s
     match = _UNIT_SUFFIX.search(name)
-    return match.group(1) if match and len(name) > len(match.group(1)) + 1 else None
+    if not match or len(name) <= len(match.group(1)) + 1:
+        return None
+    unit = match.group(1)
+    base = name[: len(name) - len(unit)].rstrip("_ ")
+    if unit in _VOLUMES and _COUNT_BASE.search(base):
+        return f"per {unit}"  # 'N_cm3' is a number density, per cubic centimetre, not a volume
+    return unit
 
 
 def is_number_text(text: str) -> bool:
