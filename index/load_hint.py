@@ -20,7 +20,7 @@ MAX_HINT_CHARS = 100_000  # a workbook's names=[...] list is long; nothing a pro
 MAX_RANGE = 1_000_000  # `skiprows=[*range(N), N + 1]` (a markdown table's rows above it): N stays a line count
 
 _CSV_KW = frozenset({"sep", "skiprows", "header", "names", "usecols", "encoding", "comment", "skipinitialspace",
-                     "decimal", "thousands", "na_values", "nrows", "compression", "engine"})
+                     "decimal", "thousands", "na_values", "nrows", "compression", "engine", "dtype"})
 # reader -> keyword names it may be given. Only what the profilers write (index/profilers/*), nothing more.
 READERS: dict[str, frozenset[str]] = {
     "pd.read_csv": _CSV_KW,
@@ -292,6 +292,7 @@ def _reader(name: str, node: ast.Call, source: str) -> tuple[list[Arg], list[Ste
         if kw.arg is None or kw.arg not in READERS[name]:
             raise HintRefused(f"the argument {kw.arg or '**'}= of {name}")
         value = _skip_lines(kw.value, source) if kw.arg == "skiprows" else None
+        value = _text_columns(kw.value, source) if kw.arg == "dtype" else value
         arg = value or _literal(kw.value, source, f"{kw.arg}=")
         _check_value(name, Arg(kw.arg, arg.value, arg.text))
         args.append(Arg(kw.arg, arg.value, arg.text))
@@ -355,6 +356,16 @@ def _skip_lines(node: ast.AST, source: str) -> Arg | None:
         else:
             raise HintRefused("skiprows with other than whole numbers")
     return Arg(None, values, ast.get_source_segment(source.strip(), node) or "")
+
+
+def _text_columns(node: ast.AST, source: str) -> Arg:
+    """`dtype={'zip': str, ...}` as the profilers write it for codes with leading zeros: column names to str."""
+    if not (isinstance(node, ast.Dict) and node.keys
+            and all(isinstance(k, ast.Constant) and type(k.value) in (str, int) for k in node.keys)
+            and all(isinstance(v, ast.Name) and v.id == "str" for v in node.values)):
+        raise HintRefused("dtype= other than {column: str, ...}")
+    columns = {k.value: str for k in node.keys}  # type: ignore[union-attr]
+    return Arg(None, columns, ast.get_source_segment(source.strip(), node) or "")
 
 
 def _literal(node: ast.AST, source: str, what: str) -> Arg:

@@ -45,6 +45,7 @@ def _made_files(tmp: Path) -> Path:
                                   "</thead><tbody><tr><td>1</td><td>2</td></tr><tr><td>3</td><td>4</td></tr>"
                                   "</tbody></table>")
     (tmp / "pipes.md").write_text("# T\n\n| a | b |\n|---|---|\n| 1 | 2 |\n| 3 | 4 |\n\ntext after\n")
+    (tmp / "zips.csv").write_text("zip,town,people\n" + "".join(f"0{1001 + i},town {i},{100 + i}\n" for i in range(30)))
     (tmp / "keyed.json").write_text(json.dumps({"meta": {"n": 2}, "rows": [{"x": 1, "y": 2}, {"x": 3, "y": 4}]}))
     c = CDF(str(tmp / "t.cdf"), cdf_spec={"Compressed": False}, delete=True)
     c.write_globalattrs({"TITLE": {0: "t"}})
@@ -65,6 +66,7 @@ def test_every_hint_the_profilers_write_round_trips_and_runs(tmp_path):
         run(hint, path)  # raises on a hint that does not load its own file
         forms.add((hint.reader, *(s.name or s.kind for s in hint.steps)))
     # every reader and step of the grammar is among them, so the round trip covers what profilers write
+    assert any("dtype={'zip': str}" in text for _, text in hints)  # codes with leading zeros stay text
     readers = {f[0] for f in forms}
     assert readers >= {"pd.read_csv", "pd.read_excel", "pd.read_json", "pd.read_parquet", "pd.read_html", "np.load",
                        "open", "gzip.open", "json.load", "xml.etree.ElementTree.parse", "cdflib.CDF"}
@@ -94,6 +96,8 @@ def test_a_parsed_hint_is_plain_data():
     ("pd.read_csv({path}).to_csv('/tmp/x')", "to_csv"),
     ("pd.read_csv({path})[__import__('os').getcwd()]", "not a literal"),
     ("pd.read_csv({path}, engine='pyarrow')", "engine="),
+    ("pd.read_csv({path}, dtype={'zip': eval})", "dtype="),
+    ("pd.read_csv({path}, dtype=object)", "dtype="),
     ("pd.read_csv({path}, skiprows=[*range(10**9)])", "skiprows"),
     ("(lambda: 0)()", "Lambda"),
     ("cdflib.CDF({path}).varget('x')", "str({path})"),
