@@ -201,6 +201,8 @@ def build_answer(record: RunRecord, state: AgentState, spent: dict[str, float], 
         plan=list(state.plan),
         assumptions=list(state.assumptions),
         alternatives=[dict(a) for a in state.alternatives],
+        stated=[dict(a) for a in state.stated],
+        chosen=dict(state.chosen),
     )
 
 

@@ -67,7 +67,11 @@ def print_answer(console: Console, answer: Any) -> None:
     """Print the answer, the files used and the run id, with what the run cost."""
     title = "answer" + ("" if answer.verified else " (not verified)")
     console.print(Panel(safe(answer.value or "(no answer)", multiline=True), title=title, title_align="left"))
-    print_readings(console, answer.assumptions, answer.alternatives)
+    chosen = getattr(answer, "chosen", None) or {}
+    if chosen.get("reading"):  # readings gave different answers: which one the answer takes, and why
+        console.print(f"chosen reading: {safe(chosen['reading'])} because {safe(chosen.get('because', ''))}",
+                      highlight=False)
+    print_readings(console, answer.assumptions, answer.alternatives, getattr(answer, "stated", None) or [])
     console.print(f"files used: {safe(', '.join(answer.files_used) or '(none detected)')}", highlight=False)
     console.print(
         f"run {safe(answer.run_id)} · {answer.rounds} round{'s' if answer.rounds != 1 else ''} · "
@@ -80,8 +84,9 @@ def print_answer(console: Console, answer: Any) -> None:
         console.print(f"[yellow]note:[/yellow] {safe(answer.error)}", highlight=False)
 
 
-def print_readings(console: Console, assumptions: list[str], alternatives: list[dict[str, str]]) -> None:
-    """Print the assumptions an answer rests on and the other readings' values, one per line."""
+def print_readings(console: Console, assumptions: list[str], alternatives: list[dict[str, str]],
+                   stated: list[dict[str, str]] | None = None) -> None:
+    """Print the assumptions an answer rests on, the other readings' values and the figures the data states."""
     if assumptions:
         console.print("assumptions:", highlight=False)
         for sentence in assumptions:
@@ -91,6 +96,10 @@ def print_readings(console: Console, assumptions: list[str], alternatives: list[
         for alt in alternatives:
             how = f" ({safe(alt.get('how'))})" if alt.get("how") else ""
             console.print(f"  - {safe(alt.get('reading', ''))}: {safe(alt.get('value', ''))}{how}", highlight=False)
+    if stated:
+        console.print("stated in the data:", highlight=False)
+        for figure in stated:
+            console.print(f"  - {safe(figure.get('reading', ''))}: {safe(figure.get('value', ''))}", highlight=False)
 
 
 def print_runs(console: Console, runs: list[dict[str, Any]]) -> None:
