@@ -52,6 +52,28 @@ def test_readings_that_differ_cost_one_call_and_the_chosen_alternative_becomes_t
     assert chosen["answer_before"] == "14" and chosen["reading"] == "north region only"
 
 
+def test_the_chosen_reading_shows_on_the_web_run_page_and_in_the_notebook_view(lake):
+    from serve_helpers import Server, fetch
+
+    provider = scripted(
+        ("planner", "Sum the widget units in data/sales.csv."),
+        ("coder", fenced(NORTH)),
+        ("verifier", "Yes\nAssumption: every <region> counts\nStated: the <total> row = 15"),
+        ("finalyzer", fenced(SUM_WIDGETS)),
+        ("chooser", "Chosen: 1 because the question's <words> decide"),
+    )
+    answer = lake.ask(QUESTION, provider=provider, overrides=FAST)
+    assert answer.value == "14" and answer.chosen["because"] == "the question's <words> decide"
+    view = lake.run(answer.run_id)._repr_html_()
+    assert "chosen reading" in view and "every &lt;region&gt; counts because the question&#x27;s &lt;words&gt;" \
+        in view.replace("&#39;", "&#x27;")
+    assert "north region only: 10" in view
+    with Server(lake) as server:
+        code, page, _ = fetch(server.url(f"/runs/{answer.run_id}"))
+    assert code == 200 and '<p id="chosen">chosen reading: every &lt;region&gt; counts because' in page
+    assert "north region only: 10" in page and "the &lt;total&gt; row: 15" in page and "<words>" not in page
+
+
 def test_readings_that_agree_cost_no_extra_call(lake):
     provider = scripted(
         ("planner", "Sum the widget units in data/sales.csv."),
