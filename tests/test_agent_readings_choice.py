@@ -198,3 +198,20 @@ def test_an_equals_sign_wins_over_an_arrow_inside_a_reading():
     found = parse_readings("Alternative: 2019 -> 2020 change = 5\nAlternative: by county -> Suffolk")
     assert [(a.reading, a.value) for a in found.alternatives] == [("2019 -> 2020 change", "5"),
                                                                   ("by county", "Suffolk")]
+
+
+def test_the_coder_is_told_what_differs_in_pandas_3_when_that_is_what_imports(lake):
+    import pandas
+
+    provider = scripted(
+        ("planner", "Sum the widget units in data/sales.csv."),
+        ("coder", fenced(SUM_WIDGETS)),
+        ("verifier", "Yes"),
+        ("finalyzer", fenced(SUM_WIDGETS)),
+    )
+    lake.ask(QUESTION, provider=provider, overrides=FAST)
+    coder_prompt = prompts(provider, "coder")[0]
+    assert f"pandas {pandas.__version__}" in coder_prompt  # the sandbox runs this interpreter's packages
+    said = "`astype(str)` keeps missing values as NaN" in coder_prompt
+    assert said == (int(pandas.__version__.split(".")[0]) >= 3)
+    assert said == ("`astype(str)` keeps missing values as NaN" in prompts(provider, "finalyzer")[0])

@@ -34,7 +34,7 @@ def final_script(agent: Agent, state: AgentState, round_no: int, noted: Readings
     """Return the final solution script and the readings the finalyzer named (noted: those so far)."""
     shown = as_text(noted)
     prompt = render("finalyzer", code=fence(state.code), result=frame(state.result, "output"),
-                    question=state.question, guidelines=guidelines(state), packages=agent.sandbox.packages(),
+                    question=state.question, guidelines=guidelines(state), packages=agent.packages(),
                     readings=frame(shown, "output") if shown else "(none noted)", principles=principles(),
                     **agent.data(state))
     return agent.ask("finalyzer", prompt, parse, EXPECTED,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -9,7 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from dsstar_lake.agent import context
 from dsstar_lake.agent.events import EventStream
-from dsstar_lake.agent.prompts import render
+from dsstar_lake.agent.prompts import render, template
 
 if TYPE_CHECKING:
     from dsstar_lake.agent.state import AgentState
@@ -64,9 +65,19 @@ class Agent:
             data += "\n\n" + render("remote_data", **view.note_values())
         return {"filenames": context.filenames(state.entries), "data": data}
 
+    def packages(self) -> str:
+        """Return the packages line for prompts, with what differs in pandas 3 when that is what imports here.
+
+        Two runs lost a debugger round to pandas 3's string dtype; a model writes pandas 2 by habit.
+        """
+        line = self.sandbox.packages()
+        if re.search(r"\bpandas (?:[3-9]|\d\d)\.", line):
+            return f"{line}\n- {template('pandas3').strip()}"
+        return line
+
     def scripting(self, state: AgentState) -> dict[str, str]:
         """Return what the roles that write scripts are told besides the data: the question, packages, budget."""
-        return {"question": state.question, "packages": self.sandbox.packages(),
+        return {"question": state.question, "packages": self.packages(),
                 "output_chars": str(self.max_result_chars)}
 
     def ask(
