@@ -447,13 +447,13 @@ class Lake:
     def kramabench(self, task_files: list[str], *, ids: list[str] | tuple[str, ...] = (), missing: str | None = None,
                    oracle: bool = False, jobs: int | None = None, k: int | None = None,
                    max_rounds: int | None = None, out: str | None = None, resume: bool = False,
-                   progress: Progress | None = None) -> Any:
-        """Read KramaBench task files (the ids asked for), answer and score them; return a BenchmarkReport."""
+                   judge: bool = True, progress: Progress | None = None) -> Any:
+        """Read KramaBench task files (the ids asked for), answer and score them (judge=False: no model judges)."""
         from dsstar_lake.eval.runner import BenchmarkOptions, load_benchmark
 
         tasks, absent = load_benchmark(task_files, ids, missing)
         options = BenchmarkOptions(oracle=oracle, jobs=jobs, k=k, max_rounds=max_rounds, missing=absent,
-                                   out=Path(out) if out else None, resume=resume)
+                                   out=Path(out) if out else None, resume=resume, judge=judge)
         return self.benchmark(tasks, options, progress=progress)
 
     @manifest_errors
