@@ -91,7 +91,7 @@ class Person(threading.Thread):
     FORMATS = {  # what each prompt must say about its answer for a person to follow it
         "planner": "`Assumption: <your reading>; other reading: <the main alternative>`",
         "coder": "`Alternative: <reading> = <value>`",
-        "verifier": "Alternative: <another reading> = <its value, only if the result shows it>",
+        "verifier": "Alternative: <another reading> = <its value, only if the result shows it and it differs",
         "finalyzer": "Alternative: <another reading> = <its value> (<how it was computed>)",
         "chooser": "Chosen: <the reading's number>. <the reading, in a few words> because <the principle",
     }
