@@ -253,17 +253,21 @@ def eval_kramabench(task_files: tuple[str, ...], lake_path: str | None, catalog:
 @click.option("--files", "files", multiple=True, help="Give a context file (lake-relative) instead of retrieving; repeat.")
 @click.option("--guidelines", help="How to print the answer, e.g. 'round to 2 decimals'.")
 @click.option("--max-rounds", type=click.IntRange(min=1), help="Rounds before finalizing anyway (default 20).")
+@click.option("--clarify", is_flag=True, help="On a terminal, let me pick when readings give different answers.")
 @llm_options
 @json_option
 def ask(question: str, lake_path: str | None, catalog: str | None, chroma_url: str | None, k: int | None,
-        files: tuple[str, ...], guidelines: str | None, max_rounds: int | None, as_json: bool, **params: Any) -> None:
+        files: tuple[str, ...], guidelines: str | None, max_rounds: int | None, clarify: bool, as_json: bool,
+        **params: Any) -> None:
     """Answer QUESTION with the DS-STAR agent over the files retrieved from the lake's catalog."""
-    from dsstar_lake.agent.render import ask_progress, print_answer
+    from dsstar_lake.agent.render import ask_progress, print_answer, terminal_pick
 
     handle = open_existing(lake_path, catalog, llm_flags(params), **{"catalog.chroma_url": chroma_url})
+    # Only a person at a terminal is asked; piped, the run chooses by itself (agent/chooser.py).
+    person = terminal_pick(err, click.getchar) if clarify and sys.stdin.isatty() and err.is_terminal else None
     with ask_progress(err, enabled=not as_json) as progress:
         answer = handle.ask(question, k=k, files=list(files) or None, guidelines=guidelines, max_rounds=max_rounds,
-                            progress=progress)
+                            progress=progress, clarify=person)
     print_json(answer.to_dict()) if as_json else print_answer(out, answer)
     answer.raise_if_unfinished()
 

@@ -379,12 +379,13 @@ class Lake:
         overrides: dict[str, Any] | None = None,
         provider: Any = None,
         progress: Progress | None = None,
+        clarify: Any = None,
     ) -> Any:
-        """Answer a question with the DS-STAR loop over retrieved files (or exactly `files`); return an Answer."""
+        """Answer a question with the DS-STAR loop (clarify: a person's pick between differing readings)."""
         from dsstar_lake.ask import ask
 
         flags = {"retrieve.k": k, "agent.guidelines": guidelines, "agent.max_rounds": max_rounds, **(overrides or {})}
-        return ask(self.setup(flags, provider), question, files=files, progress=progress)
+        return ask(self.setup(flags, provider), question, files=files, progress=progress, clarify=clarify)
 
     def runs(self) -> list[dict[str, Any]]:
         """List this catalog's runs, newest first (a list of dicts that shows as a table in Jupyter)."""

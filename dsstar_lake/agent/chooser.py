@@ -10,6 +10,7 @@ answer's form differs from it (readings.settle keeps no other): readings that ag
 Choosing the final script's own reading keeps its answer. Choosing an alternative makes its value the answer
 (the chooser's printed form when it carries the same value, else the value as computed) and the final script's
 answer an alternative. An unreadable choice keeps the final script's answer: no second call is spent on it.
+Where a person is at the terminal (ask --clarify), they pick instead, in one keypress, and no call is made.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from dsstar_lake.untrusted import frame
 
 OWN_READING = "the reading the final script took"
 OWN_HOW = "the final script's answer"
+PICKED = "the user picked it at the terminal"
 CHOSEN = re.compile(r"^[\s>*_`#-]*chosen[*_`]*\s*[:\-–—]\s*[*_`]*\s*(?P<rest>.+)$", re.I | re.M)
 ANSWER = re.compile(r"^[\s>*_`#-]*answer[*_`]*\s*[:\-–—]\s*[*_`]*\s*(?P<value>.+?)[*_`]*\s*$", re.I | re.M)
 NUMBERED = re.compile(r"^(?:reading\s*)?(?:#|no\.?\s*)?(?P<n>\d+)\s*[.):\-–]?\s*(?P<rest>.*)$", re.I)
@@ -105,6 +107,12 @@ def choose(agent: Agent, state: AgentState, settled: Readings, guidelines: str) 
     if not settled.alternatives or not state.value.strip():
         return None
     readings = options(state.value, settled)
+    if agent.clarify is not None:
+        agent.events.emit("clarify", round=state.round, readings=[a.to_dict() for a in readings])
+        picked = agent.clarify(state.question, [a.to_dict() for a in readings])
+        if picked is not None and 1 <= picked <= len(readings):
+            chosen = readings[picked - 1]
+            return Choice(picked, chosen.reading, PICKED, chosen.value)
     stated = "\n".join(f"- {a.reading} = {a.value}" for a in settled.stated) or "(none)"
     prompt = render("chooser", question=state.question, principles=principles(),
                     candidates=frame(_listed(readings), "output"),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from rich.console import Console
@@ -53,6 +53,13 @@ def ask_progress(console: Console, enabled: bool = True) -> Iterator[Any]:
         elif event == "re_retrieval" and not data.get("skipped"):
             added = ", ".join(data["added"]) or "nothing new"
             say(f"  missing data: {safe(_short(data['missing'], 60))} → added {safe(added)}")
+        if live and event == "clarify":  # a person is asked to pick: the spinner must not draw over the question
+            status.stop()
+            now["paused"] = True
+            return
+        if live and now.get("paused"):
+            status.start()
+            now["paused"] = False
         if live and event == "run":
             status.update("finding the files for the question" if not data.get("resumed") else "resuming")
         if live and event in ("role", "exec_start", "finalize"):
@@ -61,6 +68,22 @@ def ask_progress(console: Console, enabled: bool = True) -> Iterator[Any]:
 
     with status:
         yield callback
+
+
+def terminal_pick(console: Console, read_key: Callable[[], str]) -> Callable[[str, list[dict[str, str]]], int | None]:
+    """Return the person's pick between readings that give different answers: one keypress, any other key skips."""
+
+    def pick(question: str, readings: list[dict[str, str]]) -> int | None:
+        console.print("The readings of the question give different answers; which one does it mean?", highlight=False)
+        for i, reading in enumerate(readings, 1):
+            console.print(f"  {i}. {safe(reading.get('reading', ''))}: {safe(reading.get('value', ''))}",
+                          highlight=False)
+        console.print(f"press 1-{len(readings)} (another key lets the model choose): ", end="", highlight=False)
+        key = read_key().strip()  # a terminal still in line mode hands the key over with its Enter
+        console.print(safe(key), highlight=False)
+        return int(key) if key.isdigit() and 1 <= int(key) <= len(readings) else None
+
+    return pick
 
 
 def print_answer(console: Console, answer: Any) -> None:

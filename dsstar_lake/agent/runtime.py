@@ -41,6 +41,10 @@ class Agent:
     # The run's one event stream: the record and the live displays subscribe (agent/events.py).
     events: EventStream = field(default_factory=EventStream)
     over_budget: bool = False  # set to let the finalyzer write the answer after the budget is spent
+    # A person to pick between readings that give different answers (ask --clarify on a terminal): given the
+    # question and the numbered readings ({"reading", "value", "how"}), the number picked, or None to let the model
+    # choose. None: nobody is there (pipes, eval, MCP), and the chooser decides.
+    clarify: Callable[[str, list[dict[str, str]]], int | None] | None = None
     spent_before: dict[str, float] = field(default_factory=dict)  # what earlier sessions of a resumed run spent
     started: float = field(default_factory=time.perf_counter)
 
