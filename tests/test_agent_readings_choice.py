@@ -175,6 +175,10 @@ def test_half_of_a_pair_is_not_a_reading_of_a_question_that_asks_for_a_pair():
     found = parse_readings("Alternative: first year only = 1964\nAlternative: other years = [1970, 1976]\n"
                            "Alternative: three years = [1964, 1970, 1976]")
     assert [a.value for a in settle("[1964, 1976]", [found], []).alternatives] == ["[1970, 1976]"]
+    # A pair printed without brackets is still a pair; one number with a thousands separator is one number.
+    bare = parse_readings("Alternative: other years = 1970, 1976\nAlternative: count = 1,204")
+    assert [a.value for a in settle("[1964, 1976]", [bare], []).alternatives] == ["1970, 1976"]
+    assert [a.value for a in settle("7", [bare], []).alternatives] == ["1,204"]
     # And a list is not a reading of a question that asks for one number.
     assert [a.value for a in settle("7", [found], []).alternatives] == ["1964"]
 
@@ -215,3 +219,17 @@ def test_the_coder_is_told_what_differs_in_pandas_3_when_that_is_what_imports(la
     said = "`astype(str)` keeps missing values as NaN" in coder_prompt
     assert said == (int(pandas.__version__.split(".")[0]) >= 3)
     assert said == ("`astype(str)` keeps missing values as NaN" in prompts(provider, "finalyzer")[0])
+
+
+def test_a_budget_spent_before_the_choice_keeps_the_written_answer(lake):
+    provider = scripted(
+        ("planner", "Sum the widget units in data/sales.csv."),
+        ("coder", fenced(NORTH)),
+        ("verifier", "Yes"),
+        ("finalyzer", fenced(SUM_WIDGETS)),
+        ("chooser", "Chosen: 2 because never asked"),
+    )
+    answer = lake.ask(QUESTION, provider=provider, overrides={**FAST, "llm.max_llm_calls": 4})
+    assert answer.value == "14" and answer.chosen == {} and [a["value"] for a in answer.alternatives] == ["10"]
+    assert roles(lake, answer) == ["planner", "coder", "verifier", "finalyzer"]  # not finalized a second time
+    assert trace(lake, answer.run_id, "budget")[0]["role"] == "chooser"

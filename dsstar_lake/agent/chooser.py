@@ -22,6 +22,7 @@ from dsstar_lake.agent.prompts import render, template
 from dsstar_lake.agent.readings import Alternative, Readings, reading_key, same_value
 from dsstar_lake.agent.runtime import Agent
 from dsstar_lake.agent.state import AgentState
+from dsstar_lake.errors import BudgetExceeded
 from dsstar_lake.untrusted import frame
 
 OWN_READING = "the reading the final script took"
@@ -118,7 +119,11 @@ def choose(agent: Agent, state: AgentState, settled: Readings, guidelines: str) 
                     candidates=frame(_listed(readings), "output"),
                     stated=frame(stated, "output") if settled.stated else stated, guidelines=guidelines)
     agent.events.emit("role", role="chooser", round=state.round)
-    text = agent.llm.complete("chooser", prompt, allow_over_budget=agent.over_budget).text
+    try:
+        text = agent.llm.complete("chooser", prompt, allow_over_budget=agent.over_budget).text
+    except BudgetExceeded as exc:  # the answer is written: a spent budget keeps it rather than finalizing again
+        agent.events.emit("budget", round=state.round, error=str(exc), role="chooser")
+        return None
     choice = parse(text, readings)
     if choice is None:  # one call at most: an unreadable choice keeps the final script's answer
         agent.events.emit("unparseable", role="chooser", round=state.round, response=text[:2000],

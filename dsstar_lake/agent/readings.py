@@ -219,7 +219,9 @@ def _shape(value: str) -> int | None:
     """Return how many items a list, tuple or pair value holds (JSON or Python brackets); None for one value."""
     text = value.strip()
     if not (text[:1] in "[(" and text[-1:] in "])"):
-        return None
+        # "1964, 1976" is a pair printed without brackets; "1,204" is one number
+        items = text.split(", ")
+        return len(items) if len(items) > 1 and all(_number(i) is not None for i in items) else None
     depth, items = 0, 1
     for char in text[1:-1]:
         depth += {"[": 1, "(": 1, "{": 1, "]": -1, ")": -1, "}": -1}.get(char, 0)
