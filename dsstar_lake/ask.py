@@ -131,7 +131,7 @@ def _drive(setup: RunSetup, record: RunRecord, state: AgentState, progress: Prog
     record.event("start", phase=state.phase, round=state.round, backend=sandbox.backend,
                  provider=llm.provider.name, models={r: llm.model_for(r) for r in
                                                      ("planner", "coder", "verifier", "router", "debugger",
-                                                      "finalyzer")})
+                                                      "finalyzer", "chooser")})
     try:
         with llm:
             state = solve(agent, state)
