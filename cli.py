@@ -227,18 +227,19 @@ def eval_retrieval(task_files: tuple[str, ...], lake_path: str | None, catalog: 
 @click.option("--max-rounds", type=click.IntRange(min=1), help="Rounds before finalizing anyway (default 20).")
 @click.option("--judge-model", help="Model that judges string_approximate answers (default eval.judge_model; "
               "empty = the run's own model; fuzzy match only when no model is configured).")
+@click.option("--no-judge", is_flag=True, help="Ask no model to judge: fuzzy matching decides string answers.")
 @llm_options
 @json_option
 def eval_kramabench(task_files: tuple[str, ...], lake_path: str | None, catalog: str | None, ids: tuple[str, ...],
                     oracle: bool, jobs: int | None, out_path: str | None, resume: bool, missing: str | None,
-                    k: int | None, max_rounds: int | None, judge_model: str | None, as_json: bool,
+                    k: int | None, max_rounds: int | None, judge_model: str | None, no_judge: bool, as_json: bool,
                     **params: Any) -> None:
     """Answer KramaBench tasks with the agent and score them with KramaBench's metrics."""
     from dsstar_lake.render import benchmark_progress, print_benchmark_report
 
     handle = open_existing(lake_path, catalog, llm_flags(params), **{"eval.judge_model": judge_model})
     report = handle.kramabench(list(task_files), ids=ids, missing=missing, oracle=oracle, jobs=jobs, k=k,
-                               max_rounds=max_rounds, out=out_path, resume=resume,
+                               max_rounds=max_rounds, out=out_path, resume=resume, judge=not no_judge,
                                progress=None if as_json else benchmark_progress(err))
     print_json(report.to_dict()) if as_json else print_benchmark_report(out, report)
 
@@ -252,17 +253,21 @@ def eval_kramabench(task_files: tuple[str, ...], lake_path: str | None, catalog:
 @click.option("--files", "files", multiple=True, help="Give a context file (lake-relative) instead of retrieving; repeat.")
 @click.option("--guidelines", help="How to print the answer, e.g. 'round to 2 decimals'.")
 @click.option("--max-rounds", type=click.IntRange(min=1), help="Rounds before finalizing anyway (default 20).")
+@click.option("--clarify", is_flag=True, help="On a terminal, let me pick when readings give different answers.")
 @llm_options
 @json_option
 def ask(question: str, lake_path: str | None, catalog: str | None, chroma_url: str | None, k: int | None,
-        files: tuple[str, ...], guidelines: str | None, max_rounds: int | None, as_json: bool, **params: Any) -> None:
+        files: tuple[str, ...], guidelines: str | None, max_rounds: int | None, clarify: bool, as_json: bool,
+        **params: Any) -> None:
     """Answer QUESTION with the DS-STAR agent over the files retrieved from the lake's catalog."""
-    from dsstar_lake.agent.render import ask_progress, print_answer
+    from dsstar_lake.agent.render import ask_progress, print_answer, terminal_pick
 
     handle = open_existing(lake_path, catalog, llm_flags(params), **{"catalog.chroma_url": chroma_url})
+    # Only a person at a terminal is asked; piped, the run chooses by itself (agent/chooser.py).
+    person = terminal_pick(err, click.getchar) if clarify and sys.stdin.isatty() and err.is_terminal else None
     with ask_progress(err, enabled=not as_json) as progress:
         answer = handle.ask(question, k=k, files=list(files) or None, guidelines=guidelines, max_rounds=max_rounds,
-                            progress=progress)
+                            progress=progress, clarify=person)
     print_json(answer.to_dict()) if as_json else print_answer(out, answer)
     answer.raise_if_unfinished()
 

@@ -21,6 +21,7 @@ __all__ = ["CACHE_NAME", "ask", "build_answer", "files_used", "resume"]
 # Model settings a resumed run keeps, however they were given (flags, environment, config files).
 RESUME_KEYS = ("llm.provider", "llm.model", "llm.models", "llm.base_url", "llm.manual_dir", "llm.scripted_file",
                "llm.cache", "llm.max_llm_calls", "llm.max_cost")
+Pick = Callable[[str, list[dict[str, str]]], "int | None"]  # a person picking a reading: see Agent.clarify
 
 
 def _quiet(event: str, data: dict[str, Any]) -> None:
@@ -32,8 +33,12 @@ def ask(
     question: str,
     files: list[str] | None = None,
     progress: Progress | None = None,
+    clarify: Pick | None = None,
 ) -> Answer:
-    """Answer a question over the lake with a new run; files = exactly these context files (no retrieval)."""
+    """Answer a question over the lake with a new run; files = exactly these context files (no retrieval).
+
+    clarify: a person's pick between readings that give different answers (Agent.clarify), else the model's.
+    """
     setup.require_writable("`ask` keeps its run record in it")
     question = (question or "").strip()
     if not question:
@@ -66,7 +71,7 @@ def ask(
     progress("context", {"entries": [e.path for e in entries], "given": bool(files)})
     state = AgentState(question=question, guidelines=str(settings["agent.guidelines"]), entries=entries)
     record.save_state(state)
-    return _drive(setup, record, state, progress, not files, started)
+    return _drive(setup, record, state, progress, not files, started, clarify)
 
 
 def resume(setup: RunSetup, run_id: str, progress: Progress | None = None) -> Answer:
@@ -103,7 +108,7 @@ def _lake_root(setup: RunSetup) -> str:
 
 
 def _drive(setup: RunSetup, record: RunRecord, state: AgentState, progress: Progress, retrieve: bool,
-           started: float) -> Answer:
+           started: float, clarify: Pick | None = None) -> Answer:
     """Run the loop and turn how it ended into the run's status, answer.json and the returned Answer."""
     from dsstar_lake.agent.loop import solve
 
@@ -121,12 +126,12 @@ def _drive(setup: RunSetup, record: RunRecord, state: AgentState, progress: Prog
         summarize_over_chars=int(settings["agent.summarize_over_chars"]),
         description_chars=int(settings["agent.description_chars"]),
         context_tokens=max(0, int(settings["agent.context_tokens"])), events=events,
-        spent_before=dict(state.spent), started=started,
+        spent_before=dict(state.spent), started=started, clarify=clarify,
     )
     record.event("start", phase=state.phase, round=state.round, backend=sandbox.backend,
                  provider=llm.provider.name, models={r: llm.model_for(r) for r in
                                                      ("planner", "coder", "verifier", "router", "debugger",
-                                                      "finalyzer")})
+                                                      "finalyzer", "chooser")})
     try:
         with llm:
             state = solve(agent, state)
@@ -202,6 +207,8 @@ def build_answer(record: RunRecord, state: AgentState, spent: dict[str, float], 
         assumptions=list(state.assumptions),
         alternatives=[dict(a) for a in state.alternatives],
         trace_problems=list(state.trace_problems),
+        stated=[dict(a) for a in state.stated],
+        chosen=dict(state.chosen),
     )
 
 

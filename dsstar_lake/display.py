@@ -103,6 +103,9 @@ class RunView(dict):  # type: ignore[type-arg]
         meta, answer = self.get("meta") or {}, self.get("answer") or {}
         head = [("id", meta.get("id")), ("status", meta.get("status")), ("question", meta.get("question")),
                 ("answer", answer.get("value")), ("verified", answer.get("verified")),
+                *([("chosen reading", f"{chosen['reading']} because {chosen.get('because', '')}")]
+                  if (chosen := answer.get("chosen") or {}).get("reading") else []),
+                *(("other reading", f"{a.get('reading')}: {a.get('value')}") for a in answer.get("alternatives") or []),
                 ("files used", ", ".join(answer.get("files_used") or [])), ("cost $", answer.get("cost_usd")),
                 ("folder", self.get("folder"))]
         rounds = [(r.get("round", 0) + 1, r.get("step"), len(r.get("scripts") or []), r.get("sufficient"),

@@ -379,12 +379,13 @@ class Lake:
         overrides: dict[str, Any] | None = None,
         provider: Any = None,
         progress: Progress | None = None,
+        clarify: Any = None,
     ) -> Any:
-        """Answer a question with the DS-STAR loop over retrieved files (or exactly `files`); return an Answer."""
+        """Answer a question with the DS-STAR loop (clarify: a person's pick between differing readings)."""
         from dsstar_lake.ask import ask
 
         flags = {"retrieve.k": k, "agent.guidelines": guidelines, "agent.max_rounds": max_rounds, **(overrides or {})}
-        return ask(self.setup(flags, provider), question, files=files, progress=progress)
+        return ask(self.setup(flags, provider), question, files=files, progress=progress, clarify=clarify)
 
     def runs(self) -> list[dict[str, Any]]:
         """List this catalog's runs, newest first (a list of dicts that shows as a table in Jupyter)."""
@@ -447,13 +448,13 @@ class Lake:
     def kramabench(self, task_files: list[str], *, ids: list[str] | tuple[str, ...] = (), missing: str | None = None,
                    oracle: bool = False, jobs: int | None = None, k: int | None = None,
                    max_rounds: int | None = None, out: str | None = None, resume: bool = False,
-                   progress: Progress | None = None) -> Any:
-        """Read KramaBench task files (the ids asked for), answer and score them; return a BenchmarkReport."""
+                   judge: bool = True, progress: Progress | None = None) -> Any:
+        """Read KramaBench task files (the ids asked for), answer and score them (judge=False: no model judges)."""
         from dsstar_lake.eval.runner import BenchmarkOptions, load_benchmark
 
         tasks, absent = load_benchmark(task_files, ids, missing)
         options = BenchmarkOptions(oracle=oracle, jobs=jobs, k=k, max_rounds=max_rounds, missing=absent,
-                                   out=Path(out) if out else None, resume=resume)
+                                   out=Path(out) if out else None, resume=resume, judge=judge)
         return self.benchmark(tasks, options, progress=progress)
 
     @manifest_errors

@@ -105,6 +105,9 @@ class AskResult(BaseModel):
     assumptions: list[str] = Field(description="Readings of the question the answer relies on.")
     alternatives: list[dict[str, str]] = Field(description="Other readings of the question and their values "
                                                            "(reading, value, how).")
+    chosen: dict[str, str] = Field(default_factory=dict,
+                                   description="Where readings gave different answers: the reading chosen and why "
+                                               "(reading, because, value); empty when they agreed.")
     cost_usd: float
 
 
@@ -200,7 +203,7 @@ class _Server:
                          run_id=answer.run_id,
                          stop_reason=answer.stop_reason, error=answer.error,
                          assumptions=list(answer.assumptions or []), alternatives=list(answer.alternatives or []),
-                         cost_usd=float(answer.cost_usd or 0.0))
+                         chosen=dict(answer.chosen or {}), cost_usd=float(answer.cost_usd or 0.0))
 
     def close(self) -> None:
         """Stop the worker threads (a running ask is left to finish)."""

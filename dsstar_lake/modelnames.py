@@ -17,6 +17,7 @@ ROLES = (
     "router",
     "debugger",
     "finalyzer",
+    "chooser",
     "subquestion",
     "writer",
 )

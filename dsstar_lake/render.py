@@ -227,6 +227,21 @@ def benchmark_progress(console: Console) -> Any:
     return callback
 
 
+def print_benchmark_readings(console: Console, results: list[Any]) -> None:
+    """Print per run the reading chosen between differing ones and whether an alternative matched a missed truth."""
+    rows = [r for r in results if (r.chosen or {}).get("reading") or r.alternative_matched]
+    if not rows:
+        return
+    table = Table("task", "score", "answer", "chosen reading (because)", "alt matched", title="readings by run",
+                  caption="alt matched: the answer missed the truth but a recorded alternative matched it")
+    for r in rows:
+        chosen = r.chosen or {}
+        said = f"{chosen['reading']} ({chosen.get('because', '')})" if chosen.get("reading") else "-"
+        table.add_row(safe(r.id), f"{r.score:.2f}", safe(r.answer), safe(said),
+                      "yes" if r.alternative_matched else "-")
+    console.print(table)
+
+
 def print_benchmark_report(console: Console, report: Any) -> None:
     """Print the benchmark's score, errors, recall of files used and cost per task, per domain and overall."""
 
@@ -249,6 +264,7 @@ def print_benchmark_report(console: Console, report: Any) -> None:
                       pct(row["context_recall"]), str(row["tokens"]), f"{row['cost_usd']:.4f}",
                       f"{row['llm_calls']:.1f}", f"{row['seconds']:.1f}", end_section=i == len(rows) - 2)
     console.print(table)
+    print_benchmark_readings(console, report.results)
     console.print(safe(report.judging_note()), highlight=False)
     console.print(safe(report.readings_note()), highlight=False)
     if report.skipped:

@@ -18,10 +18,9 @@ def test_lines_of_each_kind_are_read_and_removed_from_the_answer():
     found, rest = split_readings(text)
     assert rest == "Yes"
     assert found.assumptions == ["Territories are not states."]
-    assert found.alternatives == [
-        Alternative("counting territories", "52", "all rows of reports.csv"),
-        Alternative("the figure stated in the table's total row", "12.3%", "stated in the data, not computed"),
-    ]
+    assert found.alternatives == [Alternative("counting territories", "52", "all rows of reports.csv")]
+    # A stated figure is evidence of its own kind, never a candidate answer.
+    assert found.stated == [Alternative("the table's total row", "12.3%", "stated in the data, not computed")]
 
 
 def test_a_long_assumption_keeps_its_other_reading_and_a_cut_one_says_so():
@@ -111,7 +110,7 @@ def test_settle_prefers_the_latest_role_and_drops_repeats_and_the_answer_itself(
     assert settled.alternatives == [Alternative("x", "1", "f"), Alternative("w", "3", "p")]
     assert settle("14", [Readings(), verdict], plan).assumptions == ["A verifier"]
     assert settle("14", [Readings(), Readings()], plan) == Readings(["A plan"], [])
-    assert settle("12.34", [], [], Readings([], [Alternative("stated", "12.3%", "")])).alternatives == []
+    assert settle("12.34", [], [], Readings([], [Alternative("rounded", "12.3", "")])).alternatives == []
 
 
 ALTERNATIVES = SUM_WIDGETS + "print('Alternative: north region only = 10')\nprint('Stated: a total row = 15')\n"
@@ -157,14 +156,14 @@ def test_readings_flow_from_the_roles_into_the_answer_and_the_run_record(lake):
         ("verifier", "Yes\nAssumption: Every region is counted.\n"
                      "Alternative: north region only = 10 (widget rows of the north region)"),
         ("finalyzer", fenced(SUM_WIDGETS) + "\nAssumption: Every region is counted, north and south."),
+        ("chooser", "Chosen: 1. every region because the question's words ask for the total\nAnswer: 14"),
     )
     answer = lake.ask("How many widget units were sold in total?", provider=provider, overrides=FAST)
     assert answer.value.splitlines()[0] == "14"
     assert answer.assumptions == ["Every region is counted, north and south."]
     assert answer.alternatives == [
-        {"reading": "north region only", "value": "10", "how": "widget rows of the north region"},
-        {"reading": "the figure stated in a total row", "value": "15", "how": "stated in the data, not computed"},
-    ]
+        {"reading": "north region only", "value": "10", "how": "widget rows of the north region"}]
+    assert answer.stated == [{"reading": "a total row", "value": "15", "how": "stated in the data, not computed"}]
     # The coder saw the planner's assumption in the plan; the finalyzer saw what was noted so far.
     assert "Assumption: every region counts; other reading: the north region only" in prompts(provider, "coder")[0]
     final_prompt = prompts(provider, "finalyzer")[0]
@@ -175,8 +174,11 @@ def test_readings_flow_from_the_roles_into_the_answer_and_the_run_record(lake):
     verdict = trace(lake, answer.run_id, "verdict")[0]
     assert verdict["assumptions"] == ["Every region is counted."]
     assert trace(lake, answer.run_id, "readings")[0]["alternatives"] == answer.alternatives
+    # Readings that differ (14 against 10) cost one call to choose between them, and the choice is recorded.
     assert [c["role"] for c in trace(lake, answer.run_id, "llm_call")] == ["planner", "coder", "verifier",
-                                                                            "finalyzer"]  # no extra calls
+                                                                            "finalyzer", "chooser"]
+    assert answer.chosen == {"reading": "Every region is counted, north and south.",
+                             "because": "the question's words ask for the total", "value": "14"}
 
 
 def test_roles_that_name_nothing_leave_the_plan_and_the_printed_values(lake):
@@ -185,10 +187,12 @@ def test_roles_that_name_nothing_leave_the_plan_and_the_printed_values(lake):
         ("coder", fenced(ALTERNATIVES)),
         ("verifier", "Yes"),
         ("finalyzer", fenced(SUM_WIDGETS)),
+        ("chooser", "Chosen: 1 because the question asks for the total"),
     )
     answer = lake.ask("How many widget units were sold in total?", provider=provider, overrides=FAST)
     assert answer.assumptions == ["every region counts"]
-    assert [a["value"] for a in answer.alternatives] == ["10", "15"]
+    assert [a["value"] for a in answer.alternatives] == ["10"]
+    assert [a["value"] for a in answer.stated] == ["15"]
     assert answer.alternatives[0]["how"] == "printed by the round 1 script"
 
 
@@ -198,6 +202,7 @@ def test_reading_lines_a_final_script_prints_are_kept_out_of_the_answer(lake):
         ("coder", fenced(SUM_WIDGETS)),
         ("verifier", "Yes"),
         ("finalyzer", fenced(ALTERNATIVES)),
+        ("chooser", "Chosen: 1 because the question asks for the total"),
     )
     answer = lake.ask("How many widget units were sold in total?", provider=provider, overrides=FAST)
     assert answer.value == "14"  # a scorer reads the last line: it must be the answer

@@ -37,6 +37,8 @@ def test_ask_prints_readings_under_the_answer_and_json_and_runs_show_keep_them(l
         {"role": "verifier", "response": "Yes\nAssumption: Both regions are counted.\n"
                                          "Alternative: north region only = 10 (north rows only)"},
         {"role": "finalyzer", "response": fenced(SUM_WIDGETS)},
+        {"role": "chooser", "response": "Chosen: 1. both regions because the question's words ask for the total\n"
+                                        "Answer: 14"},
     )
     args = ("ask", QUESTION, "--lake", lake, "--files", "sales.csv", "--llm", "scripted", "--scripted-file", rules)
     text = invoke(*args)
@@ -46,10 +48,14 @@ def test_ask_prints_readings_under_the_answer_and_json_and_runs_show_keep_them(l
     assert lines[start:start + 4] == ["assumptions:", "  - Both regions are counted.", "other readings:",
                                       "  - north region only: 10 (north rows only)"]
     assert start < next(i for i, line in enumerate(lines) if line.startswith("files used:"))
+    # The readings differed (14 against 10): the chosen one is printed with the answer, and why.
+    assert lines[start - 1] == "chosen reading: Both regions are counted. because the question's words ask for the total"
 
     answer = json.loads(invoke(*args, "--json").stdout)
     assert answer["value"] == "14" and answer["assumptions"] == ["Both regions are counted."]
     assert answer["alternatives"] == [{"reading": "north region only", "value": "10", "how": "north rows only"}]
+    assert answer["chosen"] == {"reading": "Both regions are counted.", "value": "14",
+                                "because": "the question's words ask for the total"}
 
     shown = invoke("runs", "show", answer["run_id"], "--lake", lake)
     assert shown.exit_code == 0 and "Both regions are counted." in shown.stdout
@@ -62,6 +68,7 @@ def test_ask_prints_readings_under_the_answer_and_json_and_runs_show_keep_them(l
         in plan_md
     stored = json.loads(invoke("runs", "show", answer["run_id"], "--lake", lake, "--json").stdout)["answer"]
     assert stored["assumptions"] == answer["assumptions"] and stored["alternatives"] == answer["alternatives"]
+    assert stored["chosen"] == answer["chosen"] and "chosen reading: Both regions are counted." in shown.stdout
 
 
 def test_an_answer_without_readings_prints_no_reading_lines(lake, tmp_path):
@@ -84,8 +91,9 @@ class Person(threading.Thread):
     FORMATS = {  # what each prompt must say about its answer for a person to follow it
         "planner": "`Assumption: <your reading>; other reading: <the main alternative>`",
         "coder": "`Alternative: <reading> = <value>`",
-        "verifier": "Alternative: <another reading> = <its value, only if the result shows it>",
+        "verifier": "Alternative: <another reading> = <its value, only if the result shows it and it differs",
         "finalyzer": "Alternative: <another reading> = <its value> (<how it was computed>)",
+        "chooser": "Chosen: <the reading's number>. <the reading, in a few words> because <the principle",
     }
     ANSWERS = {
         "planner": "Sum the widget units in data/sales.csv.\nAssumption: all regions; other reading: north only",
@@ -93,6 +101,7 @@ class Person(threading.Thread):
         "verifier": "Yes\nAssumption: Both regions are counted.",
         "finalyzer": fenced(SUM_WIDGETS) + "\nAssumption: Both regions are counted (north and south).\n"
                      "Alternative: north region only = 10 (the north rows of sales.csv)",
+        "chooser": "Chosen: 1. both regions because the question asks for the total\nAnswer: 14",
     }
 
     def __init__(self, folder):

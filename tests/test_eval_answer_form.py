@@ -40,3 +40,29 @@ def test_method_sentences_never_become_rules():
     question = ("A sample meets the standard if it contains fewer than 104 counts of Enterococcus per 100 "
                 "milliliters of water. Impute missing values with the median of the month.")
     assert form_rules(question) == []
+
+
+@pytest.mark.parametrize(("question", "offered"), [
+    # Issue 28: a list of suffixes to ignore is no choice of answers.
+    ("Which metro area had the most? Give its name, ignoring suffixes like 'Metropolitan Statistical Area' or "
+     "'MSA'.", []),
+    ("Which of 'Boston', 'Chatham' or 'Amherst' had the most rain?", ["Boston", "Chatham", "Amherst"]),
+    ("Count rows whose status is 'open' or 'pending'.", []),
+    ("Is the trend significant? True or False.", ["True", "False"]),
+    ("Respond with either \"north\" or \"south\".", ["north", "south"]),
+])
+def test_options_come_only_from_choice_wording(question, offered):
+    assert options(question) == offered
+
+
+def test_every_rounding_and_unit_the_question_states_reaches_the_rules():
+    question = ("What was the total, rounded to the nearest thousand, and the share as a percentage to 2 decimal "
+                "places?")
+    rules = form_rules(question)
+    assert rules == [
+        "Give the value as a percentage, as the question asks (a share of 0.452 is 45.2).",
+        "Round the number to the nearest thousand (a multiple of 1000, printed in full as an integer), as the "
+        "question asks.",
+        "Round the number to exactly 2 decimal places, as the question asks.",
+    ]
+    assert form_rules("What percentage of fires were human-caused?") == []  # names a percentage, asks no form

@@ -95,7 +95,8 @@ def test_with_no_model_configured_fuzzy_decides_and_the_row_says_so(lake):
     assert all(role != "judge" for role, _ in provider.calls)
     assert report.judge is None and report.summary()["overall"]["fuzzy"] == 1
     assert report.judging_note() == (
-        "no model is configured to judge string_approximate answers: 1 row(s) scored by fuzzy matching "
+        "no model judged string_approximate answers (--no-judge, or none is configured): 1 row(s) scored by "
+        "fuzzy matching "
         "(judged_by = fuzzy)"
     )
     assert report.to_dict()["summary"]["tiny"]["fuzzy"] == 1

@@ -26,6 +26,7 @@ RULES = [
     {"role": "coder", "response": fenced(WITH_ALTERNATIVE)},
     {"role": "verifier", "response": "Yes\nAssumption: Both regions are counted."},
     {"role": "finalyzer", "response": fenced(SUM_WIDGETS)},
+    {"role": "chooser", "response": "Chosen: 1. both regions because the question's words ask for the total"},
 ]
 TASKS = [
     {"id": "tiny-read-1", "query": WIDGETS, "answer": 10, "answer_type": "numeric_exact",
@@ -73,6 +74,14 @@ def test_an_alternative_that_matches_is_counted_beside_an_unchanged_score(base, 
     assert overall["score"] == 0.5 and overall["alternative_matched"] == 1
     assert overall["with_alternatives"] == 2 and overall["score_any_reading"] == 1.0
     assert "in 1 task(s) the answer missed but an alternative reading" in report["readings"]
+    # Per run: the reading chosen between the differing ones, and the share of wrong answers whose truth was an
+    # alternative (issue 28).
+    assert missed["chosen"] == {"reading": "Both regions are counted.", "value": "14",
+                                "because": "the question's words ask for the total"}
+    assert (overall["wrong"], overall["truth_in_alternatives"], overall["chosen"]) == (1, 1.0, 2)
+    assert "100% of the 1 wrong answer(s) had the truth among their alternatives" in report["readings"]
+    flat = " ".join(text.stdout.split())
+    assert "readings by run" in flat and "Both regions are counted. (the question's words ask for the total)" in flat
 
 
 def test_rows_written_before_the_diagnostic_read_back_without_it():
@@ -96,6 +105,7 @@ def test_alternatives_are_scored_by_the_answers_own_judge_and_a_failing_one_cost
         Rule(role="coder", response=fenced("print('Kings')")),
         Rule(role="verifier", response="Yes"),
         Rule(role="finalyzer", response=fenced("print('Kings')") + "\nAlternative: fewest days = Queens (min)"),
+        Rule(role="chooser", response="Chosen: 1 because the question's words ask for the most days"),
     ])
     asked = []
 
@@ -116,3 +126,31 @@ def test_alternatives_are_scored_by_the_answers_own_judge_and_a_failing_one_cost
     row = lake.benchmark([county], BenchmarkOptions(overrides=dict(FAST)), provider=provider,
                         judge=broken).results[0]
     assert (row.score, row.error, row.alternative_score, row.alternative_matched) == (0.0, None, 0.0, False)
+
+
+def test_no_judge_asks_no_model_and_a_withheld_truth_is_run_but_never_scored(indexed, tmp_path, monkeypatch):
+    for name in LLM_ENV_VARS:
+        monkeypatch.delenv(name, raising=False)
+    county = "Which county had the most unhealthy days?"
+    tasks = [{"id": "tiny-judge-1", "query": county, "answer": "Queens County", "answer_type": "string_approximate",
+              "data_sources": ["ozone_by_county.csv"]},
+             {"id": "tiny-judge-2", "query": county, "answer_type": "string_approximate",
+              "data_sources": ["ozone_by_county.csv"]}]  # the truth withheld
+    (tmp_path / "tasks.json").write_text(json.dumps(tasks))
+    rules = [{"role": "planner", "response": "Find the worst county in data/ozone_by_county.csv."},
+             {"role": "coder", "response": fenced("print('Queens')")},
+             {"role": "verifier", "response": "Yes"},
+             {"role": "finalyzer", "response": fenced("print('Queens')")}]  # no rule answers a judge
+    (tmp_path / "rules.jsonl").write_text("\n".join(json.dumps(r) for r in rules) + "\n")
+    done = invoke("eval", "kramabench", "--tasks", tmp_path / "tasks.json", "--lake", indexed, "--missing",
+                  tmp_path / "tasks.json", "--llm", "scripted", "--scripted-file", tmp_path / "rules.jsonl",
+                  "--no-judge", "--jobs", "1", "--json")
+    assert done.exit_code == 0, done.output
+    report = json.loads(done.stdout)
+    rows = {r["id"]: r for r in report["results"]}
+    assert report["judge"] is None
+    assert (rows["tiny-judge-1"]["judged_by"], rows["tiny-judge-1"]["judge_error"]) == ("fuzzy", None)
+    assert rows["tiny-judge-2"]["method"] == "withheld" and rows["tiny-judge-2"]["answer"] == "Queens"
+    overall = report["summary"]["overall"]
+    assert (overall["n"], overall["withheld"]) == (2, 1)
+    assert overall["score"] == rows["tiny-judge-1"]["score"]  # the withheld task is not a zero in the score

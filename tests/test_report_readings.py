@@ -56,3 +56,14 @@ def test_report_from_the_command_line_gives_the_writer_each_answers_assumptions(
     markdown = (out / "report.md").read_text()
     assert "counting units rather than rows [1]" in markdown
     assert "Assumptions:\n\n- Units, not rows.\n" in markdown.split("## Evidence appendix")[1]
+
+
+def test_the_appendix_says_which_reading_was_chosen_and_why():
+    q = SubQuestion(1, Q_SHARE, status="answered", verified=True, answer="0.5",
+                    assumptions=["Rows are counted."],
+                    alternatives=[{"reading": "share of units", "value": "0.67", "how": "the final script's answer"}],
+                    chosen={"reading": "Rows are counted.", "because": "the table's own *denominator*", "value": "0.5"})
+    md = document.appendix([q])
+    assert "Chosen reading: Rows are counted. because the table's own \\*denominator\\*\n" in md
+    assert SubQuestion.from_dict(q.to_dict()).chosen == q.chosen
+    assert SubQuestion(2, "x").chosen == {}

@@ -5,6 +5,7 @@ After the code block it names the readings the answer rests on (readings.py); it
 
 from __future__ import annotations
 
+from dsstar_lake.agent.chooser import principles
 from dsstar_lake.agent.coder import raw_code
 from dsstar_lake.agent.parse import extract_code
 from dsstar_lake.agent.prompts import render, template
@@ -33,7 +34,8 @@ def final_script(agent: Agent, state: AgentState, round_no: int, noted: Readings
     """Return the final solution script and the readings the finalyzer named (noted: those so far)."""
     shown = as_text(noted)
     prompt = render("finalyzer", code=fence(state.code), result=frame(state.result, "output"),
-                    question=state.question, guidelines=guidelines(state), packages=agent.sandbox.packages(),
-                    readings=frame(shown, "output") if shown else "(none noted)", **agent.data(state))
+                    question=state.question, guidelines=guidelines(state), packages=agent.packages(),
+                    readings=frame(shown, "output") if shown else "(none noted)", principles=principles(),
+                    **agent.data(state))
     return agent.ask("finalyzer", prompt, parse, EXPECTED,
                      lambda text: (raw_code(split_readings(text)[1]), split_readings(text)[0]), round_no)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dsstar_lake.agent import coder, context, finalyzer, planner, readings, relevance, router, verifier
+from dsstar_lake.agent import chooser, coder, context, finalyzer, planner, readings, relevance, router, verifier
 from dsstar_lake.agent.execute import observation, run_with_debugging
 from dsstar_lake.agent.runtime import Agent
 from dsstar_lake.agent.state import AgentState
@@ -51,8 +51,9 @@ def refine(agent: Agent, state: AgentState) -> None:
     verdict = verifier.verify(agent, state, k)
     ok = verdict.sufficient
     state.assumptions, state.alternatives = readings.to_record(verdict.readings)
+    state.stated = readings.stated_record(verdict.readings)
     agent.events.emit("verdict", round=k, sufficient=ok, assumptions=state.assumptions,
-                      alternatives=state.alternatives)
+                      alternatives=state.alternatives, stated=state.stated)
     if ok or k + 1 >= agent.max_rounds:
         state.verified = ok
         state.stop_reason = "verified" if ok else "max_rounds"
@@ -135,10 +136,11 @@ def execute_round(agent: Agent, state: AgentState, code: str, k: int) -> None:
 def finalize(agent: Agent, state: AgentState, max_debug: int | None = None) -> None:
     """Have the finalyzer write solution.py, run it, and take its output as the answer."""
     agent.events.emit("finalize", round=state.round)
-    # Values the last round's script printed as other readings (or as figures the data states) count too.
+    # Values the last round's script printed as other readings (or as figures the data states) count too, when
+    # the verifier accepted that round: a rejected script's values are not readings of the question.
     how = f"printed by the round {state.round + 1} script"
-    printed = readings.parse_readings(state.result, how) if state.result_ok else None
-    verified = readings.from_record(state.assumptions, state.alternatives)
+    printed = readings.parse_readings(state.result, how) if state.result_ok and state.verified else None
+    verified = readings.from_record(state.assumptions, state.alternatives, state.stated)
     noted = readings.settle("", [verified], state.plan, printed)
     code, named = finalyzer.final_script(agent, state, state.round, noted)
     code, result = run_with_debugging(agent, state, code, "solution", state.round, max_debug)
@@ -156,9 +158,17 @@ def finalize(agent: Agent, state: AgentState, max_debug: int | None = None) -> N
         failure = f"the final script did not print an answer ({result.describe()})"
         state.error = f"{state.error}; {failure}" if state.error else failure
     settled = readings.settle(state.value, [named, final_printed, verified], state.plan, printed)
+    # Readings that give different answers are chosen between by the principles (one call); agreeing ones are not.
+    choice = chooser.choose(agent, state, settled, finalyzer.guidelines(state))
+    if choice is not None:
+        before = state.value
+        settled = chooser.apply(state, settled, choice)
+        state.chosen = choice.to_record()
+        agent.events.emit("chosen", round=state.round, answer_before=before, **state.chosen)
     state.assumptions, state.alternatives = readings.to_record(settled)
+    state.stated = readings.stated_record(settled)
     agent.events.emit("readings", round=state.round, assumptions=state.assumptions,
-                      alternatives=state.alternatives)
+                      alternatives=state.alternatives, stated=state.stated, chosen=state.chosen)
     state.phase = "done"
     agent.checkpoint(state)
 

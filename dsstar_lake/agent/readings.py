@@ -9,6 +9,9 @@ finalyzer name theirs in lines after their usual answer, and scripts print the v
     Stated: <where the data states the figure> = <the stated value>
 
 A line that does not read as one of these is left alone, never an error; lines inside code fences are code.
+A `Stated:` figure is evidence of its own kind, never a candidate answer. An alternative is kept only when it
+answers the question in the answer's form and differs from it (settle): junk values (NaN), repeats, half of a
+pair and an answer restated are noise the finalyzer and the chooser should not weigh.
 """
 
 from __future__ import annotations
@@ -23,8 +26,13 @@ FIELD = re.compile(r"^[\s>*_`#-]*(?:\d+[.)]\s*)?[*_`]*(?P<kind>assumptions?|alte
                    r"\s*(?:[:\-–—][*_`]*\s*|$)(?P<rest>.*)$", re.I)
 BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
 OPENING = re.compile(r"^\s*(```|~~~)")
-ARROWS = (r"\s+(?:=|→|->)\s+", r"\s*(?:=|→|->)\s*")  # spaced first: a reading may hold a bare '='
+# Spaced first (a reading may hold a bare '='), and '=' before an arrow: "2019 -> 2020 change = 5" is a change.
+ARROWS = (r"\s+=\s+", r"\s+(?:→|->)\s+", r"\s*=\s*", r"\s*(?:→|->)\s*")
 STATED_HOW = "stated in the data, not computed"
+# Values that are no answer at all: a failed computation printed, not a reading.
+JUNK = {"nan", "none", "null", "n/a", "na", "inf", "-inf", "infinity", "undefined", "unknown", "nat", "?", "-", "",
+        "[]", "{}", "()"}
+LABELLED = re.compile(r"^(?P<label>.*[^\W\d_].*?)\s*[:=]?\s+(?P<number>[-+]?[$]?\d[\d,]*(?:\.\d+)?%?)$")
 
 
 @dataclass(frozen=True)
@@ -51,9 +59,12 @@ class Readings:
 
     assumptions: list[str] = field(default_factory=list)
     alternatives: list[Alternative] = field(default_factory=list)
+    # Figures the data itself states (`Stated:` lines): evidence for choosing a reading, never a candidate.
+    # reading = where the data states it, value = the figure as stated.
+    stated: list[Alternative] = field(default_factory=list)
 
     def __bool__(self) -> bool:
-        return bool(self.assumptions or self.alternatives)
+        return bool(self.assumptions or self.alternatives or self.stated)
 
 
 def split_readings(text: str, how: str = "") -> tuple[Readings, str]:
@@ -113,7 +124,8 @@ def _add(found: Readings, kind: str, text: str, how: str) -> None:
         return
     reading, value, said = parts
     if kind == "stated":
-        reading, said = f"the figure stated in {reading}", f"{STATED_HOW}: {said}" if said else STATED_HOW
+        found.stated.append(Alternative(reading, value, f"{STATED_HOW}: {said}" if said else STATED_HOW))
+        return
     found.alternatives.append(Alternative(reading, value, said or how))
 
 
@@ -153,6 +165,8 @@ def _trailing_parens(text: str) -> tuple[str, str]:
         depth += {")": 1, "(": -1}.get(body[i], 0)
         if depth == 0:
             value, how = body[:i].strip(), body[i + 1:-1].strip()
+            if re.search(r"(?:=|→|->)$", value):  # "pair = (11.2, 1964)": the parentheses are the value
+                return text, ""
             # An acronym after a name is part of the name ("Damon Pond Beach (DCR)"), not how it was found; a
             # lower-case word is a how ("Queens (min)").
             if " " not in how and how.isupper() and _number(value.rsplit("=", 1)[-1]) is None:
@@ -170,8 +184,9 @@ def settle(answer: str, sources: list[Readings], plan: list[str], printed: Readi
     """Return the readings an answer rests on: the latest role's that named any, and what the script printed.
 
     sources go from the latest role to the earliest (finalyzer, then the last verifier); the plan's own
-    assumptions are the last resort. Alternatives the script printed are added. An alternative whose value
-    is the answer's, or repeats a reading or a value already kept, is dropped.
+    assumptions are the last resort. Alternatives the script printed are added. Kept are only alternatives that
+    answer in the answer's form and differ from it and from each other (the rest is noise: module docstring);
+    stated figures are gathered from every source as evidence.
     """
     assumptions = next((s.assumptions for s in sources if s.assumptions), None) or plan_assumptions(plan)
     named = next((s.alternatives for s in sources if s.alternatives), [])
@@ -179,13 +194,70 @@ def settle(answer: str, sources: list[Readings], plan: list[str], printed: Readi
     values = [answer] if answer.strip() else []
     readings: set[str] = set()
     for alternative in [*named, *(printed.alternatives if printed else [])]:
-        if (_key(alternative.reading) in readings or any(_same(alternative.value, v) for v in values)
-                or _restates(answer, alternative.value)):
+        alternative = _unlabel(answer, alternative)
+        if (_key(alternative.reading) in readings or _junk(alternative.value) or not _fits(answer, alternative.value)
+                or any(_same(alternative.value, v) for v in values) or _restates(answer, alternative.value)):
             continue
         readings.add(_key(alternative.reading))
         values.append(alternative.value)
         kept.append(alternative)
-    return Readings(distinct(assumptions)[:MAX_ITEMS], kept[:MAX_ITEMS])
+    stated: list[Alternative] = []
+    for figure in [*(f for s in sources for f in s.stated), *(printed.stated if printed else [])]:
+        if not _junk(figure.value) and not any(_same(figure.value, f.value) and _key(figure.reading) == _key(f.reading)
+                                               for f in stated):
+            stated.append(figure)
+    return Readings(distinct(assumptions)[:MAX_ITEMS], kept[:MAX_ITEMS], stated[:MAX_ITEMS])
+
+
+def _junk(value: str) -> bool:
+    """Tell a value that is no answer (NaN, None, an empty list) from a reading's value."""
+    words = re.findall(r"[^\s,;()\[\]{}'\"]+", value.casefold())
+    return not words or all(w.strip("%$.") in JUNK for w in words)
+
+
+def _shape(value: str) -> int | None:
+    """Return how many items a list, tuple or pair value holds (JSON or Python brackets); None for one value."""
+    text = value.strip()
+    if not (text[:1] in "[(" and text[-1:] in "])"):
+        # "1964, 1976" is a pair printed without brackets; "1,204" is one number
+        items = text.split(", ")
+        return len(items) if len(items) > 1 and all(_number(i) is not None for i in items) else None
+    depth, items = 0, 1
+    for char in text[1:-1]:
+        depth += {"[": 1, "(": 1, "{": 1, "]": -1, ")": -1, "}": -1}.get(char, 0)
+        items += char == "," and depth == 0
+    return items if text[1:-1].strip() else 0
+
+
+def _fits(answer: str, value: str) -> bool:
+    """Tell whether a value answers in the answer's form: a pair for a pair, a number for a number.
+
+    Half of a pair, or a row count beside a list, is another quantity, not another reading of the question.
+    """
+    if not answer.strip():
+        return True  # before the final answer there is no form to hold a value to
+    shape = _shape(answer)
+    if shape is not None and shape > 1:
+        return _shape(value) == shape
+    if _number(answer) is not None:
+        return _shape(value) is None and re.search(r"\d", value) is not None
+    return True
+
+
+def _unlabel(answer: str, alternative: Alternative) -> Alternative:
+    """Split a value that is a label and a number ("Active Duty Service Member 920") into the part that answers.
+
+    A numeric answer keeps the number (the label joins the reading); a text answer keeps the label (the number
+    joins how it was found). A number alone, or text alone, is left as it is.
+    """
+    found = LABELLED.match(alternative.value.strip())
+    if not found or not answer.strip() or _shape(alternative.value) is not None:
+        return alternative
+    label, number = found["label"].strip(" :="), found["number"]
+    if _number(answer) is not None:
+        return Alternative(f"{alternative.reading} ({label})", number, alternative.how)
+    how = f"{alternative.how}; {number}" if alternative.how else number
+    return Alternative(alternative.reading, label, how)
 
 
 def distinct(assumptions: list[str]) -> list[str]:
@@ -226,15 +298,34 @@ def _restates(answer: str, value: str) -> bool:
     return f" {_key(answer)} " in f" {_key(value)} "
 
 
+def same_value(a: str, b: str) -> bool:
+    """Tell whether two values are one (equal text, or numbers within the rounder one's precision)."""
+    return _same(a, b)
+
+
+def reading_key(text: str) -> str:
+    """Return a text folded for comparing readings: case, punctuation and spacing aside."""
+    return _key(text)
+
+
 def _key(text: str) -> str:
     return " ".join(re.sub(r"[^\w.%-]+", " ", text.casefold()).split())
 
 
 def _same(a: str, b: str) -> bool:
-    """Tell whether two values are one: equal text, or numbers equal at the precision of the rounder one."""
+    """Tell whether two values are one: equal text, or numbers equal at the precision of the rounder one.
+
+    A number with its unit ("14 units") is the number; a percentage is its fraction (45.2% is 0.452).
+    """
     if _key(a) == _key(b):
         return True
     x, y = _number(a), _number(b)
+    if x is None or y is None:
+        x, y = _only_number(a), _only_number(b)
+    if x is not None and y is not None and ("%" in a) != ("%" in b):
+        (percent, text), fraction = ((x, a), y) if "%" in a else ((y, b), x)
+        if round(fraction * 100, _decimals(text)) == round(percent, _decimals(text)):
+            return True
     if x is None or y is None:
         return False
     decimals = min(_decimals(a), _decimals(b))
@@ -249,6 +340,12 @@ def _number(text: str) -> float | None:
         return None
 
 
+def _only_number(text: str) -> float | None:
+    """Return the one number a short value holds ("14 units"); None with none, or more than one."""
+    found = re.findall(r"[-+]?\d[\d,]*(?:\.\d+)?", text)
+    return _number(found[0]) if len(found) == 1 else None
+
+
 def _decimals(text: str) -> int:
     found = re.search(r"\.(\d+)", text)
     return len(found[1]) if found else 0
@@ -259,7 +356,13 @@ def as_text(readings: Readings) -> str:
     lines = [f"Assumption: {a}" for a in readings.assumptions]
     lines += [f"Alternative: {a.reading} = {a.value}" + (f" ({a.how})" if a.how else "")
               for a in readings.alternatives]
+    lines += [f"Stated: {a.reading} = {a.value}" for a in readings.stated]
     return "\n".join(lines)
+
+
+def stated_record(readings: Readings) -> list[dict[str, str]]:
+    """Return the stated figures as the state and answer.json keep them ({"reading": where, "value", "how"})."""
+    return [a.to_dict() for a in readings.stated]
 
 
 def to_record(readings: Readings) -> tuple[list[str], list[dict[str, str]]]:
@@ -267,7 +370,9 @@ def to_record(readings: Readings) -> tuple[list[str], list[dict[str, str]]]:
     return list(readings.assumptions), [a.to_dict() for a in readings.alternatives]
 
 
-def from_record(assumptions: list[str], alternatives: list[dict[str, Any]]) -> Readings:
+def from_record(assumptions: list[str], alternatives: list[dict[str, Any]],
+                stated: list[dict[str, Any]] | None = None) -> Readings:
     """Rebuild readings kept in the state."""
     return Readings(list(assumptions or []), [Alternative.from_dict(a) for a in alternatives or []
-                                              if isinstance(a, dict)])
+                                              if isinstance(a, dict)],
+                    [Alternative.from_dict(a) for a in stated or [] if isinstance(a, dict)])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from rich.console import Console
@@ -53,6 +53,13 @@ def ask_progress(console: Console, enabled: bool = True) -> Iterator[Any]:
         elif event == "re_retrieval" and not data.get("skipped"):
             added = ", ".join(data["added"]) or "nothing new"
             say(f"  missing data: {safe(_short(data['missing'], 60))} → added {safe(added)}")
+        if live and event == "clarify":  # a person is asked to pick: the spinner must not draw over the question
+            status.stop()
+            now["paused"] = True
+            return
+        if live and now.get("paused"):
+            status.start()
+            now["paused"] = False
         if live and event == "run":
             status.update("finding the files for the question" if not data.get("resumed") else "resuming")
         if live and event in ("role", "exec_start", "finalize"):
@@ -63,11 +70,31 @@ def ask_progress(console: Console, enabled: bool = True) -> Iterator[Any]:
         yield callback
 
 
+def terminal_pick(console: Console, read_key: Callable[[], str]) -> Callable[[str, list[dict[str, str]]], int | None]:
+    """Return the person's pick between readings that give different answers: one keypress, any other key skips."""
+
+    def pick(question: str, readings: list[dict[str, str]]) -> int | None:
+        console.print("The readings of the question give different answers; which one does it mean?", highlight=False)
+        for i, reading in enumerate(readings, 1):
+            console.print(f"  {i}. {safe(reading.get('reading', ''))}: {safe(reading.get('value', ''))}",
+                          highlight=False)
+        console.print(f"press 1-{len(readings)} (another key lets the model choose): ", end="", highlight=False)
+        key = read_key().strip()  # a terminal still in line mode hands the key over with its Enter
+        console.print(safe(key), highlight=False)
+        return int(key) if key.isdigit() and 1 <= int(key) <= len(readings) else None
+
+    return pick
+
+
 def print_answer(console: Console, answer: Any) -> None:
     """Print the answer, the files used and the run id, with what the run cost."""
     title = "answer" + ("" if answer.verified else " (not verified)")
     console.print(Panel(safe(answer.value or "(no answer)", multiline=True), title=title, title_align="left"))
-    print_readings(console, answer.assumptions, answer.alternatives)
+    chosen = getattr(answer, "chosen", None) or {}
+    if chosen.get("reading"):  # readings gave different answers: which one the answer takes, and why
+        console.print(f"chosen reading: {safe(chosen['reading'])} because {safe(chosen.get('because', ''))}",
+                      highlight=False)
+    print_readings(console, answer.assumptions, answer.alternatives, getattr(answer, "stated", None) or [])
     console.print(f"files used: {safe(', '.join(answer.files_used) or '(none detected)')} (as the scripts' Python "
                   "reported them)", highlight=False)
     for problem in getattr(answer, "trace_problems", None) or []:
@@ -83,8 +110,9 @@ def print_answer(console: Console, answer: Any) -> None:
         console.print(f"[yellow]note:[/yellow] {safe(answer.error)}", highlight=False)
 
 
-def print_readings(console: Console, assumptions: list[str], alternatives: list[dict[str, str]]) -> None:
-    """Print the assumptions an answer rests on and the other readings' values, one per line."""
+def print_readings(console: Console, assumptions: list[str], alternatives: list[dict[str, str]],
+                   stated: list[dict[str, str]] | None = None) -> None:
+    """Print the assumptions an answer rests on, the other readings' values and the figures the data states."""
     if assumptions:
         console.print("assumptions:", highlight=False)
         for sentence in assumptions:
@@ -94,6 +122,10 @@ def print_readings(console: Console, assumptions: list[str], alternatives: list[
         for alt in alternatives:
             how = f" ({safe(alt.get('how'))})" if alt.get("how") else ""
             console.print(f"  - {safe(alt.get('reading', ''))}: {safe(alt.get('value', ''))}{how}", highlight=False)
+    if stated:
+        console.print("stated in the data:", highlight=False)
+        for figure in stated:
+            console.print(f"  - {safe(figure.get('reading', ''))}: {safe(figure.get('value', ''))}", highlight=False)
 
 
 def print_runs(console: Console, runs: list[dict[str, Any]]) -> None:

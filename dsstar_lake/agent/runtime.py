@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -9,7 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from dsstar_lake.agent import context
 from dsstar_lake.agent.events import EventStream
-from dsstar_lake.agent.prompts import render
+from dsstar_lake.agent.prompts import render, template
 
 if TYPE_CHECKING:
     from dsstar_lake.agent.state import AgentState
@@ -40,6 +41,10 @@ class Agent:
     # The run's one event stream: the record and the live displays subscribe (agent/events.py).
     events: EventStream = field(default_factory=EventStream)
     over_budget: bool = False  # set to let the finalyzer write the answer after the budget is spent
+    # A person to pick between readings that give different answers (ask --clarify on a terminal): given the
+    # question and the numbered readings ({"reading", "value", "how"}), the number picked, or None to let the model
+    # choose. None: nobody is there (pipes, eval, MCP), and the chooser decides.
+    clarify: Callable[[str, list[dict[str, str]]], int | None] | None = None
     spent_before: dict[str, float] = field(default_factory=dict)  # what earlier sessions of a resumed run spent
     started: float = field(default_factory=time.perf_counter)
 
@@ -65,9 +70,19 @@ class Agent:
             data += "\n\n" + render("remote_data", **view.note_values())
         return {"filenames": context.filenames(state.entries), "data": data}
 
+    def packages(self) -> str:
+        """Return the packages line for prompts, with what differs in pandas 3 when that is what imports here.
+
+        Two runs lost a debugger round to pandas 3's string dtype; a model writes pandas 2 by habit.
+        """
+        line = self.sandbox.packages()
+        if re.search(r"\bpandas (?:[3-9]|\d\d)\.", line):
+            return f"{line}\n- {template('pandas3').strip()}"
+        return line
+
     def scripting(self, state: AgentState) -> dict[str, str]:
         """Return what the roles that write scripts are told besides the data: the question, packages, budget."""
-        return {"question": state.question, "packages": self.sandbox.packages(),
+        return {"question": state.question, "packages": self.packages(),
                 "output_chars": str(self.max_result_chars)}
 
     def ask(

@@ -66,6 +66,8 @@ class AgentState:
     # the finalyzer's settled with them. alternatives are {"reading", "value", "how"}.
     assumptions: list[str] = field(default_factory=list)
     alternatives: list[dict[str, str]] = field(default_factory=list)
+    stated: list[dict[str, str]] = field(default_factory=list)  # figures the data states: evidence, not answers
+    chosen: dict[str, str] = field(default_factory=dict)  # agent/chooser.py: reading, because, value ({} agreed)
     error: str | None = None
     # What earlier sessions of this run spent (a resumed run adds its own).
     spent: dict[str, float] = field(default_factory=dict)
@@ -116,6 +118,9 @@ class Answer:
     assumptions: list[str] = field(default_factory=list)  # the choices of reading the answer rests on
     alternatives: list[dict[str, str]] = field(default_factory=list)  # other readings: reading, value, how
     trace_problems: list[str] = field(default_factory=list)  # scripts whose read trace cannot be taken at its word
+    stated: list[dict[str, str]] = field(default_factory=list)  # figures the data states: where, value, how
+    # The reading chosen where readings gave different answers, and why: reading, because, value ({}: they agreed).
+    chosen: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """Return JSON-ready data (the content of answer.json)."""

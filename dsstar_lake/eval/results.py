@@ -19,6 +19,7 @@ _GLOB_SPECIALS = str.maketrans({"[": "[[]", "?": "[?]"})
 _PATH_FIELDS = ("files_used", "context", "gold")  # always JSON lists of strings in a row
 FUZZY = "fuzzy"  # judged_by of a string_approximate row that fuzzy matching decided
 MATCHED = 0.99  # a score that counts as matching the truth (rae_score: within about 1 %)
+WITHHELD = "withheld"  # method of a row whose task gives no answer: run, never scored, never judged
 
 
 @dataclass
@@ -63,6 +64,9 @@ class TaskResult:
     # (None: none recorded, or the answer already matched), and whether it matched where the answer did not.
     alternative_score: float | None = None
     alternative_matched: bool = False
+    # The reading chosen where the run's readings gave different answers (agent/chooser.py): reading, because,
+    # value; {} when they agreed.
+    chosen: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for name in _PATH_FIELDS:
@@ -130,9 +134,14 @@ class BenchmarkReport:
         for name in sorted(groups, key=lambda g: (g == "overall", g)):
             rows = groups[name]
             n = len(rows)
+            scored = [r for r in rows if r.method != WITHHELD]  # a withheld truth is run, never scored
+            per = max(len(scored), 1)
+            wrong = sum(r.score < MATCHED for r in scored)
+            matched = sum(r.alternative_matched for r in rows)
             table[name] = {
                 "n": n,
-                "score": round(sum(r.score for r in rows) / n, 4),
+                "score": round(sum(r.score for r in scored) / per, 4),
+                "withheld": n - len(scored),
                 "errors": sum(r.method == "error" for r in rows),
                 "fuzzy": sum(r.judged_by == FUZZY for r in rows),
                 "recall": mean(r.recall for r in rows),
@@ -144,8 +153,12 @@ class BenchmarkReport:
                 # Reading, not computing: tasks whose answer missed but a recorded alternative matched, and
                 # the score had each task taken its best-scoring reading (the score above is unchanged).
                 "with_alternatives": sum(bool(r.alternatives) for r in rows),
-                "alternative_matched": sum(r.alternative_matched for r in rows),
-                "score_any_reading": round(sum(max(r.score, r.alternative_score or 0.0) for r in rows) / n, 4),
+                "alternative_matched": matched,
+                "score_any_reading": round(sum(max(r.score, r.alternative_score or 0.0) for r in scored) / per, 4),
+                # Of the wrong answers, the share whose truth the run had recorded as an alternative reading.
+                "wrong": wrong,
+                "truth_in_alternatives": round(matched / wrong, 4) if wrong else None,
+                "chosen": sum(bool((r.chosen or {}).get("reading")) for r in rows),
             }
         return table
 
@@ -154,7 +167,7 @@ class BenchmarkReport:
         fuzzy = sum(r.judged_by == FUZZY for r in self.results)
         flagged = f"{fuzzy} row(s) scored by fuzzy matching (judged_by = {FUZZY})"
         if self.judge is None:
-            return f"no model is configured to judge string_approximate answers: {flagged}"
+            return f"no model judged string_approximate answers (--no-judge, or none is configured): {flagged}"
         if self.judge.get("calls") is None:
             return f"string_approximate judged by a custom judge; {flagged}"
         return (
@@ -167,10 +180,14 @@ class BenchmarkReport:
         overall = self.summary().get("overall")
         if not overall:
             return "no task was scored"
+        share = overall["truth_in_alternatives"]
         return (
             f"reading, not computing: in {overall['alternative_matched']} task(s) the answer missed but an "
             f"alternative reading the run recorded matched the truth (runs recorded alternatives in "
-            f"{overall['with_alternatives']} of {overall['n']}); with the best reading of each task the score would be "
+            f"{overall['with_alternatives']} of {overall['n']}); "
+            f"{'-' if share is None else f'{100 * share:.0f}%'} of the {overall['wrong']} wrong answer(s) had the "
+            f"truth among their alternatives; a reading was chosen between differing ones in {overall['chosen']} "
+            f"run(s); with the best reading of each task the score would be "
             f"{100 * overall['score_any_reading']:.2f}% (the score is unchanged)"
         )
 

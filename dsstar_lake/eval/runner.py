@@ -27,6 +27,7 @@ from dsstar_lake.eval.resolve import read_missing
 from dsstar_lake.eval.results import (
     FUZZY,
     MATCHED,
+    WITHHELD,
     BenchmarkReport,
     ResultWriter,
     TaskResult,
@@ -54,6 +55,7 @@ class BenchmarkOptions:
     missing: list[str] = field(default_factory=list)  # lake-relative files known to be absent
     out: Path | None = None  # JSONL of one row per task
     resume: bool = False  # skip the ids already in `out` and append the rest
+    judge: bool = True  # False (--no-judge): no model judges; fuzzy matching decides string_approximate answers
 
 
 # ---------------------------------------------------------------- tasks and guidelines
@@ -166,7 +168,7 @@ def run_benchmark(
     )
     own_judge = judge is FROM_SETTINGS
     if own_judge:
-        judge = _settings_judge(setup, options.out)
+        judge = _settings_judge(setup, options.out) if options.judge else None
     results = {t.id: done[t.id] for t, _ in planned if t.id in done}
     writer = ResultWriter(options.out)
     threshold = float(settings["eval.fuzzy_threshold"])
@@ -287,6 +289,7 @@ def run_task(
     row.recall, row.context_recall = coverage(gold, row.files_used), coverage(gold, row.context)
     row.verified, row.stop_reason, row.rounds = answer.verified, answer.stop_reason, answer.rounds
     row.assumptions, row.alternatives = list(answer.assumptions), [dict(a) for a in answer.alternatives]
+    row.chosen = dict(answer.chosen)
     row.input_tokens, row.output_tokens = answer.input_tokens, answer.output_tokens
     row.tokens, row.cost_usd, row.llm_calls = (
         row.input_tokens + row.output_tokens,
@@ -294,6 +297,9 @@ def run_task(
         answer.llm_calls,
     )
     if answer.resumable:  # the model failed for good mid-run: no answer was reached
+        return row
+    if task.answer is None:  # the truth is withheld: nothing to score against, so no judge is asked
+        row.method = WITHHELD
         return row
     try:
         row.parsed, result, row.judge_error = score_answer(task, row.answer, judge, fuzzy_threshold)

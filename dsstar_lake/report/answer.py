@@ -90,6 +90,7 @@ def answer_one(ctx: Answering, q: SubQuestion) -> None:
         ctx.setup.close()  # this worker thread's connection only
     q.run_id, q.verified, q.answer = answer.run_id, answer.verified, (answer.value or "").strip()
     q.assumptions, q.alternatives = list(answer.assumptions), [dict(a) for a in answer.alternatives]
+    q.chosen = dict(answer.chosen)
     q.files_used = list(answer.files_used)
     q.seconds = round(time.perf_counter() - started, 2)
     folder = ctx.setup.catalog_dir / "runs" / answer.run_id

@@ -86,6 +86,9 @@ def appendix(questions: list[SubQuestion], shown: Collection[str] = ()) -> str:
 def readings_lines(q: SubQuestion) -> list[str]:
     """Return the appendix lines for the assumptions an answer rests on and its other readings' values."""
     lines = []
+    if q.chosen.get("reading"):
+        lines += [f"Chosen reading: {md_escape(q.chosen['reading'])} because {md_escape(q.chosen.get('because', ''))}",
+                  ""]
     if q.assumptions:
         lines += ["Assumptions:", "", *(f"- {md_escape(a)}" for a in q.assumptions), ""]
     if q.alternatives:

@@ -33,7 +33,8 @@ if TYPE_CHECKING:
 
 FORMATS = ("md", "html")
 # The roles a report's calls go to: its own (generator, writer) and those of its sub-question runs.
-REPORT_ROLES = ("subquestion", "writer", "planner", "coder", "verifier", "router", "debugger", "finalyzer")
+REPORT_ROLES = ("subquestion", "writer", "planner", "coder", "verifier", "router", "debugger", "finalyzer",
+                "chooser")
 EMPTY = "# Report: {request}\n\n*The writer returned no text; the evidence is in the appendix below.*\n"
 
 

@@ -40,6 +40,7 @@ class SubQuestion:
     # The readings the answer rests on (dsstar_lake/agent/readings.py): stated with the figures cited from it.
     assumptions: list[str] = field(default_factory=list)
     alternatives: list[dict[str, str]] = field(default_factory=list)  # reading, value, how
+    chosen: dict[str, str] = field(default_factory=dict)  # the reading chosen among differing ones, and why
     files_used: list[str] = field(default_factory=list)  # lake files its run's final script read (its answer.json)
 
     @property
