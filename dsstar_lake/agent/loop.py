@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
-from dsstar_lake.agent import chooser, coder, context, finalyzer, planner, readings, relevance, router, verifier
+from dsstar_lake.agent import (
+    chooser,
+    coder,
+    context,
+    finalyzer,
+    planner,
+    readings,
+    relevance,
+    router,
+    verifier,
+)
 from dsstar_lake.agent.execute import observation, run_with_debugging
 from dsstar_lake.agent.runtime import Agent
 from dsstar_lake.agent.state import AgentState
