@@ -43,6 +43,15 @@ def test_headers_bullets_and_markdown_are_read():
                                   Alternative("rounding first", "7.1", "default")]
 
 
+
+def test_bold_marks_go_but_a_power_in_a_reading_stays():
+    # '2**x - 1' lost its '**' with the bold marks, and the finalyzer read 'variants per Mbp = 2x - 1'
+    text = ("**Assumption:** Log2_variant_per_Mbp = log2(v + 1), so v = 2**x - 1; other reading: v = 2**x\n"
+            "**Alternative**: plain log2 = 2.6563 (median of 2**x)\n")
+    found = parse_readings(text, how="default")
+    assert found.assumptions == ["Log2_variant_per_Mbp = log2(v + 1), so v = 2**x - 1; other reading: v = 2**x"]
+    assert found.alternatives == [Alternative("plain log2", "2.6563", "median of 2**x")]
+
 def test_a_reading_that_holds_an_equals_sign_keeps_it_and_the_value_is_what_follows_the_last_one():
     # Seen with a model: the reading named a column and a rule, each with '='.
     found = parse_readings("Alternative: EJ share = 'Percent of EJ block groups', absent towns as 0% = 9.76 "

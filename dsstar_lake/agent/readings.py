@@ -129,8 +129,13 @@ def _add(found: Readings, kind: str, text: str, how: str) -> None:
     found.alternatives.append(Alternative(reading, value, said or how))
 
 
+# Markdown bold around words ('**Assumption:** ...'), never inside an expression: '2**x' stays a power, and
+# underscores are left alone ('__init__', 'col__a' are names more often than bold).
+_MARKDOWN_BOLD = re.compile(r"(?:(?<=^)|(?<=\s))\*\*(?=\S)|(?<=\S)\*\*(?=$|[\s.,;:!?)])")
+
+
 def _clean(text: str) -> str:
-    text = re.sub(r"\*\*|__", "", " ".join(str(text).split())).strip()
+    text = _MARKDOWN_BOLD.sub("", " ".join(str(text).split())).strip()
     if len(text) <= MAX_CHARS:
         return text
     cut = text[: MAX_CHARS - 6].rsplit(" ", 1)[0]  # whole words, and a mark that says it was cut
