@@ -12,7 +12,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Mapping
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,7 @@ from dsstar_lake.sandbox import bwrap as bw
 from dsstar_lake.sandbox import limits, workfolder
 from dsstar_lake.sandbox.env import script_env
 from dsstar_lake.sandbox.fingerprint import changed, fingerprint
+from dsstar_lake.sandbox.lakemask import Masks, skipped_names
 from dsstar_lake.sandbox.result import CappedBuffer, ExecResult, classify
 
 SHIM = str(Path(__file__).with_name("_shim.py"))
@@ -106,6 +107,11 @@ class Sandbox:
         group.destroy()
         return True
 
+    @cached_property
+    def masks(self) -> Masks:
+        """Return the lake paths the index skips (hidden, ignored), blanked under bubblewrap; walked once."""
+        return skipped_names(self.lake, self.private)
+
     def packages(self) -> str:
         """Return one sentence naming the analysis packages scripts can import here, with versions."""
         from dsstar_lake.sandbox.packages import packages_line
@@ -128,8 +134,12 @@ class Sandbox:
             "environment": "built from scratch; no keys or tokens",
             "lake": "read-only mount" if bwrap else "changes detected afterwards (size/mtime/ctime)",
             "network": "none (network namespace)" if bwrap or self.net_unshare else "NOT isolated",
-            "home and credentials": "hidden (tmpfs over homes, /run, /tmp)" if bwrap else "NOT hidden",
-            "filesystem": "read-only except the work folder and a private /tmp" if bwrap else "NOT protected",
+            "home and credentials": "absent (only allow-listed paths are bound)" if bwrap else "NOT hidden",
+            "filesystem": "an allow-list (`dslake doctor` prints it), read-only but the work folder and a "
+                          "private /tmp" if bwrap else "NOT protected",
+            "hidden lake files": ("blanked (hidden names and .dslakeignore)" if self.masks.complete else
+                                  "blanked within the first entries walked") if bwrap else "hidden from data/'s "
+                                  "top level only; readable by absolute path",
             "catalog": "hidden (empty read-only folder)" if bwrap else "changes detected afterwards (size/mtime/ctime)",
             "script file": "written outside the work folder, read-only to the script"
                            if bwrap else "written outside the work folder",
@@ -283,7 +293,8 @@ class Sandbox:
         if self.backend == "bwrap":
             home, tmp = Path(bw.SANDBOX_HOME), Path("/tmp")
             prefix = bw.bwrap_argv(self.bwrap, self.python, workdir, self.lake, int(cfg["tmp_mb"]),
-                                   private=self.private, scripts=scripts, shm_mb=int(cfg["memory_mb"]))
+                                   private=self.private, scripts=scripts, shm_mb=int(cfg["memory_mb"]),
+                                   masks=self.masks)
             shown = f"{bw.SCRIPTS_MOUNT}/{name}"
         else:
             home, tmp = scratch / "home", scratch / "tmp"
