@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import signal
 import socket
 import sys
+import tempfile
 import threading
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -56,6 +59,7 @@ class Ctx:
     before: dict[str, bytes]
     sb: Sandbox
     catalog: Path
+    host: Path  # a folder outside /tmp, homes and every bind: /var/tmp/dslake-escape-*
 
 
 @dataclass
@@ -67,6 +71,7 @@ class Attempt:
     cgroups: bool = True  # False: act as if this machine allowed no pids cgroup
     then: Callable[[Ctx], tuple[str, str]] | None = None  # a second script (name, code) run after the first
     limits: dict | None = None  # sandbox settings for this attempt
+    backends: tuple[str, ...] = ("bwrap", "subprocess")  # where the attack applies
 
 
 def _lake_check(res: ExecResult, ctx: Ctx) -> tuple[str, str]:
@@ -218,6 +223,32 @@ def _userns_check(res: ExecResult, ctx: Ctx) -> tuple[str, str]:
     return BLOCKED, f"bwrap --disable-userns ({res.stdout.strip()[:40]})"
 
 
+def _host_file_check(res: ExecResult, ctx: Ctx) -> tuple[str, str]:
+    if "TLS-KEY" in res.stdout or "PROJECT-ENV" in res.stdout:
+        return ESCAPED, "read " + ("the root-only key" if "TLS-KEY" in res.stdout else "the project's .env")
+    return BLOCKED, f"not bound: the path does not exist inside ({_error(res) or res.stdout.strip()[:60]})"
+
+
+def _unix_socket_check(res: ExecResult, ctx: Ctx) -> tuple[str, str]:
+    if "ANSWER" in res.stdout:
+        return ESCAPED, "a root-only unix socket outside /run and /tmp accepted a command"
+    return BLOCKED, f"not bound: the socket does not exist inside ({_error(res) or res.stdout.strip()[:60]})"
+
+
+def _lake_hidden_check(res: ExecResult, ctx: Ctx) -> tuple[str, str]:
+    leaked = [s for s in ("ENV-SECRET", "GIT-SECRET", "IGNORED-SECRET") if s in res.stdout]
+    if leaked:
+        return ESCAPED, f"read {', '.join(leaked)} through the lake's mounts"
+    return BLOCKED, "blanked: an empty file or read-only tmpfs over each (data/ and the lake's own path)"
+
+
+def _system_tmpfs_check(res: ExecResult, ctx: Ctx) -> tuple[str, str]:
+    found = re.findall(r"(/\w+) ([\w-]+) wrote (\d+)", res.stdout)
+    if not found or any(int(n) for _, _, n in found):
+        return ESCAPED, "wrote to " + ", ".join(top for top, _, n in found if int(n)) if found else res.stderr[-80:]
+    return BLOCKED, "not bound: " + ", ".join(f"{top} {state}" for top, state, _ in found)
+
+
 PRECIOUS = {"victim.txt": b"precious host data\n", "config.toml": b'[catalog]\nchroma_url = ""\n'}
 ATTEMPT_MEMORY_MB = 256
 PRINT_14 = "print(14)\n"
@@ -330,6 +361,51 @@ ATTEMPTS += [
             lambda c: "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n"
                       "print('UNSHARE', libc.unshare(0x10000000), ctypes.get_errno())\n", _userns_check),
 ]
+HOST_READ = """
+for path in {paths!r}:
+    try:
+        print(open(path).read())
+    except OSError as exc:
+        print(type(exc).__name__, exc.errno)
+"""
+UNIX_CONNECT = """
+import socket
+s = socket.socket(socket.AF_UNIX)
+try:
+    s.connect({path!r})
+    s.sendall(b'rm -rf /\\n')
+    print(s.recv(100).decode())
+except OSError as exc:
+    print(type(exc).__name__, exc.errno)
+"""
+SYSTEM_TMPFS = """
+import os
+for top in ('/run', '/root', '/home'):
+    wrote = 0
+    try:
+        with open(os.path.join(top, 'fill.bin'), 'wb') as fh:
+            for _ in range(4):
+                fh.write(b'x' * (1 << 20))
+                wrote += 1
+        os.remove(os.path.join(top, 'fill.bin'))
+        print(top, 'writable', 'wrote', wrote)
+    except OSError as exc:
+        print(top, 'absent' if not os.path.isdir(top) else 'read-only', 'wrote', wrote)
+"""
+ATTEMPTS += [
+    Attempt("read a root-only 0600 file elsewhere on the host",
+            lambda c: HOST_READ.format(paths=[str(c.host / "srv" / "tls.key")]), _host_file_check),
+    Attempt("read a project's .env on PYTHONPATH and in dslake's own script folder",
+            lambda c: HOST_READ.format(paths=[str(c.host / "proj" / ".env")]), _host_file_check),
+    Attempt("send a command to a root-only unix socket outside /run, /tmp and homes",
+            lambda c: UNIX_CONNECT.format(path=str(c.host / "srv" / "service.sock")), _unix_socket_check),
+    Attempt("read the lake's .env, .git/config and a .dslakeignore'd file",
+            lambda c: HOST_READ.format(paths=["data/.env", "data/.git/config", "data/sub/secret.txt",
+                                              str(c.lake / ".env"), str(c.lake / "sub" / "secret.txt")]),
+            _lake_hidden_check),
+    Attempt("fill /run, /root and /home", lambda c: SYSTEM_TMPFS, _system_tmpfs_check,
+            backends=("bwrap",)),  # without bubblewrap those are the host's own folders: see "write outside"
+]
 # The same two attempts on a machine where no pids cgroup can be made (a container's root, say).
 NO_CGROUP = [
     Attempt("fork bomb, no pids cgroup (watchdog)", ATTEMPTS[8].code, _fork_check, timeout_s=3,
@@ -344,7 +420,10 @@ def _expected(attempt: str, sb: Sandbox) -> set[str]:
     """Return the outcomes a backend promises for an attempt."""
     if sb.backend == "bwrap":
         return {BLOCKED}
-    lost = {"read the user's real ~/.ssh by absolute path", "read dslake's environment via /proc/PID/environ",
+    lost = {"read the user's real ~/.ssh by absolute path", "read a root-only 0600 file elsewhere on the host",
+            "read a project's .env on PYTHONPATH and in dslake's own script folder",
+            "send a command to a root-only unix socket outside /run, /tmp and homes",
+            "read the lake's .env, .git/config and a .dslakeignore'd file", "read dslake's environment via /proc/PID/environ",
             "write outside the work folder", "read the catalog's manifest and another run's prompts",
             "fill /dev/shm past the memory limit", "create a user namespace"}
     if attempt in lost:
@@ -398,20 +477,78 @@ def run_attempt(attempt: Attempt, backend: str, base: Path, port: int) -> tuple[
     outside = base / "outside"
     outside.mkdir()
     (outside / "victim.txt").write_bytes(PRECIOUS["victim.txt"])
-    sb = sandbox(backend, lake, **(attempt.limits or {}))
-    sb.cgroups = sb.cgroups and attempt.cgroups
-    ctx = Ctx(lake, work, home, outside, "dslake-escape-" + uuid.uuid4().hex, port, os.getpid(),
-              lake_snapshot(lake, work), sb, catalog)
-    res = sb.run(attempt.code(ctx), ctx.work, name=f"attempt_{ctx.token}.py", timeout_s=attempt.timeout_s)
-    if attempt.then is not None:
-        name, code = attempt.then(ctx)
-        res = sb.run(code, ctx.work, name=name, timeout_s=attempt.timeout_s)
-    try:
-        outcome, how = attempt.check(res, ctx)
-    finally:
-        for pid in processes_with(ctx.token):  # an escaped daemon must not outlive the test either
-            os.kill(pid, signal.SIGKILL)
+    hide_in_lake(lake)
+    with host_fixtures() as host:
+        sb = sandbox(backend, lake, **(attempt.limits or {}))
+        sb.cgroups = sb.cgroups and attempt.cgroups
+        ctx = Ctx(lake, work, home, outside, "dslake-escape-" + uuid.uuid4().hex, port, os.getpid(),
+                  lake_snapshot(lake, work), sb, catalog, host)
+        res = sb.run(attempt.code(ctx), ctx.work, name=f"attempt_{ctx.token}.py", timeout_s=attempt.timeout_s)
+        if attempt.then is not None:
+            name, code = attempt.then(ctx)
+            res = sb.run(code, ctx.work, name=name, timeout_s=attempt.timeout_s)
+        try:
+            outcome, how = attempt.check(res, ctx)
+        finally:
+            for pid in processes_with(ctx.token):  # an escaped daemon must not outlive the test either
+                os.kill(pid, signal.SIGKILL)
     return outcome, how, outcome in _expected(attempt.name, sb)
+
+
+def hide_in_lake(lake: Path) -> None:
+    """Put what the index skips in the lake: a .env, a .git folder, a .dslakeignore'd file."""
+    (lake / ".env").write_text("ENV-SECRET=1\n")
+    (lake / ".git").mkdir()
+    (lake / ".git" / "config").write_text("[remote] token = GIT-SECRET\n")
+    (lake / ".dslakeignore").write_text("sub/secret.txt\n")
+    (lake / "sub" / "secret.txt").write_text("IGNORED-SECRET\n")
+
+
+@contextmanager
+def host_fixtures() -> Iterator[Path]:
+    """Make the host-side targets outside /tmp and homes: a root-only key, a root-only socket that obeys
+    any command, and a project folder with a .env that is on PYTHONPATH and on dslake's own sys.path."""
+    host = Path(tempfile.mkdtemp(prefix="dslake-escape-", dir="/var/tmp"))
+    (host / "srv").mkdir()
+    (host / "proj").mkdir()
+    key = host / "srv" / "tls.key"
+    key.write_text("TLS-KEY private\n")
+    key.chmod(0o600)
+    (host / "proj" / ".env").write_text("PROJECT-ENV=1\n")
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(host / "srv" / "service.sock"))
+    os.chmod(host / "srv" / "service.sock", 0o600)
+    server.listen(1)
+    server.settimeout(0.2)
+    stop = threading.Event()
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                continue
+            with conn:
+                conn.recv(100)
+                conn.sendall(b"ANSWER: done\n")
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    old_path, old_env = list(sys.path), os.environ.get("PYTHONPATH")
+    sys.path.insert(0, str(host / "proj"))
+    os.environ["PYTHONPATH"] = str(host / "proj")
+    try:
+        yield host
+    finally:
+        sys.path[:] = old_path
+        if old_env is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = old_env
+        stop.set()
+        thread.join()
+        server.close()
+        shutil.rmtree(host, ignore_errors=True)
 
 
 @pytest.fixture
@@ -426,6 +563,8 @@ def hostile_env(monkeypatch, tmp_path):
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("attempt", ATTEMPTS, ids=lambda a: a.name.split(" (")[0].replace(" ", "-"))
 def test_attempt_is_contained(attempt, backend, hostile_env, loopback_port):
+    if backend not in attempt.backends:
+        pytest.skip(f"{attempt.name}: does not apply to {backend}")
     outcome, how, promised = run_attempt(attempt, backend, hostile_env, loopback_port)
     RESULTS[(attempt.name, backend)] = (outcome, how, promised)
     assert promised, f"{attempt.name} on {backend}: {outcome} ({how})"
@@ -449,7 +588,7 @@ def test_summary_table(capsys, monkeypatch, tmp_path_factory, loopback_port):
         monkeypatch.setenv(key, value)
     for attempt in ATTEMPTS:  # fill in whatever this session did not run (e.g. the file run alone with -k)
         for backend in backends:
-            if (attempt.name, backend) not in RESULTS:
+            if (attempt.name, backend) not in RESULTS and backend in attempt.backends:
                 base = tmp_path_factory.mktemp("escape")
                 monkeypatch.setenv("HOME", str(base / "home"))
                 RESULTS[(attempt.name, backend)] = run_attempt(attempt, backend, base, loopback_port)

@@ -228,6 +228,7 @@ def probe(python: str, tmp_mb: int = 64) -> str | None:
         (work / "data").mkdir(parents=True)
         (lake / "probe.txt").write_text("ok")
         code = "import os; print(open('data/probe.txt').read(), os.getcwd())"
+        python = os.path.abspath(python)
         argv = bwrap_argv(bwrap, python, work, lake, tmp_mb) + [python, "-I", "-c", code]
         try:
             done = subprocess.run(argv, capture_output=True, text=True, timeout=30, cwd=work,

@@ -76,7 +76,8 @@ class Sandbox:
             raise LakeNotFound(f"lake {lake_root} is not a folder")
         self.private = [Path(p).resolve() for p in (private if private is not None else [self.lake / ".dslake"])]
         self.volatile = [Path(p).resolve() for p in volatile]
-        self.python = str(self.cfg["python"] or sys.executable)
+        # Normalized: a path through a folder that is not bound (tests/../.venv) would not resolve inside bwrap.
+        self.python = os.path.abspath(str(self.cfg["python"] or sys.executable))
         self.backend, self.warning = self._choose_backend(str(self.cfg["backend"]))
         self.bwrap = shutil.which("bwrap") if self.backend == "bwrap" else None
         self.max_procs = int(self.cfg["max_procs"])
