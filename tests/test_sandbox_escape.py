@@ -201,6 +201,8 @@ def _shm_check(res: ExecResult, ctx: Ctx) -> tuple[str, str]:
     match = re.search(r"wrote (\d+) MiB", res.stdout)
     wrote = int(match[1]) if match else -1
     limit = ATTEMPT_MEMORY_MB
+    if wrote < 0 and res.killed_by == "memory" and ctx.sb.memory_cgroup:
+        return BLOCKED, f"memory cgroup: files in /dev/shm count; killed at {limit} MiB for the whole tree"
     if 0 <= wrote <= limit:
         return BLOCKED, f"/dev/shm is a {limit} MiB tmpfs (the memory limit): wrote {wrote} MiB, then ENOSPC"
     return ESCAPED, f"wrote {wrote} MiB to /dev/shm with a {limit} MiB memory limit"
@@ -212,8 +214,10 @@ def _disk_check(res: ExecResult, ctx: Ctx) -> tuple[str, str]:
     left = usage(ctx.work)
     budget = ctx.sb.cfg["disk_mb"], ctx.sb.cfg["max_files"]
     if res.killed_by == "disk" and left.mib <= budget[0] and left.files <= budget[1]:
-        return BLOCKED, (f"killed past {budget[0]} MiB / {budget[1]} entries (measured every 0.5 s); "
-                         f"what it wrote removed ({left.files} entries left)")
+        if ctx.sb.work_mb and "No space left" in res.stderr:
+            return BLOCKED, f"the work folder is a {budget[0]} MiB tmpfs: ENOSPC, nothing kept"
+        return BLOCKED, (f"stopped past {budget[0]} MiB / {budget[1]} entries (measured every 0.5 s, deleted "
+                         f"files held open included); what it wrote removed ({left.files} entries left)")
     return ESCAPED, f"killed_by={res.killed_by}; {left.mib:.0f} MiB in {left.files} entries left"
 
 
@@ -247,6 +251,22 @@ def _system_tmpfs_check(res: ExecResult, ctx: Ctx) -> tuple[str, str]:
     if not found or any(int(n) for _, _, n in found):
         return ESCAPED, "wrote to " + ", ".join(top for top, _, n in found if int(n)) if found else res.stderr[-80:]
     return BLOCKED, "not bound: " + ", ".join(f"{top} {state}" for top, state, _ in found)
+
+
+def _tree_memory_check(res: ExecResult, ctx: Ctx) -> tuple[str, str]:
+    held = [int(n) for n in re.findall(r"child (\d+) holds", res.stdout)]
+    total = len(held) * CHILD_MB
+    if total > ATTEMPT_MEMORY_MB:
+        return ESCAPED, f"{len(held)} children held {total} MiB together under memory_mb={ATTEMPT_MEMORY_MB}"
+    return BLOCKED, (f"{ctx.sb.memory_limit.split(';')[0]}: {len(held)} of {CHILDREN} children got their "
+                     f"{CHILD_MB} MiB, then killed_by={res.killed_by}")
+
+
+def _cgroup_escape_check(res: ExecResult, ctx: Ctx) -> tuple[str, str]:
+    alive = survivors(ctx.token)
+    if alive:
+        return ESCAPED, "left the script's cgroup, killed the supervisor and outlived the run"
+    return BLOCKED, f"the cgroup files are not there inside ({res.stdout.strip()[:60]})"
 
 
 PRECIOUS = {"victim.txt": b"precious host data\n", "config.toml": b'[catalog]\nchroma_url = ""\n'}
@@ -357,10 +377,53 @@ ATTEMPTS += [
             lambda c: "import os, time\nos.mkdir('many')\nfor i in range(100000):\n"
                       "    open(f'many/{i}', 'w').close()\ntime.sleep(30)\n",
             _disk_check, timeout_s=20, limits={"disk_mb": 64, "max_files": 500}),
+    Attempt("write 64 MiB to a file it deleted but keeps open (budget 16 MiB)",
+            lambda c: "import os, time\nfh = open('held.bin', 'wb')\nos.unlink('held.bin')\nfor i in range(64):\n"
+                      "    fh.write(b'x' * (1 << 20))\n    fh.flush()\ntime.sleep(30)\n",
+            _disk_check, timeout_s=20, limits={"disk_mb": 16, "max_files": 1000}),
     Attempt("create a user namespace",
             lambda c: "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n"
                       "print('UNSHARE', libc.unshare(0x10000000), ctypes.get_errno())\n", _userns_check),
 ]
+CHILDREN, CHILD_MB = 6, 120
+TREE_MEMORY = """
+import os, sys, time
+for i in range({children}):
+    if os.fork() == 0:
+        block = bytearray({mb} << 20)
+        for j in range(0, len(block), 4096):
+            block[j] = 1
+        print('child', i, 'holds', flush=True)
+        time.sleep(3)
+        os._exit(0)
+for _ in range({children}):
+    try:
+        os.wait()
+    except ChildProcessError:
+        break
+"""
+LEAVE_CGROUP = """
+import os, sys, signal, time
+moved = []
+for line in open('/proc/self/cgroup').read().splitlines():
+    hid, ctl, rel = line.split(':', 2)
+    for name in (ctl.split(',') if ctl else ['']):
+        folder = os.path.join('/sys/fs/cgroup', name, os.path.dirname(rel).lstrip('/'))
+        try:
+            with open(os.path.join(folder, 'cgroup.procs'), 'w') as fh:
+                fh.write(str(os.getpid()))
+            moved.append(name or 'v2')
+        except OSError as exc:
+            pass
+print('moved', moved, flush=True)
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        os.execv(sys.executable, {sleeper})
+    os._exit(0)
+time.sleep(0.3)
+os.kill(os.getppid(), signal.SIGKILL)
+"""
 HOST_READ = """
 for path in {paths!r}:
     try:
@@ -403,15 +466,21 @@ ATTEMPTS += [
             lambda c: HOST_READ.format(paths=["data/.env", "data/.git/config", "data/sub/secret.txt",
                                               str(c.lake / ".env"), str(c.lake / "sub" / "secret.txt")]),
             _lake_hidden_check),
+    Attempt("six children each under the memory limit, together over it",
+            lambda c: TREE_MEMORY.format(children=CHILDREN, mb=CHILD_MB), _tree_memory_check,
+            limits={"memory_mb": ATTEMPT_MEMORY_MB}),
+    Attempt("leave the script's cgroup, kill the supervisor, then daemonize",
+            lambda c: LEAVE_CGROUP.format(sleeper=SLEEPER.format(t=c.token)), _cgroup_escape_check),
     Attempt("fill /run, /root and /home", lambda c: SYSTEM_TMPFS, _system_tmpfs_check,
             backends=("bwrap",)),  # without bubblewrap those are the host's own folders: see "write outside"
 ]
 # The same two attempts on a machine where no pids cgroup can be made (a container's root, say).
+BY_NAME = {a.name: a for a in ATTEMPTS}
 NO_CGROUP = [
-    Attempt("fork bomb, no pids cgroup (watchdog)", ATTEMPTS[8].code, _fork_check, timeout_s=3,
+    Attempt("fork bomb, no pids cgroup (watchdog)", BY_NAME["fork bomb"].code, _fork_check, timeout_s=3,
             cgroups=False),
-    Attempt("kill the supervisor, then daemonize, no pids cgroup", ATTEMPTS[-1].code, _supervisor_check,
-            cgroups=False),
+    Attempt("kill the supervisor, then daemonize, no pids cgroup",
+            BY_NAME["kill the supervisor, then daemonize"].code, _supervisor_check, cgroups=False),
 ]
 ATTEMPTS += NO_CGROUP
 
@@ -423,7 +492,8 @@ def _expected(attempt: str, sb: Sandbox) -> set[str]:
     lost = {"read the user's real ~/.ssh by absolute path", "read a root-only 0600 file elsewhere on the host",
             "read a project's .env on PYTHONPATH and in dslake's own script folder",
             "send a command to a root-only unix socket outside /run, /tmp and homes",
-            "read the lake's .env, .git/config and a .dslakeignore'd file", "read dslake's environment via /proc/PID/environ",
+            "read the lake's .env, .git/config and a .dslakeignore'd file",
+            "leave the script's cgroup, kill the supervisor, then daemonize", "read dslake's environment via /proc/PID/environ",
             "write outside the work folder", "read the catalog's manifest and another run's prompts",
             "fill /dev/shm past the memory limit", "create a user namespace"}
     if attempt in lost:
@@ -436,6 +506,8 @@ def _expected(attempt: str, sb: Sandbox) -> set[str]:
         return {BLOCKED, ESCAPED}
     if attempt.startswith("kill the supervisor, then daemonize") and not sb.cgroups:
         return {BLOCKED, ESCAPED}
+    if attempt.startswith("six children") and not sb.memory_cgroup:
+        return {BLOCKED, ESCAPED}  # RLIMIT_AS is per process: a documented loss where no memory cgroup exists
     return {BLOCKED}
 
 

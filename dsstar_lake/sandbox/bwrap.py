@@ -23,6 +23,7 @@ from dsstar_lake.sandbox.lakemask import Masks
 
 SANDBOX_HOME = "/tmp/home"  # HOME inside the sandbox, on its private /tmp
 SCRIPTS_MOUNT = "/tmp/scripts"  # where the script's private, read-only folder appears inside the sandbox
+WORK_IN_MOUNT = "/tmp/work-in"  # the host's work folder, read-only, copied into the tmpfs one by _launch.py
 # System software, read-only: programs (/bin/sh for subprocess and os.system), shared libraries, fonts for
 # matplotlib, time zones for pandas and zoneinfo, CA certificates. /usr/local/bin and the rest of /usr/share
 # are left out: they hold whatever an administrator installed, not what an analysis needs.
@@ -128,11 +129,14 @@ def bind_list(python: str, workdir: Path, lake: Path, tmp_mb: int, shm_mb: int, 
     binds = system_binds(python)
     binds += [Bind("/etc/passwd", "generated: root and your user"), Bind("/etc/group", "generated"),
               Bind("/proc", "the sandbox's own processes"), Bind("/dev", "null, zero, random, tty"),
-              Bind("/dev/shm", f"tmpfs of {shm_mb} MiB"), Bind("/tmp", f"tmpfs of {tmp_mb} MiB (HOME is /tmp/home)"),
-              Bind(str(lake), "the lake, read-only (hidden and ignored names blanked)"),
-              Bind(str(workdir / "data"), "the lake again, read-only"),
-              Bind(str(workdir), f"tmpfs of {work_mb} MiB (the work folder)" if work_mb
-                   else "the work folder, read-write")]
+              Bind("/dev/shm", f"tmpfs of {shm_mb} MiB"), Bind("/tmp", f"tmpfs of {tmp_mb} MiB, HOME is /tmp/home"),
+              Bind(str(lake), "the lake, read-only, hidden and ignored names blanked"),
+              Bind(f"{workdir}/data", "the lake again, read-only")]
+    if work_mb:
+        binds += [Bind(str(workdir), f"tmpfs of {work_mb} MiB, filled from the run's work folder and copied "
+                                     "back when the script ends"), Bind(WORK_IN_MOUNT, "the run's work folder, read-only")]
+    else:
+        binds.append(Bind(str(workdir), "the run's work folder, read-write"))
     return binds
 
 
@@ -178,7 +182,10 @@ def bwrap_argv(
     blank: list[Path] = []
     argv += ["--ro-bind", str(lake), str(lake)]  # absolute paths into the lake keep working, read-only
     argv += _blank(lake, inner, masks, blank)
-    argv += ["--size", _mib(work_mb), "--tmpfs", str(workdir)] if work_mb else ["--bind", str(workdir), str(workdir)]
+    if work_mb:
+        argv += ["--ro-bind", str(workdir), WORK_IN_MOUNT, "--size", _mib(work_mb), "--tmpfs", str(workdir)]
+    else:
+        argv += ["--bind", str(workdir), str(workdir)]
     argv += ["--ro-bind", str(lake), str(data)]
     argv += _blank(data, [data / p.relative_to(lake) for p in inner], masks, blank)
     for path in blank:
