@@ -306,7 +306,7 @@ ATTEMPTS = [
                              "subprocess": "HOME is an empty scratch folder"})),
     Attempt("read the user's real ~/.ssh by absolute path",
             lambda c: f"print(open({str(c.home / '.ssh' / 'id_rsa')!r}).read())\n",
-            _printed_secret({"bwrap": "every home, /tmp and /run are empty tmpfs mounts", "subprocess": ""})),
+            _printed_secret({"bwrap": "not bound: homes, /run and the host's /tmp do not exist inside", "subprocess": ""})),
     Attempt("read API keys from the environment",
             lambda c: "import os\nprint(dict(os.environ))\n",
             _printed_secret({b: "environment built from scratch; key-like names never copied"

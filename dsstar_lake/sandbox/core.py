@@ -144,10 +144,13 @@ class Sandbox:
             "catalog": "hidden (empty read-only folder)" if bwrap else "changes detected afterwards (size/mtime/ctime)",
             "script file": "written outside the work folder, read-only to the script"
                            if bwrap else "written outside the work folder",
-            "disk": f"work folder {self.cfg['disk_mb']} MiB / {self.cfg['max_files']} entries, measured every "
-                    f"{workfolder.BUDGET_EVERY_S} s; "
-                    + (f"/tmp {self.cfg['tmp_mb']} MiB, /dev/shm {self.cfg['memory_mb']} MiB (RAM-backed)" if bwrap
-                       else "/tmp a scratch folder on disk and /dev/shm the host's, NOT sized"),
+            "disk": (f"work folder a {self.work_mb} MiB tmpfs (the kernel bounds it; {self.cfg['max_files']} entries "
+                     f"counted every {workfolder.BUDGET_EVERY_S} s), mirrored to the run's folder after each script; "
+                     f"/tmp {self.cfg['tmp_mb']} MiB, /dev/shm {self.cfg['memory_mb']} MiB (RAM-backed)"
+                     if self.work_mb else
+                     f"work folder {self.cfg['disk_mb']} MiB / {self.cfg['max_files']} entries, measured every "
+                     f"{workfolder.BUDGET_EVERY_S} s (deleted files held open counted); /tmp a scratch folder on "
+                     "disk and /dev/shm the host's, NOT sized"),
             "user namespaces": ("cannot be created" if bw.userns_flags(self.bwrap or "bwrap") else "allowed")
                                if bwrap else "allowed",
             "daemons": "killed when the script ends (subreaper sweep"
