@@ -1,6 +1,7 @@
 """Time the sandbox's start: a trivial script, a pandas import, and a one-round `dslake ask` with a scripted model.
 
 usage: python benchmarks/sandbox_start.py [--runs 10] [--asks 5] [--samples data_samples] [--out /tmp/NAME]
+(PYTHONPATH=DIR with an older checkout's dsstar_lake/ in DIR times that one instead, for a before/after pair.)
 Prints the median and the spread (min-max) of each, per backend that works here. The ask runs on a copy of
 data_samples/ (its catalog under --out, never in the repository), through the installed `dslake` command, so
 its figure is what a user waits for a one-round question beyond the model's own time. Never run by CI.
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -58,6 +60,8 @@ def time_asks(backend: str, lake: Path, catalog: Path, rules: Path, asks: int) -
     argv = [dslake, "ask", "How many units were sold?", "--lake", str(lake), "--catalog", str(catalog),
             "--files", "sales.csv", "--llm", "scripted", "--scripted-file", str(rules), "--json"]
     env = {"PATH": "/usr/bin:/bin", "DSLAKE_SANDBOX_BACKEND": backend, "HOME": str(catalog.parent)}
+    if os.environ.get("PYTHONPATH"):  # another checkout's dsstar_lake, to compare before and after a change
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
     times = []
     for _ in range(asks + 1):
         started = time.perf_counter()
