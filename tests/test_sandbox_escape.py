@@ -653,6 +653,22 @@ def _table() -> list[str]:
     return rows
 
 
+def _doc_table() -> list[str]:
+    """Return the table docs/safety.md shows: one row per attempt, one column per backend."""
+    rows = ["| hostile script | bubblewrap | without bubblewrap |", "|---|---|---|"]
+    for attempt in ATTEMPTS:
+        cells = []
+        for backend in ("bwrap", "subprocess"):
+            if (attempt.name, backend) not in RESULTS:
+                cells.append("(does not apply)")
+                continue
+            outcome, how, _ = RESULTS[(attempt.name, backend)]
+            word = {"blocked": "yes", "detected": "detected", "ESCAPED": "**no**"}[outcome]
+            cells.append(f"{word}: {how.replace('|', '/')}")
+        rows.append(f"| {attempt.name} | {cells[0]} | {cells[1]} |")
+    return rows
+
+
 def test_summary_table(capsys, monkeypatch, tmp_path_factory, loopback_port):
     """Print attempt x backend and how each was contained, and what the subprocess backend keeps and loses."""
     backends = ["subprocess"] + (["bwrap"] if BWRAP_REASON is None else [])
@@ -673,7 +689,7 @@ def test_summary_table(capsys, monkeypatch, tmp_path_factory, loopback_port):
         lines.append(f"\n(bwrap not tested here: {BWRAP_REASON})")
     with capsys.disabled():
         sys.stdout.write("\n\nSandbox escape suite\n" + "\n".join(lines) + "\n")
-    if os.environ.get("SANDBOX_TABLE_OUT"):
-        Path(os.environ["SANDBOX_TABLE_OUT"]).write_text("\n".join(lines) + "\n")
+    if os.environ.get("SANDBOX_TABLE_OUT"):  # docs/safety.md's table first, then the full one
+        Path(os.environ["SANDBOX_TABLE_OUT"]).write_text("\n".join(_doc_table() + ["", *lines]) + "\n")
     broken = [(a, b, o, h) for (a, b), (o, h, ok) in RESULTS.items() if not ok]
     assert not broken, broken

@@ -5,23 +5,20 @@ folder is a tmpfs of sandbox.disk_mb that exists only in the sandbox's mount nam
 what a script writes there. The run's files live on the host between scripts: IN_DIR is that folder, bound
 read-only; it is copied in first (regular files and folders only), and after the script ends every file it
 added or changed is sent back through FD, then the list of what is left, so dslake can mirror the folder.
-FD is a pipe to dslake, closed in the script: this process makes itself non-dumpable first, so the script
-(same uid, no capabilities) cannot reopen it through /proc/PID/fd. A script that kills this process loses
-what it wrote, nothing more. Frames: one JSON line per entry ({"kind": "dir"|"file"|"keep", "path", "size"}),
-a file's bytes right after its line, and {"kind": "end"} last. Links and special files are never carried.
-Standard library only.
+FD is closed in the script. A script that reopens it (/proc/PID/fd, same uid) can only send what it could
+write in its own tmpfs anyway, and dslake reads at most the tmpfs's size and max_files entries. A script that
+kills this process loses what it wrote, nothing more. Frames: a line "KIND SIZE HEXPATH" per entry (D a
+folder, F a file whose SIZE bytes follow, K a file left as it was), and "E 0 -" last. Links and special files
+are never carried. Standard library only, and few imports: this runs before every script.
 """
 
-import ctypes
-import json
 import os
-import shutil
 import signal
 import stat
 import sys
 
-PR_SET_DUMPABLE = 4
 SKIP = ("data",)  # the lake's mount point at the top of the work folder
+CHUNK = 1 << 20
 
 
 def walk(top: str):
@@ -36,7 +33,7 @@ def walk(top: str):
         for name in names:
             if not rel_dir and name in SKIP:
                 continue
-            rel = f"{rel_dir}/{name}" if rel_dir else name
+            rel = rel_dir + "/" + name if rel_dir else name
             try:
                 st = os.lstat(os.path.join(top, rel))
             except OSError:
@@ -46,72 +43,85 @@ def walk(top: str):
                 stack.append(rel)
 
 
-def _stamp(st: os.stat_result) -> tuple[int, int, int]:
+def stamp(st: os.stat_result) -> tuple:
     return st.st_size, st.st_mtime_ns, st.st_ctime_ns  # ctime: a script cannot set it back
 
 
-def copy_in(src: str) -> dict[str, tuple[int, int, int]]:
+def copy_file(src: str, dst: str) -> None:
+    """Copy a regular file without following a link at src."""
+    fin = os.open(src, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    try:
+        fout = os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        try:
+            while chunk := os.read(fin, CHUNK):
+                os.write(fout, chunk)
+        finally:
+            os.close(fout)
+    finally:
+        os.close(fin)
+
+
+def copy_in(src: str) -> dict:
     """Copy the host's work folder into this one; return path -> stamp of each file as copied."""
     copied = {}
     for rel, st in walk(src):
-        if stat.S_ISDIR(st.st_mode):
-            os.makedirs(rel, exist_ok=True)
-        elif stat.S_ISREG(st.st_mode):
-            try:
-                shutil.copyfile(os.path.join(src, rel), rel, follow_symlinks=False)
+        try:
+            if stat.S_ISDIR(st.st_mode):
+                os.makedirs(rel, exist_ok=True)
+            elif stat.S_ISREG(st.st_mode):
+                copy_file(os.path.join(src, rel), rel)
                 os.utime(rel, ns=(st.st_atime_ns, st.st_mtime_ns))
-                copied[rel] = _stamp(os.lstat(rel))
-            except OSError:
-                continue
+                copied[rel] = stamp(os.lstat(rel))
+        except OSError:
+            continue
     return copied
 
 
-def send(fd: int, header: dict) -> None:
-    """Write one frame's JSON line."""
-    send_raw(fd, (json.dumps(header) + "\n").encode())
-
-
-def send_file(fd: int, rel: str) -> None:
-    """Send a file's frame: exactly the size its header says (zeros if it shrank meanwhile), read in chunks."""
-    try:
-        handle = os.open(rel, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
-        return
-    with os.fdopen(handle, "rb") as fh:
-        size = os.fstat(handle).st_size
-        send(fd, {"kind": "file", "path": rel, "size": size})
-        left = size
-        while left:
-            chunk = fh.read(min(left, 1 << 20)) or b"\0" * min(left, 1 << 20)
-            send_raw(fd, chunk)
-            left -= len(chunk)
-
-
-def send_raw(fd: int, data: bytes) -> None:
+def send(fd: int, data: bytes) -> None:
     """Write bytes to fd, all of them."""
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view):]
 
 
-def send_back(fd: int, copied: dict[str, tuple[int, int, int]]) -> None:
-    """Send every folder, every file added or changed (with its bytes), and 'keep' for the files left as they were."""
+def header(kind: str, size: int, rel: str) -> bytes:
+    return f"{kind} {size} {rel.encode('utf-8', 'surrogateescape').hex()}\n".encode()
+
+
+def send_file(fd: int, rel: str) -> None:
+    """Send a file's frame: exactly the size its header says (zeros if it shrank meanwhile), in chunks."""
+    try:
+        handle = os.open(rel, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return
+    try:
+        left = os.fstat(handle).st_size
+        send(fd, header("F", left, rel))
+        while left:
+            chunk = os.read(handle, min(left, CHUNK)) or bytes(min(left, CHUNK))
+            send(fd, chunk)
+            left -= len(chunk)
+    finally:
+        os.close(handle)
+
+
+def send_back(fd: int, copied: dict) -> None:
+    """Send every folder, every file added or changed (with its bytes), and K for the files left as they were."""
     for rel, st in walk("."):
         if stat.S_ISDIR(st.st_mode):
-            send(fd, {"kind": "dir", "path": rel})
+            send(fd, header("D", 0, rel))
         elif stat.S_ISREG(st.st_mode):
-            if copied.get(rel) == _stamp(st):
-                send(fd, {"kind": "keep", "path": rel})
+            if copied.get(rel) == stamp(st):
+                send(fd, header("K", 0, rel))
             else:
                 send_file(fd, rel)
-    send(fd, {"kind": "end"})
+    send(fd, b"E 0 -\n")
 
 
 def main() -> None:
     """Copy in, start the script, wait for it, send back, and end the way it ended."""
     fd, src = int(sys.argv[1]), sys.argv[2]
     argv = sys.argv[sys.argv.index("--") + 1:]
-    ctypes.CDLL(None).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     copied = copy_in(src)
     pid = os.fork()
     if pid == 0:

@@ -8,6 +8,7 @@ skips blanked), the work folder, and private /tmp and /dev/shm of bounded size. 
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import pwd
@@ -90,12 +91,11 @@ def interpreter_paths(python: str) -> list[Path]:
 def system_binds(python: str) -> list[Bind]:
     """Return what every script sees of the host, read-only: system folders, /etc files, the interpreter."""
     binds = []
-    for top in TOP_LINKS:
+    for top in (*TOP_LINKS, *SYSTEM_DIRS):  # a link (merged /usr, /usr/lib64 -> lib) is made again as a link
         if os.path.islink(top):
             binds.append(Bind(top, "link to " + os.readlink(top)))
         elif os.path.isdir(top):
             binds.append(Bind(top, "read-only"))
-    binds += [Bind(p, "read-only") for p in SYSTEM_DIRS if os.path.isdir(p) and not os.path.islink(p)]
     binds += [Bind(p, "read-only") for p in ETC_FILES if os.path.exists(p)]
     binds += [Bind(str(p), "read-only (interpreter)") for p in interpreter_paths(python)]
     return binds
@@ -109,6 +109,7 @@ def _mib(value: int) -> str:
 def identity_files() -> Path:
     """Write minimal /etc/passwd and /etc/group (root and the running user, home /tmp/home) once per process."""
     folder = Path(tempfile.mkdtemp(prefix="dslake-etc-"))
+    atexit.register(shutil.rmtree, folder, True)
     uid, gid = os.getuid(), os.getgid()
     users = {0: "root", uid: _user_name(uid)}
     (folder / "passwd").write_text("".join(f"{name}:x:{u}:{gid if u == uid else 0}::{SANDBOX_HOME}:/bin/sh\n"

@@ -389,7 +389,7 @@ class Sandbox:
         if spool:
             if result.killed_by != "disk":  # past the budget, what the script wrote goes, as without bwrap
                 spool.seek(0)
-                workfolder.mirror(spool, workdir)
+                workfolder.mirror(spool, workdir, int(cfg["max_files"]))
             spool.close()
         if result.killed_by == "disk":
             result.stderr += budget.explain()

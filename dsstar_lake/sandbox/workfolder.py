@@ -7,7 +7,6 @@ to a descriptor of the folder with O_NOFOLLOW, so a link is never followed out o
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import stat
@@ -229,12 +228,13 @@ class DiskBudget:
                 "small results.\n")
 
 
-def mirror(stream: BinaryIO, folder: Path) -> bool:
+def mirror(stream: BinaryIO, folder: Path, max_entries: int = 0) -> bool:
     """Make folder what _launch.py sent (files written fresh, folders made, the rest removed); False if cut short.
 
     folder is the host side of a tmpfs work folder: no script ever sees it, yet every path is still checked,
     parents are opened without following links, and each file is written fresh and renamed over its name. A
     stream that ended early (the launcher killed with its script) writes what arrived whole and removes nothing.
+    max_entries: read no more entries than that (0 = no bound); the stream's bytes are bounded by its reader.
     """
     present: set[str] = set()
     complete = False
@@ -242,19 +242,22 @@ def mirror(stream: BinaryIO, folder: Path) -> bool:
     try:
         while line := stream.readline(1 << 16):
             try:
-                header = json.loads(line)
-                kind, rel = header["kind"], str(header.get("path", ""))
-            except (ValueError, TypeError, KeyError):
+                kind, size, raw = line.split()
+                rel = bytes.fromhex(raw.decode()).decode("utf-8", "surrogateescape") if kind != b"E" else ""
+                size = int(size)
+            except (ValueError, UnicodeDecodeError):
                 break
-            if kind == "end":
+            if kind == b"E":
                 complete = True
+                break
+            if max_entries and len(present) >= max_entries:
                 break
             parts = rel.split("/")
             if not rel or any(p in ("", ".", "..") for p in parts) or (len(parts) == 1 and parts[0] == "data"):
                 break
-            if kind == "file" and not _receive_file(dir_fd, parts, stream, int(header["size"])):
+            if kind == b"F" and not _receive_file(dir_fd, parts, stream, size):
                 break
-            if kind == "dir":
+            if kind == b"D":
                 os.close(_parent_fd(dir_fd, [*parts, ""]))
             present.add(rel)
     finally:
