@@ -380,7 +380,7 @@ ATTEMPTS += [
     Attempt("write 64 MiB to a file it deleted but keeps open (budget 16 MiB)",
             lambda c: "import os, time\nfh = open('held.bin', 'wb')\nos.unlink('held.bin')\nfor i in range(64):\n"
                       "    fh.write(b'x' * (1 << 20))\n    fh.flush()\ntime.sleep(30)\n",
-            _disk_check, timeout_s=20, limits={"disk_mb": 16, "max_files": 1000}),
+            _disk_check, timeout_s=20, limits={"disk_mb": 16, "max_files": 1000, "file_mb": 128}),
     Attempt("create a user namespace",
             lambda c: "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n"
                       "print('UNSHARE', libc.unshare(0x10000000), ctypes.get_errno())\n", _userns_check),
