@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -81,14 +82,18 @@ def test_the_work_folder_is_a_tmpfs_of_disk_mb(tmp_path):
 
 
 def test_a_deleted_file_held_open_counts(tmp_path):
-    path = tmp_path / "held.bin"
-    with open(path, "wb") as fh:
-        os.unlink(path)
-        fh.write(b"x" * (3 << 20))
-        fh.flush()
-        os.fsync(fh.fileno())
-        assert held_open_deleted([os.getpid()]) >= 3 << 20
-    assert held_open_deleted([os.getpid()]) < 3 << 20
+    # A fresh process, so that no other test's open files count: it deletes its file, writes 3 MiB, waits.
+    code = ("import os, sys\nfh = open(sys.argv[1], 'wb')\nos.unlink(sys.argv[1])\nfh.write(b'x' * (3 << 20))\n"
+            "fh.flush()\nos.fsync(fh.fileno())\nprint('ready', flush=True)\nsys.stdin.read()\n")
+    proc = subprocess.Popen([sys.executable, "-c", code, str(tmp_path / "held.bin")], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline() == "ready\n"
+        assert held_open_deleted([proc.pid]) >= 3 << 20
+        assert not (tmp_path / "held.bin").exists() and usage(tmp_path).bytes < 1 << 20  # a walk cannot see it
+    finally:
+        proc.communicate("")
+    assert held_open_deleted([proc.pid]) == 0
 
 
 @pytest.mark.skipif(os.getuid() != 0, reason="needs root to act as another user")
