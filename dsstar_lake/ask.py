@@ -129,6 +129,7 @@ def _drive(setup: RunSetup, record: RunRecord, state: AgentState, progress: Prog
         spent_before=dict(state.spent), started=started, clarify=clarify,
     )
     record.event("start", phase=state.phase, round=state.round, backend=sandbox.backend,
+                 limits={k: sandbox.protections[k] for k in ("memory", "processes", "disk")},
                  provider=llm.provider.name, models={r: llm.model_for(r) for r in
                                                      ("planner", "coder", "verifier", "router", "debugger",
                                                       "finalyzer", "chooser")})

@@ -57,8 +57,8 @@ class DoctorReport:
 
 def diagnose(settings: Settings, access: CatalogAccess | None = None) -> DoctorReport:
     """Run every check (the catalog's only when a lake or catalog was given); return the report."""
-    checks = [check_sandbox(settings), check_model(settings), check_embedding(settings),
-              check_science(settings)]
+    checks = [check_sandbox(settings), check_sandbox_files(settings), check_sandbox_limits(settings),
+              check_model(settings), check_embedding(settings), check_science(settings)]
     if access is not None:
         checks.append(check_catalog(access))
     return DoctorReport(checks)
@@ -84,6 +84,35 @@ def check_sandbox(settings: Settings) -> Check:
         return Check("sandbox", FAIL, f"sandbox.backend = bwrap, but {reason}", fix)
     return Check("sandbox", WARN, f"{reason}: scripts run as plain subprocesses (limits, but no filesystem or "
                  "network isolation)", fix)
+
+
+def check_sandbox_files(settings: Settings) -> Check:
+    """List what a script can see of this machine under bubblewrap: the binds, nothing else."""
+    from dsstar_lake.sandbox import bwrap
+
+    if str(settings["sandbox.backend"]) == "subprocess" or bwrap.probe(_python(settings), 64) is not None:
+        return Check("sandbox files", WARN, "without bubblewrap a script can read every file your user can",
+                     "install bubblewrap and set sandbox.backend = auto")
+    section = settings.section("sandbox")
+    binds = bwrap.bind_list(_python(settings), Path("<work folder>"), Path("<lake>"), int(section["tmp_mb"]),
+                            int(section["memory_mb"]), int(section["disk_mb"]))
+    shown = "; ".join(f"{b.path} ({b.how})" for b in binds)
+    return Check("sandbox files", OK, f"a script sees only: {shown}; nothing else of this machine exists inside")
+
+
+def check_sandbox_limits(settings: Settings) -> Check:
+    """Say how the memory and process limits are enforced here: a cgroup for the whole tree, or per process."""
+    from dsstar_lake.sandbox.limits import describe_memory, probe_cgroups
+
+    section = settings.section("sandbox")
+    max_procs, memory_mb = int(section["max_procs"]), int(section["memory_mb"])
+    pids, memory = probe_cgroups(max_procs, memory_mb)
+    procs = f"pids cgroup, at most {max_procs}" if pids else f"at most {max_procs} (no pids cgroup: a watchdog)"
+    detail = f"memory: {describe_memory(memory_mb, memory)}; processes: {procs}"
+    if memory_mb and not memory:
+        return Check("sandbox limits", WARN, detail, "run dslake where it may make a memory cgroup (root, or a "
+                     "systemd user slice with the memory controller delegated) to bound a script's whole tree")
+    return Check("sandbox limits", OK, detail)
 
 
 def check_model(settings: Settings) -> Check:

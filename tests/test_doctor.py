@@ -31,7 +31,7 @@ def doctor(*args: str) -> tuple[int, dict]:
 
 def test_no_model_key_warns_and_a_key_is_named_never_shown(monkeypatch):
     code, checks = doctor()
-    assert list(checks) == ["sandbox", "model", "embedding", "science"]  # no lake: no catalog check
+    assert list(checks) == ["sandbox", "sandbox files", "sandbox limits", "model", "embedding", "science"]  # no lake: no catalog check
     # Index and search need no model: a machine without a key is not broken.
     assert checks["model"]["status"] == "warn" and "GEMINI_API_KEY" in checks["model"]["fix"]
     assert code == (8 if any(c["status"] == "fail" for c in checks.values()) else 0)

@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import signal
 import socket
 import sys
+import tempfile
 import threading
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -56,6 +59,7 @@ class Ctx:
     before: dict[str, bytes]
     sb: Sandbox
     catalog: Path
+    host: Path  # a folder outside /tmp, homes and every bind: /var/tmp/dslake-escape-*
 
 
 @dataclass
@@ -68,6 +72,7 @@ class Attempt:
     then: Callable[[Ctx], tuple[str, str]] | None = None  # a second script (name, code) run after the first
     limits: dict | None = None  # sandbox settings for this attempt
     setup: Callable[[Ctx], None] | None = None  # prepares the catalog or host before the script runs
+    backends: tuple[str, ...] = ("bwrap", "subprocess")  # where the attack applies
 
 
 def _lake_check(res: ExecResult, ctx: Ctx) -> tuple[str, str]:
@@ -197,6 +202,8 @@ def _shm_check(res: ExecResult, ctx: Ctx) -> tuple[str, str]:
     match = re.search(r"wrote (\d+) MiB", res.stdout)
     wrote = int(match[1]) if match else -1
     limit = ATTEMPT_MEMORY_MB
+    if wrote < 0 and res.killed_by == "memory" and ctx.sb.memory_cgroup:
+        return BLOCKED, f"memory cgroup: files in /dev/shm count; killed at {limit} MiB for the whole tree"
     if 0 <= wrote <= limit:
         return BLOCKED, f"/dev/shm is a {limit} MiB tmpfs (the memory limit): wrote {wrote} MiB, then ENOSPC"
     return ESCAPED, f"wrote {wrote} MiB to /dev/shm with a {limit} MiB memory limit"
@@ -208,8 +215,10 @@ def _disk_check(res: ExecResult, ctx: Ctx) -> tuple[str, str]:
     left = usage(ctx.work)
     budget = ctx.sb.cfg["disk_mb"], ctx.sb.cfg["max_files"]
     if res.killed_by == "disk" and left.mib <= budget[0] and left.files <= budget[1]:
-        return BLOCKED, (f"killed past {budget[0]} MiB / {budget[1]} entries (measured every 0.5 s); "
-                         f"what it wrote removed ({left.files} entries left)")
+        if ctx.sb.work_mb and "No space left" in res.stderr:
+            return BLOCKED, f"the work folder is a {budget[0]} MiB tmpfs: ENOSPC, nothing kept"
+        return BLOCKED, (f"stopped past {budget[0]} MiB / {budget[1]} entries (measured every 0.5 s, deleted "
+                         f"files held open included); what it wrote removed ({left.files} entries left)")
     return ESCAPED, f"killed_by={res.killed_by}; {left.mib:.0f} MiB in {left.files} entries left"
 
 
@@ -217,6 +226,48 @@ def _userns_check(res: ExecResult, ctx: Ctx) -> tuple[str, str]:
     if "UNSHARE 0" in res.stdout:
         return ESCAPED, "created a user namespace (a fresh set of capabilities inside it)"
     return BLOCKED, f"bwrap --disable-userns ({res.stdout.strip()[:40]})"
+
+
+def _host_file_check(res: ExecResult, ctx: Ctx) -> tuple[str, str]:
+    if "TLS-KEY" in res.stdout or "PROJECT-ENV" in res.stdout:
+        return ESCAPED, "read " + ("the root-only key" if "TLS-KEY" in res.stdout else "the project's .env")
+    return BLOCKED, f"not bound: the path does not exist inside ({_error(res) or res.stdout.strip()[:60]})"
+
+
+def _unix_socket_check(res: ExecResult, ctx: Ctx) -> tuple[str, str]:
+    if "ANSWER" in res.stdout:
+        return ESCAPED, "a root-only unix socket outside /run and /tmp accepted a command"
+    return BLOCKED, f"not bound: the socket does not exist inside ({_error(res) or res.stdout.strip()[:60]})"
+
+
+def _lake_hidden_check(res: ExecResult, ctx: Ctx) -> tuple[str, str]:
+    leaked = [s for s in ("ENV-SECRET", "GIT-SECRET", "IGNORED-SECRET") if s in res.stdout]
+    if leaked:
+        return ESCAPED, f"read {', '.join(leaked)} through the lake's mounts"
+    return BLOCKED, "blanked: an empty file or read-only tmpfs over each (data/ and the lake's own path)"
+
+
+def _system_tmpfs_check(res: ExecResult, ctx: Ctx) -> tuple[str, str]:
+    found = re.findall(r"(/\w+) ([\w-]+) wrote (\d+)", res.stdout)
+    if not found or any(int(n) for _, _, n in found):
+        return ESCAPED, "wrote to " + ", ".join(top for top, _, n in found if int(n)) if found else res.stderr[-80:]
+    return BLOCKED, "not bound: " + ", ".join(f"{top} {state}" for top, state, _ in found)
+
+
+def _tree_memory_check(res: ExecResult, ctx: Ctx) -> tuple[str, str]:
+    held = [int(n) for n in re.findall(r"child (\d+) holds", res.stdout)]
+    total = len(held) * CHILD_MB
+    if total > ATTEMPT_MEMORY_MB:
+        return ESCAPED, f"{len(held)} children held {total} MiB together under memory_mb={ATTEMPT_MEMORY_MB}"
+    return BLOCKED, (f"{ctx.sb.memory_limit.split(';')[0]}: {len(held)} of {CHILDREN} children got their "
+                     f"{CHILD_MB} MiB, then killed_by={res.killed_by}")
+
+
+def _cgroup_escape_check(res: ExecResult, ctx: Ctx) -> tuple[str, str]:
+    alive = survivors(ctx.token)
+    if alive:
+        return ESCAPED, "left the script's cgroup, killed the supervisor and outlived the run"
+    return BLOCKED, f"the cgroup files are not there inside ({res.stdout.strip()[:60]})"
 
 
 PRECIOUS = {"victim.txt": b"precious host data\n", "config.toml": b'[catalog]\nchroma_url = ""\n'}
@@ -256,7 +307,7 @@ ATTEMPTS = [
                              "subprocess": "HOME is an empty scratch folder"})),
     Attempt("read the user's real ~/.ssh by absolute path",
             lambda c: f"print(open({str(c.home / '.ssh' / 'id_rsa')!r}).read())\n",
-            _printed_secret({"bwrap": "every home, /tmp and /run are empty tmpfs mounts", "subprocess": ""})),
+            _printed_secret({"bwrap": "not bound: homes, /run and the host's /tmp do not exist inside", "subprocess": ""})),
     Attempt("read API keys from the environment",
             lambda c: "import os\nprint(dict(os.environ))\n",
             _printed_secret({b: "environment built from scratch; key-like names never copied"
@@ -327,16 +378,110 @@ ATTEMPTS += [
             lambda c: "import os, time\nos.mkdir('many')\nfor i in range(100000):\n"
                       "    open(f'many/{i}', 'w').close()\ntime.sleep(30)\n",
             _disk_check, timeout_s=20, limits={"disk_mb": 64, "max_files": 500}),
+    Attempt("write 64 MiB to a file it deleted but keeps open (budget 16 MiB)",
+            lambda c: "import os, time\nfh = open('held.bin', 'wb')\nos.unlink('held.bin')\nfor i in range(64):\n"
+                      "    fh.write(b'x' * (1 << 20))\n    fh.flush()\ntime.sleep(30)\n",
+            _disk_check, timeout_s=20, limits={"disk_mb": 16, "max_files": 1000, "file_mb": 128}),
     Attempt("create a user namespace",
             lambda c: "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n"
                       "print('UNSHARE', libc.unshare(0x10000000), ctypes.get_errno())\n", _userns_check),
 ]
+CHILDREN, CHILD_MB = 6, 120
+TREE_MEMORY = """
+import os, sys, time
+for i in range({children}):
+    if os.fork() == 0:
+        block = bytearray({mb} << 20)
+        for j in range(0, len(block), 4096):
+            block[j] = 1
+        print('child', i, 'holds', flush=True)
+        time.sleep(3)
+        os._exit(0)
+for _ in range({children}):
+    try:
+        os.wait()
+    except ChildProcessError:
+        break
+"""
+LEAVE_CGROUP = """
+import os, sys, signal, time
+moved = []
+for line in open('/proc/self/cgroup').read().splitlines():
+    hid, ctl, rel = line.split(':', 2)
+    for name in (ctl.split(',') if ctl else ['']):
+        folder = os.path.join('/sys/fs/cgroup', name, os.path.dirname(rel).lstrip('/'))
+        try:
+            with open(os.path.join(folder, 'cgroup.procs'), 'w') as fh:
+                fh.write(str(os.getpid()))
+            moved.append(name or 'v2')
+        except OSError as exc:
+            pass
+print('moved', moved, flush=True)
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        os.execv(sys.executable, {sleeper})
+    os._exit(0)
+time.sleep(0.3)
+os.kill(os.getppid(), signal.SIGKILL)
+"""
+HOST_READ = """
+for path in {paths!r}:
+    try:
+        print(open(path).read())
+    except OSError as exc:
+        print(type(exc).__name__, exc.errno)
+"""
+UNIX_CONNECT = """
+import socket
+s = socket.socket(socket.AF_UNIX)
+try:
+    s.connect({path!r})
+    s.sendall(b'rm -rf /\\n')
+    print(s.recv(100).decode())
+except OSError as exc:
+    print(type(exc).__name__, exc.errno)
+"""
+SYSTEM_TMPFS = """
+import os
+for top in ('/run', '/root', '/home'):
+    wrote = 0
+    try:
+        with open(os.path.join(top, 'fill.bin'), 'wb') as fh:
+            for _ in range(4):
+                fh.write(b'x' * (1 << 20))
+                wrote += 1
+        os.remove(os.path.join(top, 'fill.bin'))
+        print(top, 'writable', 'wrote', wrote)
+    except OSError as exc:
+        print(top, 'absent' if not os.path.isdir(top) else 'read-only', 'wrote', wrote)
+"""
+ATTEMPTS += [
+    Attempt("read a root-only 0600 file elsewhere on the host",
+            lambda c: HOST_READ.format(paths=[str(c.host / "srv" / "tls.key")]), _host_file_check),
+    Attempt("read a project's .env on PYTHONPATH and in dslake's own script folder",
+            lambda c: HOST_READ.format(paths=[str(c.host / "proj" / ".env")]), _host_file_check),
+    Attempt("send a command to a root-only unix socket outside /run, /tmp and homes",
+            lambda c: UNIX_CONNECT.format(path=str(c.host / "srv" / "service.sock")), _unix_socket_check),
+    Attempt("read the lake's .env, .git/config and a .dslakeignore'd file",
+            lambda c: HOST_READ.format(paths=["data/.env", "data/.git/config", "data/sub/secret.txt",
+                                              str(c.lake / ".env"), str(c.lake / "sub" / "secret.txt")]),
+            _lake_hidden_check),
+    Attempt("six children each under the memory limit, together over it",
+            lambda c: TREE_MEMORY.format(children=CHILDREN, mb=CHILD_MB), _tree_memory_check,
+            limits={"memory_mb": ATTEMPT_MEMORY_MB}),
+    Attempt("leave the script's cgroup, kill the supervisor, then daemonize",
+            lambda c: LEAVE_CGROUP.format(sleeper=SLEEPER.format(t=c.token)), _cgroup_escape_check),
+    Attempt("fill /run, /root and /home", lambda c: SYSTEM_TMPFS, _system_tmpfs_check,
+            backends=("bwrap",)),  # without bubblewrap those are the host's own folders: see "write outside"
+]
 # The same two attempts on a machine where no pids cgroup can be made (a container's root, say).
+BY_NAME = {a.name: a for a in ATTEMPTS}
 NO_CGROUP = [
-    Attempt("fork bomb, no pids cgroup (watchdog)", ATTEMPTS[8].code, _fork_check, timeout_s=3,
+    Attempt("fork bomb, no pids cgroup (watchdog)", BY_NAME["fork bomb"].code, _fork_check, timeout_s=3,
             cgroups=False),
-    Attempt("kill the supervisor, then daemonize, no pids cgroup", ATTEMPTS[-1].code, _supervisor_check,
-            cgroups=False),
+    Attempt("kill the supervisor, then daemonize, no pids cgroup",
+            BY_NAME["kill the supervisor, then daemonize"].code, _supervisor_check, cgroups=False),
 ]
 ATTEMPTS += NO_CGROUP
 
@@ -394,7 +539,11 @@ def _expected(attempt: str, sb: Sandbox) -> set[str]:
     """Return the outcomes a backend promises for an attempt."""
     if sb.backend == "bwrap":
         return {BLOCKED}
-    lost = {"read the user's real ~/.ssh by absolute path", "read dslake's environment via /proc/PID/environ",
+    lost = {"read the user's real ~/.ssh by absolute path", "read a root-only 0600 file elsewhere on the host",
+            "read a project's .env on PYTHONPATH and in dslake's own script folder",
+            "send a command to a root-only unix socket outside /run, /tmp and homes",
+            "read the lake's .env, .git/config and a .dslakeignore'd file",
+            "leave the script's cgroup, kill the supervisor, then daemonize", "read dslake's environment via /proc/PID/environ",
             "write outside the work folder", "read the catalog's manifest and another run's prompts",
             "fill /dev/shm past the memory limit", "create a user namespace",
             "write to dslake's terminal through /proc/PID/fd/2"}
@@ -409,6 +558,8 @@ def _expected(attempt: str, sb: Sandbox) -> set[str]:
         return {BLOCKED, ESCAPED}
     if attempt.startswith("kill the supervisor, then daemonize") and not sb.cgroups:
         return {BLOCKED, ESCAPED}
+    if attempt.startswith("six children") and not sb.memory_cgroup:
+        return {BLOCKED, ESCAPED}  # RLIMIT_AS is per process: a documented loss where no memory cgroup exists
     return {BLOCKED}
 
 
@@ -450,22 +601,80 @@ def run_attempt(attempt: Attempt, backend: str, base: Path, port: int) -> tuple[
     outside = base / "outside"
     outside.mkdir()
     (outside / "victim.txt").write_bytes(PRECIOUS["victim.txt"])
-    sb = sandbox(backend, lake, **(attempt.limits or {}))
-    sb.cgroups = sb.cgroups and attempt.cgroups
-    if attempt.setup is not None:
-        attempt.setup(Ctx(lake, work, home, outside, "", port, os.getpid(), {}, sb, catalog))
-    ctx = Ctx(lake, work, home, outside, "dslake-escape-" + uuid.uuid4().hex, port, os.getpid(),
-              lake_snapshot(lake, work), sb, catalog)
-    res = sb.run(attempt.code(ctx), ctx.work, name=f"attempt_{ctx.token}.py", timeout_s=attempt.timeout_s)
-    if attempt.then is not None:
-        name, code = attempt.then(ctx)
-        res = sb.run(code, ctx.work, name=name, timeout_s=attempt.timeout_s)
-    try:
-        outcome, how = attempt.check(res, ctx)
-    finally:
-        for pid in processes_with(ctx.token):  # an escaped daemon must not outlive the test either
-            os.kill(pid, signal.SIGKILL)
+    hide_in_lake(lake)
+    with host_fixtures() as host:
+        sb = sandbox(backend, lake, **(attempt.limits or {}))
+        sb.cgroups = sb.cgroups and attempt.cgroups
+        if attempt.setup is not None:
+            attempt.setup(Ctx(lake, work, home, outside, "", port, os.getpid(), {}, sb, catalog, host))
+        ctx = Ctx(lake, work, home, outside, "dslake-escape-" + uuid.uuid4().hex, port, os.getpid(),
+                  lake_snapshot(lake, work), sb, catalog, host)
+        res = sb.run(attempt.code(ctx), ctx.work, name=f"attempt_{ctx.token}.py", timeout_s=attempt.timeout_s)
+        if attempt.then is not None:
+            name, code = attempt.then(ctx)
+            res = sb.run(code, ctx.work, name=name, timeout_s=attempt.timeout_s)
+        try:
+            outcome, how = attempt.check(res, ctx)
+        finally:
+            for pid in processes_with(ctx.token):  # an escaped daemon must not outlive the test either
+                os.kill(pid, signal.SIGKILL)
     return outcome, how, outcome in _expected(attempt.name, sb)
+
+
+def hide_in_lake(lake: Path) -> None:
+    """Put what the index skips in the lake: a .env, a .git folder, a .dslakeignore'd file."""
+    (lake / ".env").write_text("ENV-SECRET=1\n")
+    (lake / ".git").mkdir()
+    (lake / ".git" / "config").write_text("[remote] token = GIT-SECRET\n")
+    (lake / ".dslakeignore").write_text("sub/secret.txt\n")
+    (lake / "sub" / "secret.txt").write_text("IGNORED-SECRET\n")
+
+
+@contextmanager
+def host_fixtures() -> Iterator[Path]:
+    """Make the host-side targets outside /tmp and homes: a root-only key, a root-only socket that obeys
+    any command, and a project folder with a .env that is on PYTHONPATH and on dslake's own sys.path."""
+    host = Path(tempfile.mkdtemp(prefix="dslake-escape-", dir="/var/tmp"))
+    (host / "srv").mkdir()
+    (host / "proj").mkdir()
+    key = host / "srv" / "tls.key"
+    key.write_text("TLS-KEY private\n")
+    key.chmod(0o600)
+    (host / "proj" / ".env").write_text("PROJECT-ENV=1\n")
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(host / "srv" / "service.sock"))
+    os.chmod(host / "srv" / "service.sock", 0o600)
+    server.listen(1)
+    server.settimeout(0.2)
+    stop = threading.Event()
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                continue
+            with conn:
+                conn.recv(100)
+                conn.sendall(b"ANSWER: done\n")
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    old_path, old_env = list(sys.path), os.environ.get("PYTHONPATH")
+    sys.path.insert(0, str(host / "proj"))
+    os.environ["PYTHONPATH"] = str(host / "proj")
+    try:
+        yield host
+    finally:
+        sys.path[:] = old_path
+        if old_env is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = old_env
+        stop.set()
+        thread.join()
+        server.close()
+        shutil.rmtree(host, ignore_errors=True)
 
 
 @pytest.fixture
@@ -480,6 +689,8 @@ def hostile_env(monkeypatch, tmp_path):
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("attempt", ATTEMPTS, ids=lambda a: a.name.split(" (")[0].replace(" ", "-"))
 def test_attempt_is_contained(attempt, backend, hostile_env, loopback_port):
+    if backend not in attempt.backends:
+        pytest.skip(f"{attempt.name}: does not apply to {backend}")
     outcome, how, promised = run_attempt(attempt, backend, hostile_env, loopback_port)
     RESULTS[(attempt.name, backend)] = (outcome, how, promised)
     assert promised, f"{attempt.name} on {backend}: {outcome} ({how})"
@@ -496,6 +707,22 @@ def _table() -> list[str]:
     return rows
 
 
+def _doc_table() -> list[str]:
+    """Return the table docs/safety.md shows: one row per attempt, one column per backend."""
+    rows = ["| hostile script | bubblewrap | without bubblewrap |", "|---|---|---|"]
+    for attempt in ATTEMPTS:
+        cells = []
+        for backend in ("bwrap", "subprocess"):
+            if (attempt.name, backend) not in RESULTS:
+                cells.append("(does not apply)")
+                continue
+            outcome, how, _ = RESULTS[(attempt.name, backend)]
+            word = {"blocked": "yes", "detected": "detected", "ESCAPED": "**no**"}[outcome]
+            cells.append(f"{word}: {how.replace('|', '/')}")
+        rows.append(f"| {attempt.name} | {cells[0]} | {cells[1]} |")
+    return rows
+
+
 def test_summary_table(capsys, monkeypatch, tmp_path_factory, loopback_port):
     """Print attempt x backend and how each was contained, and what the subprocess backend keeps and loses."""
     backends = ["subprocess"] + (["bwrap"] if BWRAP_REASON is None else [])
@@ -503,7 +730,7 @@ def test_summary_table(capsys, monkeypatch, tmp_path_factory, loopback_port):
         monkeypatch.setenv(key, value)
     for attempt in ATTEMPTS:  # fill in whatever this session did not run (e.g. the file run alone with -k)
         for backend in backends:
-            if (attempt.name, backend) not in RESULTS:
+            if (attempt.name, backend) not in RESULTS and backend in attempt.backends:
                 base = tmp_path_factory.mktemp("escape")
                 monkeypatch.setenv("HOME", str(base / "home"))
                 RESULTS[(attempt.name, backend)] = run_attempt(attempt, backend, base, loopback_port)
@@ -516,7 +743,7 @@ def test_summary_table(capsys, monkeypatch, tmp_path_factory, loopback_port):
         lines.append(f"\n(bwrap not tested here: {BWRAP_REASON})")
     with capsys.disabled():
         sys.stdout.write("\n\nSandbox escape suite\n" + "\n".join(lines) + "\n")
-    if os.environ.get("SANDBOX_TABLE_OUT"):
-        Path(os.environ["SANDBOX_TABLE_OUT"]).write_text("\n".join(lines) + "\n")
+    if os.environ.get("SANDBOX_TABLE_OUT"):  # docs/safety.md's table first, then the full one
+        Path(os.environ["SANDBOX_TABLE_OUT"]).write_text("\n".join(_doc_table() + ["", *lines]) + "\n")
     broken = [(a, b, o, h) for (a, b), (o, h, ok) in RESULTS.items() if not ok]
     assert not broken, broken

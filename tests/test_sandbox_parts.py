@@ -5,8 +5,9 @@ from __future__ import annotations
 import os
 import random
 import sys
+from pathlib import Path
 
-from dsstar_lake.sandbox.bwrap import bwrap_argv, hidden_roots
+from dsstar_lake.sandbox.bwrap import bwrap_argv, interpreter_paths
 from dsstar_lake.sandbox.env import is_secret, script_env
 from dsstar_lake.sandbox.fingerprint import changed, fingerprint
 from dsstar_lake.sandbox.result import CappedBuffer, classify
@@ -94,14 +95,14 @@ def test_classify():
     assert classify(1, None, "ValueError: bad\n") is None
 
 
-def test_bwrap_argv_binds_after_the_tmpfs_that_would_hide_them(tmp_path, monkeypatch):
+def test_bwrap_argv_binds_an_allow_list_in_an_order_that_keeps_each_bind(tmp_path, monkeypatch):
     home = tmp_path / "home"
     (home / ".ssh").mkdir(parents=True)
     monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path / "project"))
     lake, work = home / "lake", home / "lake" / ".dslake" / "runs" / "r"
     work.mkdir(parents=True)
     argv = bwrap_argv("bwrap", sys.executable, work, lake, 64)
-    assert home.resolve() in hidden_roots()
     pairs = [(argv[i], argv[i + 1]) for i in range(len(argv) - 1)]
     tmpfs_at = max(i for i, p in enumerate(pairs) if p == ("--tmpfs", "/tmp"))
     lake_at = pairs.index(("--ro-bind", str(lake.resolve())))
@@ -112,4 +113,9 @@ def test_bwrap_argv_binds_after_the_tmpfs_that_would_hide_them(tmp_path, monkeyp
     for flag in ("--unshare-net", "--unshare-pid", "--die-with-parent", "--new-session"):
         assert flag in argv
     assert argv[argv.index("--cap-drop") + 1] == "ALL" and argv[-1] == "--"
-    assert ("--tmpfs", "/run") in pairs
+    assert ("--ro-bind", "/") not in pairs and ("--remount-ro", "/") in pairs  # nothing of / unless listed
+    bound = {b for a, b in pairs if a in ("--ro-bind", "--bind")}
+    assert not any(p.startswith((str(home), "/run", "/var", "/srv", str(tmp_path / "project")))
+                   for p in bound - {str(lake.resolve()), str(work.resolve())})
+    assert str(Path(sys.prefix).resolve()) in bound  # the venv, whole
+    assert all(not Path(__file__).resolve().is_relative_to(p) for p in interpreter_paths(sys.executable))

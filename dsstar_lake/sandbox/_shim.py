@@ -121,8 +121,8 @@ def _child(cfg: dict) -> None:
             os.nice(cfg["nice"])
         os.close(cfg["status_fd"])
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        if cfg.get("cgroup_procs"):
-            with open(cfg["cgroup_procs"], "w") as fh:
+        for procs in cfg.get("cgroup_procs") or []:  # one file per folder (v1 has one per controller)
+            with open(procs, "w") as fh:
                 fh.write(str(os.getpid()))
         if cfg.get("unshare_net"):
             _unshare_net()

@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import json
 import os
-import selectors
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Mapping
-from functools import cache
+from collections.abc import Iterable, Mapping
+from functools import cache, cached_property
 from pathlib import Path
 from typing import Any
 
@@ -21,12 +19,14 @@ from dsstar_lake.sandbox import bwrap as bw
 from dsstar_lake.sandbox import limits, workfolder
 from dsstar_lake.sandbox.env import script_env
 from dsstar_lake.sandbox.fingerprint import catalog_stamps, changed, fingerprint, with_side_files
-from dsstar_lake.sandbox.result import CappedBuffer, ExecResult, classify
+from dsstar_lake.sandbox.lakemask import Masks, skipped_names
+from dsstar_lake.sandbox.pump import Pump, killpg
+from dsstar_lake.sandbox.result import ExecResult, classify
 from dsstar_lake.sandbox.tracecheck import read_trace
 
 SHIM = str(Path(__file__).with_name("_shim.py"))
 READ_TRACER = Path(__file__).with_name("_readtrace.py")
-MAX_TRACE_BYTES = 4 * 1024 * 1024  # paths a script reported reading; more is cut (and said so)
+LAUNCHER = Path(__file__).with_name("_launch.py")
 DEFAULTS: dict[str, Any] = {
     "backend": "auto",
     "timeout_s": 600.0,
@@ -44,7 +44,6 @@ DEFAULTS: dict[str, Any] = {
     "env_passthrough": "TZ",
 }
 BACKENDS = ("auto", "bwrap", "subprocess")
-KILL_GRACE_S = 3.0  # time the shim gets to kill the script's tree before we kill the shim's group
 DRAIN_S = 1.0  # time to read what is left in the pipes after the shim ended
 
 
@@ -74,11 +73,13 @@ class Sandbox:
             raise LakeNotFound(f"lake {lake_root} is not a folder")
         self.private = [Path(p).resolve() for p in (private if private is not None else [self.lake / ".dslake"])]
         self.volatile = [Path(p).resolve() for p in volatile]
-        self.python = str(self.cfg["python"] or sys.executable)
+        # Normalized: a path through a folder that is not bound (tests/../.venv) would not resolve inside bwrap.
+        self.python = os.path.abspath(str(self.cfg["python"] or sys.executable))
         self.backend, self.warning = self._choose_backend(str(self.cfg["backend"]))
         self.bwrap = shutil.which("bwrap") if self.backend == "bwrap" else None
         self.max_procs = int(self.cfg["max_procs"])
-        self.cgroups = self.max_procs > 0 and self._try_cgroup()
+        self.memory_mb = int(self.cfg["memory_mb"])
+        self.cgroups, self.memory_cgroup = self._try_cgroup()
         self.net_unshare = self.backend == "subprocess" and _net_unshare_works(self.python)
         self.view = view
         if view is not None:
@@ -97,19 +98,25 @@ class Sandbox:
                               hint="install it (apt-get install -y bubblewrap) or set sandbox.backend = auto")
         return "subprocess", f"sandbox: {reason}; " + LOSS
 
-    def _try_cgroup(self) -> bool:
-        limits.remove_stale_cgroups()
-        group = limits.PidsCgroup.create(self.max_procs)
-        if group is None:
-            return False
-        group.destroy()
-        return True
+    def _try_cgroup(self) -> tuple[bool, str | None]:
+        """Probe which cgroups this machine lets us make: (a pids cgroup?, the memory cgroup's version)."""
+        return limits.probe_cgroups(self.max_procs, self.memory_mb)
+
+    @cached_property
+    def masks(self) -> Masks:
+        """Return the lake paths the index skips (hidden, ignored), blanked under bubblewrap; walked once."""
+        return skipped_names(self.lake, self.private)
 
     def packages(self) -> str:
         """Return one sentence naming the analysis packages scripts can import here, with versions."""
         from dsstar_lake.sandbox.packages import packages_line
 
         return packages_line(self.python)
+
+    @property
+    def memory_limit(self) -> str:
+        """Return the memory limit in force and how, for doctor, the run record and the safety table."""
+        return limits.describe_memory(self.memory_mb, self.memory_cgroup)
 
     @property
     def protections(self) -> dict[str, str]:
@@ -119,7 +126,7 @@ class Sandbox:
                  "RLIMIT_NPROC" if os.getuid() != 0 else "process-tree watchdog")
         return {
             "timeout": "wall clock; the script's process group and every descendant killed",
-            "memory": f"RLIMIT_AS {self.cfg['memory_mb']} MiB",
+            "memory": self.memory_limit,
             "cpu": f"RLIMIT_CPU {self.cfg['cpu_s']} s",
             "processes": f"{procs}, at most {self.max_procs}" if self.max_procs else "none",
             "output": f"{self.cfg['max_output_bytes']} bytes kept per stream; killed past "
@@ -127,16 +134,23 @@ class Sandbox:
             "environment": "built from scratch; no keys or tokens",
             "lake": "read-only mount" if bwrap else "changes detected afterwards (size/mtime/ctime)",
             "network": "none (network namespace)" if bwrap or self.net_unshare else "NOT isolated",
-            "home and credentials": "hidden (tmpfs over homes, /run, /tmp)" if bwrap else "NOT hidden",
-            "filesystem": "read-only except the work folder and a private /tmp" if bwrap else "NOT protected",
+            "home and credentials": "absent (only allow-listed paths are bound)" if bwrap else "NOT hidden",
+            "filesystem": "an allow-list (`dslake doctor` prints it), read-only but the work folder and a "
+                          "private /tmp" if bwrap else "NOT protected",
+            "hidden lake files": ("blanked (hidden names and .dslakeignore)" if self.masks.complete else
+                                  "blanked within the first entries walked") if bwrap else "hidden from data/'s "
+                                  "top level only; readable by absolute path",
             "catalog": "hidden (empty read-only folder)" if bwrap
                        else "changes detected afterwards (size/mtime/ctime; SQLite's -wal by its bytes)",
             "script file": "written outside the work folder, read-only to the script"
                            if bwrap else "written outside the work folder",
-            "disk": f"work folder {self.cfg['disk_mb']} MiB / {self.cfg['max_files']} entries, measured every "
-                    f"{workfolder.BUDGET_EVERY_S} s; "
-                    + (f"/tmp {self.cfg['tmp_mb']} MiB, /dev/shm {self.cfg['memory_mb']} MiB (RAM-backed)" if bwrap
-                       else "/tmp a scratch folder on disk and /dev/shm the host's, NOT sized"),
+            "disk": (f"work folder a {self.work_mb} MiB tmpfs (the kernel bounds it; {self.cfg['max_files']} entries "
+                     f"counted every {workfolder.BUDGET_EVERY_S} s), mirrored to the run's folder after each script; "
+                     f"/tmp {self.cfg['tmp_mb']} MiB, /dev/shm {self.cfg['memory_mb']} MiB (RAM-backed)"
+                     if self.work_mb else
+                     f"work folder {self.cfg['disk_mb']} MiB / {self.cfg['max_files']} entries, measured every "
+                     f"{workfolder.BUDGET_EVERY_S} s (deleted files held open counted); /tmp a scratch folder on "
+                     "disk and /dev/shm the host's, NOT sized"),
             "user namespaces": ("cannot be created" if bw.userns_flags(self.bwrap or "bwrap") else "allowed")
                                if bwrap else "allowed",
             "daemons": "killed when the script ends (subreaper sweep"
@@ -278,12 +292,19 @@ class Sandbox:
                     (data / child.name).symlink_to(child, target_is_directory=child.is_dir())
         return notes
 
+    @property
+    def work_mb(self) -> int:
+        """Return the size of the work folder's tmpfs under bubblewrap (sandbox.disk_mb), 0 where it is a folder."""
+        return int(self.cfg["disk_mb"]) if self.backend == "bwrap" else 0
+
     def _execute(self, scripts: Path, name: str, workdir: Path, scratch: Path, timeout: float) -> ExecResult:
         cfg = self.cfg
+        figures = os.pipe() if self.work_mb else ()
         if self.backend == "bwrap":
             home, tmp = Path(bw.SANDBOX_HOME), Path("/tmp")
             prefix = bw.bwrap_argv(self.bwrap, self.python, workdir, self.lake, int(cfg["tmp_mb"]),
-                                   private=self.private, scripts=scripts, shm_mb=int(cfg["memory_mb"]))
+                                   private=self.private, scripts=scripts, shm_mb=int(cfg["memory_mb"]),
+                                   masks=self.masks, work_mb=self.work_mb)
             shown = f"{bw.SCRIPTS_MOUNT}/{name}"
         else:
             home, tmp = scratch / "home", scratch / "tmp"
@@ -291,20 +312,28 @@ class Sandbox:
             tmp.mkdir()
             prefix, shown = [], str(scripts / name)
         target = prefix + [self.python, shown]
+        if figures:
+            # The work folder is a tmpfs that dies with the sandbox: a launcher fills it from the host folder
+            # and sends back what the script wrote (workfolder.mirror).
+            shutil.copyfile(LAUNCHER, scripts / "_launch.py")
+            target = prefix + [self.python, "-I", "-S", f"{bw.SCRIPTS_MOUNT}/_launch.py", str(figures[1]),
+                               bw.WORK_IN_MOUNT, "--", self.python, shown]
         trace_read, trace_write = os.pipe()
         passthrough = [n.strip() for n in str(cfg["env_passthrough"]).split(",") if n.strip()]
         env = script_env(home, tmp, self.python, passthrough)
         env.update(PYTHONPATH=str(Path(shown).parent), DSLAKE_TRACE_FD=str(trace_write), DSLAKE_TRACE_TOP="1")
-        cgroup = limits.PidsCgroup.create(self.max_procs) if self.cgroups else None
+        cgroup = limits.ScriptCgroup.create(self.max_procs if self.cgroups else 0,
+                                            self.memory_mb if self.memory_cgroup else 0)
         nproc = None
         if self.max_procs and os.getuid() != 0:
             nproc = limits.user_tasks(os.getuid()) + self.max_procs
-        watchdog = self.max_procs if self.max_procs and not cgroup and nproc is None else 0
+        pids_bound = cgroup is not None and cgroup.pids_path is not None
+        watchdog = self.max_procs if self.max_procs and not pids_bound and nproc is None else 0
         read_fd, write_fd = os.pipe()
         shim_cfg = {
             "argv": target,
             "rlimits": limits.rlimits(int(cfg["memory_mb"]), int(cfg["cpu_s"]), int(cfg["file_mb"]), nproc),
-            "cgroup_procs": cgroup.procs_file if cgroup else None,
+            "cgroup_procs": cgroup.procs_files if cgroup else [],
             "watch_procs": watchdog,
             "leader_depth": 1 if self.backend == "bwrap" else 0,  # bwrap's namespace init leads the group
             "unshare_net": self.net_unshare,
@@ -317,42 +346,60 @@ class Sandbox:
                 [sys.executable, "-I", "-S", SHIM, json.dumps(shim_cfg)],
                 cwd=workdir, env=env, stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                pass_fds=(write_fd, trace_write), start_new_session=True,
+                pass_fds=(write_fd, trace_write, *figures[1:]), start_new_session=True,
             )
         except BaseException:
-            os.close(read_fd)
-            os.close(trace_read)
+            for fd in (read_fd, trace_read, *figures[:1]):
+                os.close(fd)
             if cgroup:
                 cgroup.destroy()
             raise
         finally:
-            os.close(write_fd)
-            os.close(trace_write)
-        pump = _Pump(proc, read_fd, int(cfg["max_output_bytes"]), int(cfg["output_limit_mb"]) * 1024 * 1024,
-                     trace_read)
-        budget = workfolder.DiskBudget(workdir, int(cfg["disk_mb"]), int(cfg["max_files"]))
-        peak = None
+            for fd in (write_fd, trace_write, *figures[1:]):
+                os.close(fd)
+        spool = tempfile.TemporaryFile(dir=scratch) if figures else None
+        pump = Pump(proc, read_fd, int(cfg["max_output_bytes"]), int(cfg["output_limit_mb"]) * 1024 * 1024,
+                    trace_read, (figures[0], spool, self.work_mb * 2**20 + 512 * int(cfg["max_files"]) + 2**16)
+                    if spool else None)
+        # A tmpfs work folder is measured (for max_files) where it lives, in the sandbox's mount namespace;
+        # without one, files the script's processes hold open after deleting them count too.
+        inside = (lambda: workfolder.inner_folder(pump.target_pid(), workdir)) if figures else None
+        tree = (cgroup.pids if cgroup and cgroup.paths else lambda: limits.tree_pids(proc.pid))
+        budget = workfolder.DiskBudget(workdir, int(cfg["disk_mb"]), int(cfg["max_files"]), inside=inside,
+                                       pids=None if figures else tree)
+        peak, oom = None, False
         try:
             stop_reason = pump.run(started + timeout, budget.check)
         finally:
             if proc.poll() is None:
                 pump.stop(cgroup)
             if cgroup:
-                peak = cgroup.peak()
+                peak, oom = cgroup.peak(), cgroup.oom_killed()
                 cgroup.destroy()
             if not pump.final_status() and pump.target_pid():
                 # The shim died without sweeping (killed by the script): kill the script's group ourselves.
-                _killpg(pump.target_pid())
+                killpg(pump.target_pid())
             pump.drain(time.monotonic() + DRAIN_S)
         duration = time.monotonic() - started
         if stop_reason is None and budget.check(force=True):
             stop_reason = "disk"  # the script ended between two measurements, over budget
+        if stop_reason is None and oom:
+            stop_reason = "memory"  # the kernel killed a process of the tree at the cgroup's limit
         result = self._result(pump, stop_reason, name, duration, peak, shown)
-        if stop_reason == "disk":
+        if spool:
+            if result.killed_by != "disk":  # past the budget, what the script wrote goes, as without bwrap
+                spool.seek(0)
+                workfolder.mirror(spool, workdir, int(cfg["max_files"]))
+            spool.close()
+        if result.killed_by == "disk":
             result.stderr += budget.explain()
+        elif stop_reason == "memory":
+            result.stderr += (f"\nsandbox: the kernel killed a process of this script: its processes together "
+                              f"held more than {self.memory_mb} MiB (sandbox.memory_mb, files in /dev/shm and /tmp "
+                              "included). Use less memory: read in chunks, fewer or smaller workers.\n")
         return result
 
-    def _result(self, pump: _Pump, stop_reason: str | None, name: str, duration: float,
+    def _result(self, pump: Pump, stop_reason: str | None, name: str, duration: float,
                 peak: int | None, shown: str) -> ExecResult:
         status = pump.final_status()
         rc, sig = status.get("returncode"), status.get("signal")
@@ -374,110 +421,6 @@ class Sandbox:
 
 LOSS = ("scripts run as plain subprocesses: the lake is not write-protected (changes are detected and abort "
         "the run), and scripts can read your files and may reach the network")
-
-
-class _Pump:
-    """Read a running shim's stdout, stderr and status pipe without letting any of them fill memory."""
-
-    def __init__(self, proc: subprocess.Popen, status_fd: int, cap: int, output_limit: int, trace_fd: int) -> None:
-        self.proc = proc
-        self.out, self.err = CappedBuffer(cap), CappedBuffer(cap)
-        self.status = bytearray()
-        self.reads = CappedBuffer(MAX_TRACE_BYTES)
-        self.output_limit = output_limit
-        self.sel = selectors.DefaultSelector()
-        assert proc.stdout is not None and proc.stderr is not None
-        self.sel.register(proc.stdout.fileno(), selectors.EVENT_READ, self.out)
-        self.sel.register(proc.stderr.fileno(), selectors.EVENT_READ, self.err)
-        self.sel.register(status_fd, selectors.EVENT_READ, self.status)
-        self.sel.register(trace_fd, selectors.EVENT_READ, self.reads)
-        self.status_fd = status_fd
-        self.owned = (status_fd, trace_fd)  # ours to close; stdout and stderr belong to proc
-
-    def _step(self, timeout: float) -> None:
-        for key, _ in self.sel.select(timeout):
-            chunk = os.read(key.fd, 65536)
-            if not chunk:
-                self.sel.unregister(key.fd)
-                if key.fd in self.owned:
-                    os.close(key.fd)
-            elif isinstance(key.data, CappedBuffer):
-                key.data.write(chunk)
-            else:
-                key.data.extend(chunk)
-
-    def run(self, deadline: float, over_budget: Callable[[], bool] = lambda: False) -> str | None:
-        """Pump until the shim is done; return "timeout", "output" or "disk" when we had to stop it."""
-        while self.sel.get_map():
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return "timeout"
-            self._step(min(left, workfolder.BUDGET_EVERY_S))
-            if self.output_limit and self.out.total + self.err.total > self.output_limit:
-                return "output"
-            if over_budget():
-                return "disk"
-            if self.proc.poll() is not None:
-                break  # the shim is gone; whatever still holds the pipes is an escaped process: drain briefly
-        try:
-            self.proc.wait(max(deadline - time.monotonic(), 0.01))
-        except subprocess.TimeoutExpired:
-            return "timeout"
-        return None
-
-    def stop(self, cgroup: limits.PidsCgroup | None) -> None:
-        """Ask the shim to kill the script's tree; kill its group ourselves if it does not finish in time."""
-        try:
-            self.proc.send_signal(signal.SIGTERM)
-        except ProcessLookupError:
-            pass
-        end = time.monotonic() + KILL_GRACE_S
-        while self.proc.poll() is None and time.monotonic() < end:
-            self._step(0.05) if self.sel.get_map() else time.sleep(0.05)
-        if self.proc.poll() is None:
-            for pgid in (self.proc.pid, self.target_pid()):
-                _killpg(pgid)
-            if cgroup:
-                cgroup.destroy()
-            self.proc.wait()
-
-    def drain(self, deadline: float) -> None:
-        """Read what is left in the pipes, then close them."""
-        while self.sel.get_map() and time.monotonic() < deadline:
-            self._step(max(deadline - time.monotonic(), 0.0))
-        for key in list(self.sel.get_map().values()):
-            self.sel.unregister(key.fd)
-            if key.fd in self.owned:
-                os.close(key.fd)
-        self.sel.close()
-        for stream in (self.proc.stdout, self.proc.stderr):
-            if stream:
-                stream.close()
-
-    def _lines(self) -> list[dict[str, Any]]:
-        out = []
-        for line in self.status.decode("utf-8", "replace").splitlines():
-            try:
-                out.append(json.loads(line))
-            except ValueError:
-                continue
-        return out
-
-    def target_pid(self) -> int | None:
-        """Return the script's pid (also its process group), once the shim has reported it."""
-        return next((d["pid"] for d in self._lines() if "pid" in d), None)
-
-    def final_status(self) -> dict[str, Any]:
-        """Return the shim's last report (empty if it was killed before writing one)."""
-        return next((d for d in reversed(self._lines()) if "returncode" in d), {})
-
-
-def _killpg(pgid: int | None) -> None:
-    if pgid:
-        try:
-            os.killpg(pgid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
 
 
 @cache

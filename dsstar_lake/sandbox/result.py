@@ -124,6 +124,8 @@ def classify(returncode: int | None, signal_no: int | None, stderr: str) -> str 
         return "file size"
     if any(sign in tail for sign in MEMORY_SIGNS):
         return "memory"
+    if "No space left on device" in tail:  # the work folder's (or /tmp's) kernel-bounded space is full
+        return "disk"
     if signal_no:
         return f"signal {signal_no}"
     return None
