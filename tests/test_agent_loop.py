@@ -56,6 +56,27 @@ def test_one_round_verified_at_once(lake):
     assert provider.unused() == []
 
 
+def test_the_first_coder_sees_whole_what_the_step_names_and_the_finalyzer_what_the_scripts_read(lake):
+    provider = scripted(
+        ("planner", "Sum the units of the widget rows in data/sales.csv."),
+        ("coder", fenced(SUM_WIDGETS)),
+        ("verifier", "Yes"),
+        ("finalyzer", fenced(SUM_WIDGETS)),
+    )
+    answer = ask(lake, "How many widget units were sold in total?", provider)
+    planner, coder, final = (prompts(provider, role)[0] for role in ("planner", "coder", "finalyzer"))
+    others = [path for path in answer.context if path != "sales.csv"]
+    assert others and 'shown="brief"' not in planner
+    # the verified script's file is whole; the others are brief (paths and load lines kept), so the prompt is shorter
+    sales = next(line for line in final.splitlines() if 'path="data/sales.csv"' in line)
+    assert "shown=" not in sales
+    assert all(f'path="data/{path}"' in final for path in others) and 'shown="brief"' in final
+    given = [text.split("# Given data", 1)[1].split("\n# ", 1)[0] for text in (final, coder, planner)]
+    assert len(given[0]) < len(given[2]) and len(given[1]) < len(given[2])
+    # the step named data/sales.csv: the coder gets it whole, the other entries brief
+    assert "shown=" not in next(line for line in coder.splitlines() if 'path="data/sales.csv"' in line)
+    assert 'shown="brief"' in coder
+
 def test_two_step_plan_rewrites_the_whole_script(lake):
     provider = scripted(
         ("planner", "Load data/sales.csv and print its rows."),

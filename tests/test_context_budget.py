@@ -128,3 +128,19 @@ def test_relevance_order_puts_the_best_matchs_folder_and_named_files_first():
     # Named by the question (rain, justice) in the same folder first, then near before far, other folders last.
     assert order == [0, 2, 4, 3, 1]
     assert allocation_order(entries, [e.description for e in entries], "") == [0, 1, 2, 3, 4]
+
+
+def test_a_text_names_a_file_by_its_name_and_a_family_by_a_member(samples_lake):
+    from dsstar_lake.agent.context import named_in
+
+    entries = _entries(samples_lake)
+    family = next(e for e in entries if e.kind == "family")
+    member = family.path.rsplit("/", 1)[-1].replace("*", "2024-01-03")
+    plan = f"Read data/sales.csv and every data/{family.path.rsplit('/', 1)[0]}/{member}, then join on the date."
+    assert set(named_in(entries, plan)) == {"sales.csv", family.path}
+    assert named_in(entries, "Count the rows of the ozone table.") == []
+    # with a focus, the others are brief; without one (the plan named nothing), the budget decides as before
+    forms = shown_forms(entries, focus=["sales.csv"])
+    assert forms[[e.path for e in entries].index("sales.csv")][0] == "full"
+    assert {form for form, _ in forms} == {"full", "brief"}
+    assert shown_forms(entries, focus=[]) == shown_forms(entries)

@@ -36,15 +36,16 @@ def filenames(entries: list[ContextEntry]) -> str:
 
 
 def data_block(entries: list[ContextEntry], max_chars: int = 0, budget_tokens: int = 0,
-               read: Iterable[str] = (), question: str = "") -> str:
+               read: Iterable[str] = (), question: str = "", focus: Iterable[str] | None = None) -> str:
     """Return every entry's description in its own <data path=… tag=…> frame (the paper's {filename}/{summary}).
 
     With a budget, entries are taken in order of relevance (relevance.py): each is shown whole while the block
     stays within budget_tokens, else in its brief form, else as one line; the block keeps the rank order. The
     first entry, entries the user gave and entries whose files a script has read are always whole: the model is
-    working with them.
+    working with them. focus: lake paths the prompt's task is about (what the scripts read, for the finalyzer; what
+    the plan names, for the first coder); when one of them is given, the entries of the others are brief at most.
     """
-    forms = shown_forms(entries, max_chars, budget_tokens, read, question)
+    forms = shown_forms(entries, max_chars, budget_tokens, read, question, focus)
     parts = []
     for e, (form, text) in zip(entries, forms, strict=True):
         if visible(shown_path(e)) != shown_path(e):
@@ -57,9 +58,14 @@ def data_block(entries: list[ContextEntry], max_chars: int = 0, budget_tokens: i
 
 
 def shown_forms(entries: list[ContextEntry], max_chars: int = 0, budget_tokens: int = 0,
-                read: Iterable[str] = (), question: str = "") -> list[tuple[str, str]]:
+                read: Iterable[str] = (), question: str = "",
+                focus: Iterable[str] | None = None) -> list[tuple[str, str]]:
     """Return (form, text) per entry: form is full, brief or named, as data_block shows it."""
     read_paths = list(read)
+    focused = list(focus or [])
+    if focused and any(_was_read(e, focused) for e in entries):
+        return [("full", _capped(e.description.strip(), max_chars)) if _was_read(e, focused) or e.source == "given"
+                else _brief_form(e, max_chars) for e in entries]
     budget = budget_tokens * CHARS_PER_TOKEN if budget_tokens > 0 else 0
     fulls = [_capped(e.description.strip(), max_chars) for e in entries]
     named = [pointer(e.path, full) for e, full in zip(entries, fulls, strict=True)]
@@ -89,6 +95,35 @@ def shown_forms(entries: list[ContextEntry], max_chars: int = 0, budget_tokens: 
 def block_tokens(entries: list[ContextEntry], max_chars: int = 0, budget_tokens: int = 0, question: str = "") -> int:
     """Return the estimated tokens of the given-data block (what evaluations report as context size)."""
     return len(data_block(entries, max_chars, budget_tokens, question=question)) // CHARS_PER_TOKEN
+
+
+def named_in(entries: list[ContextEntry], text: str) -> list[str]:
+    """Return the paths of the entries a text names: a file by its path or name, a family by its pattern or a member."""
+    named = []
+    for e in entries:
+        name = e.path.rsplit("/", 1)[-1]
+        if e.kind == "family":
+            member = re.compile(_glob_regex(name))
+            hit = name in text or any(member.fullmatch(word) for word in _PATHLIKE.findall(text))
+        else:
+            hit = name in text
+        if hit:
+            named.append(e.path)
+    return named
+
+
+def _glob_regex(pattern: str) -> str:
+    """Return the regular expression of a glob's file name ('readings_*.csv'), without fnmatch's anchors."""
+    return ".*".join(re.escape(part) for part in pattern.split("*")).replace(r"\?", ".")
+
+
+_PATHLIKE = re.compile(r"[^\s'\"`/(),]+\.[A-Za-z0-9]{1,8}")  # file names as a plan writes them
+
+
+def _brief_form(entry: ContextEntry, max_chars: int) -> tuple[str, str]:
+    full = _capped(entry.description.strip(), max_chars)
+    short = brief(full)
+    return ("brief", short) if len(short) < len(full) else ("full", full)
 
 
 def _capped(text: str, max_chars: int) -> str:

@@ -36,6 +36,6 @@ def final_script(agent: Agent, state: AgentState, round_no: int, noted: Readings
     prompt = render("finalyzer", code=fence(state.code), result=frame(state.result, "output"),
                     question=state.question, guidelines=guidelines(state), packages=agent.packages(),
                     readings=frame(shown, "output") if shown else "(none noted)", principles=principles(),
-                    **agent.data(state))
+                    **agent.data(state, focus=state.reads))
     return agent.ask("finalyzer", prompt, parse, EXPECTED,
                      lambda text: (raw_code(split_readings(text)[1]), split_readings(text)[0]), round_no)

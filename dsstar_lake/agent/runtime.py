@@ -61,10 +61,13 @@ class Agent:
         state.spent = self.spent()
         self.record.save_state(state)
 
-    def data(self, state: AgentState) -> dict[str, str]:
-        """Return the {filenames} and {data} prompt variables for the current context."""
+    def data(self, state: AgentState, focus: list[str] | None = None) -> dict[str, str]:
+        """Return the {filenames} and {data} prompt variables for the current context.
+
+        focus: lake paths the prompt is about; the other entries are shown brief (see context.data_block).
+        """
         data = context.data_block(state.entries, self.description_chars, self.context_tokens, state.reads,
-                                  state.question)
+                                  state.question, focus)
         view = getattr(self.sandbox, "view", None)  # a lake in object storage: say what data/ holds and lacks
         if view is not None:
             data += "\n\n" + render("remote_data", **view.note_values())
