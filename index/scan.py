@@ -40,7 +40,8 @@ class ScanResult:
     scope: list[str] | None = None
 
 
-def _load_ignore(lake: Path) -> pathspec.PathSpec | None:
+def load_ignore(lake: Path) -> pathspec.PathSpec | None:
+    """Return the lake's .dslakeignore patterns (gitignore syntax), or None without the file."""
     ignore = lake / IGNORE_FILE
     try:
         lines = ignore.read_text(encoding="utf-8", errors="replace").splitlines()
@@ -87,7 +88,7 @@ def scan_lake(lake: Path, catalog_dir: Path | None = None, follow_symlinks: bool
     """
     root = lake.resolve()
     catalog = _Catalog(catalog_dir, root)
-    spec = _load_ignore(root)
+    spec = load_ignore(root)
     result = ScanResult()
     seen_dirs: set[tuple[int, int]] = set()
     root_stat = root.stat()

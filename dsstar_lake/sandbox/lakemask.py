@@ -13,9 +13,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import pathspec
+from dslake_index.scan import load_ignore
 
-IGNORE_FILE = ".dslakeignore"  # index/scan.py's name for the lake's ignore file
 MAX_ENTRIES = 20000  # entries of the lake looked at per sandbox (a stat-free scandir: ~20 ms here)
 MAX_MASKS = 200  # names blanked; each is two mounts (the lake's path and data/)
 
@@ -29,20 +28,12 @@ class Masks:
     complete: bool = True
 
 
-def _spec(lake: Path) -> pathspec.PathSpec | None:
-    try:
-        lines = (lake / IGNORE_FILE).read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
-        return None
-    return pathspec.PathSpec.from_lines("gitignore", lines)
-
-
 def skipped_names(lake: Path, private: list[Path] | None = None) -> Masks:
     """Walk the lake (links not followed) and return what the index skips: hidden names and ignored paths.
 
     private: folders inside the lake the sandbox hides anyway (the catalog); not walked, not listed.
     """
-    spec = _spec(lake)
+    spec = load_ignore(lake)  # the index's own rule: what it skips is what is blanked
     skip = {p.resolve() for p in private or []}
     masks = Masks()
     stack, seen = [("", lake)], 0
