@@ -278,8 +278,9 @@ KIN_HEADING = ("Near-identical files (same folder pattern, name pattern and form
 
 
 MAX_COMPANIONS = 3  # files of the same layout but another measure described whole in one slot; more become lines
-COMPANION_HEADING = ("Same layout, another measure (its name differs from this entry's by a word that is not a site or a "
-                     "date, so it is described whole; read it with its own path):")
+# Neutral on what the differing word means: two beaches' datasheets can land here as well as two measures.
+COMPANION_HEADING = ("Same layout, another file (its name differs from this entry's by one word; described whole, "
+                     "read it with its own path):")
 
 
 def with_companions(description: str, descriptions: list[str]) -> str:
