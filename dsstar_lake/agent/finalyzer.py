@@ -9,6 +9,7 @@ from dsstar_lake.agent.chooser import principles
 from dsstar_lake.agent.coder import raw_code
 from dsstar_lake.agent.parse import extract_code
 from dsstar_lake.agent.prompts import render, template
+from dsstar_lake.agent.qualifiers import qualifier_section
 from dsstar_lake.agent.readings import Readings, as_text, split_readings
 from dsstar_lake.agent.runtime import Agent
 from dsstar_lake.agent.state import AgentState
@@ -34,6 +35,7 @@ def final_script(agent: Agent, state: AgentState, round_no: int, noted: Readings
     """Return the final solution script and the readings the finalyzer named (noted: those so far)."""
     shown = as_text(noted)
     prompt = render("finalyzer", code=fence(state.code), result=frame(state.result, "output"),
+                    names=qualifier_section(state.result),
                     question=state.question, guidelines=guidelines(state), packages=agent.packages(),
                     readings=frame(shown, "output") if shown else "(none noted)", principles=principles(),
                     **agent.data(state, focus=state.reads))
