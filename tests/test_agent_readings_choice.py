@@ -183,6 +183,13 @@ def test_half_of_a_pair_is_not_a_reading_of_a_question_that_asks_for_a_pair():
     assert [a.value for a in settle("7", [found], []).alternatives] == ["1964"]
 
 
+def test_a_list_of_names_keeps_a_reading_that_names_more_or_fewer():
+    found = parse_readings('Alternative: two sites as one beach = ["City Point Beach", "Pleasure Bay Beach"] (folded)\n'
+                           "Alternative: count of beaches = 2\nAlternative: the first = City Point Beach")
+    kept = settle('["Castle Island Beach", "Pleasure Bay Beach", "City Point Beach"]', [found], []).alternatives
+    assert [a.value for a in kept] == ['["City Point Beach", "Pleasure Bay Beach"]']
+
+
 def test_a_structured_value_stays_structured():
     found = parse_readings("Alternative: mean and years = (11.2, [1964, 1976])\n"
                            "Alternative: by year = {'1964': 11.2, '1976': 9.8} (grouped)")

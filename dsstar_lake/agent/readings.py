@@ -67,6 +67,9 @@ class Readings:
         return bool(self.assumptions or self.alternatives or self.stated)
 
 
+# A word of two letters or more: what a list of names has and a list of numbers (1e-3, nan aside) has not.
+NAMED = re.compile(r"[^\W\d_]{2,}")
+
 def split_readings(text: str, how: str = "") -> tuple[Readings, str]:
     """Return the readings named in a text and the text without their lines (code fences kept whole).
 
@@ -237,12 +240,15 @@ def _shape(value: str) -> int | None:
 def _fits(answer: str, value: str) -> bool:
     """Tell whether a value answers in the answer's form: a pair for a pair, a number for a number.
 
-    Half of a pair, or a row count beside a list, is another quantity, not another reading of the question.
+    Half of a pair, or a row count beside a list, is another quantity, not another reading of the question. A
+    list of names is no pair: another reading may name more or fewer (folding two sites into one beach).
     """
     if not answer.strip():
         return True  # before the final answer there is no form to hold a value to
     shape = _shape(answer)
     if shape is not None and shape > 1:
+        if NAMED.search(answer) and answer.strip()[:1] == "[":
+            return value.strip()[:1] == "[" and bool(_shape(value)) and NAMED.search(value) is not None
         return _shape(value) == shape
     if _number(answer) is not None:
         return _shape(value) is None and re.search(r"\d", value) is not None
