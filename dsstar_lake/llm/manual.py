@@ -38,7 +38,21 @@ def _stderr(message: str) -> None:
 class ManualProvider:
     """Hand each prompt to a person through a folder or the terminal, and wait for the answer."""
 
+    # What the registry (llm/registry.py) and `dslake models` know of this provider, declared here.
     name = "manual"
+    key_vars: tuple[str, ...] = ()  # a person needs no key
+    needs_key = False
+    base_url_var = None
+    default_base_url = None
+
+    @classmethod
+    def credentials(cls, settings: Settings) -> tuple[bool, str]:
+        """Return (usable, how the person is reached): a folder, or this terminal."""
+        if settings["llm.manual_dir"]:
+            return True, f"a person, through files in {settings['llm.manual_dir']}"
+        if sys.stdin.isatty():
+            return True, "a person, on this terminal"
+        return False, "none: stdin is not a terminal; give a folder for the prompts with --manual-dir DIR"
 
     def __init__(
         self,
