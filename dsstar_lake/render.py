@@ -91,6 +91,15 @@ def print_index_summary(console: Console, summary: Any) -> None:
         console.print(f"  [yellow]failed[/yellow] {safe(path)}: {safe(error or '')}", highlight=False)
     if len(s.failures) > 20:
         console.print(f"  … and {len(s.failures) - 20} more (dslake status)")
+    skipped = getattr(s, "skipped_files", [])
+    for path, why in skipped[:20]:
+        console.print(f"  [dim]skipped[/dim] {safe(path)}: {safe(why)}", highlight=False)
+    if len(skipped) > 20:
+        console.print(f"  … and {len(skipped) - 20} more skipped (--json lists them all)")
+    c = getattr(s, "cluster", None)
+    if c:
+        console.print(f"cluster {safe(c['address'])}: {c['workers']} workers, {c['tasks']} tasks for {c['files']} "
+                      "files", highlight=False)
     a = getattr(s, "analysis", None)
     if a:
         console.print(

@@ -170,6 +170,8 @@ def profile_on_cluster(
         raise
     except Exception as exc:  # the connection broke since the checks on connecting
         raise _lost(session, exc) from None
+    summary.cluster = {"address": session.address, "workers": len(session.workers()), "tasks": len(batch_of),
+                       "files": len(todo)}
     writer = ResultWriter(conn, new_paths, options, summary, progress)
     with ctrl_c_deferred() as pressed:
         try:

@@ -103,7 +103,8 @@ def is_transient(exc: BaseException) -> bool:
 HOW_TO_CONFIGURE = (
     "set GEMINI_API_KEY (or GOOGLE_API_KEY) for Gemini, or keep it with `dslake keys set gemini`; or use a "
     "local OpenAI-compatible server with `--llm openai --base-url URL` (OPENAI_API_KEY for api.openai.com); or "
-    "answer prompts yourself with `--llm manual`"
+    "answer prompts yourself with `--llm manual` (on a terminal, or with `--manual-dir DIR` for prompt and answer "
+    "files)"
 )
 
 

@@ -53,6 +53,7 @@ class GeminiProvider:
     needs_key = True  # or Vertex AI, which google-genai's own variables switch on
     base_url_var = "GOOGLE_GEMINI_BASE_URL"  # a proxy; --base-url (llm.base_url) wins
     default_base_url = None  # google-genai's own endpoint
+    fix_hint = None  # the ways to configure any provider (llm/base.py, HOW_TO_CONFIGURE)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> GeminiProvider:

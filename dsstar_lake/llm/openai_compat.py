@@ -33,6 +33,7 @@ class OpenAICompatProvider:
     needs_key = False  # api.openai.com needs one; a local server (--base-url) takes none
     base_url_var = "OPENAI_BASE_URL"  # the openai client's own variable; --base-url (llm.base_url) wins
     default_base_url = "https://api.openai.com/v1"
+    fix_hint = None  # the ways to configure any provider (llm/base.py, HOW_TO_CONFIGURE)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> OpenAICompatProvider:

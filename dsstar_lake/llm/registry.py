@@ -4,7 +4,8 @@ early when nothing usable is.
 Each provider class declares, as llm's models declare `needs_key` and `key_env_var`: its `name`, the environment
 variables it reads a key from (`key_vars`, in order, then `dslake keys`' file), whether it cannot work without a
 key (`needs_key`), the variable and default of its endpoint (`base_url_var`, `default_base_url`), how it is built
-from settings (`from_settings`) and where its credentials come from (`credentials`, never the value).
+from settings (`from_settings`), where its credentials come from (`credentials`, never the value), and the fix
+to name when they are missing if it is its own (`fix_hint`; None: the ways to configure any provider).
 """
 
 from __future__ import annotations
@@ -125,7 +126,9 @@ def check_configured(settings: Settings) -> None:
     name = provider_name(settings)
     usable, source = PROVIDERS[name].credentials(settings)
     if not usable:
-        raise ModelNotConfigured(f"no usable model: provider {name} has {source}", hint=HOW_TO_CONFIGURE)
+        # A provider with one fix of its own (a person off a terminal) says it, not the list of other providers.
+        hint = PROVIDERS[name].fix_hint or HOW_TO_CONFIGURE
+        raise ModelNotConfigured(f"no usable model: provider {name} has {source}", hint=hint)
     for role in ROLES:
         model_for(settings, role)
 

@@ -116,6 +116,7 @@ class ScriptedProvider:
     needs_key = False
     base_url_var = None
     default_base_url = None
+    fix_hint = "give a JSONL file of rules with --scripted-file FILE (llm.scripted_file)"
 
     @classmethod
     def credentials(cls, settings: Settings) -> tuple[bool, str]:
