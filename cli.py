@@ -10,6 +10,7 @@ from rich.table import Table
 
 from dsstar_lake.cli_common import (
     DslakeGroup,
+    LakeFirstGroup,
     catalog_option,
     chroma_option,
     err,
@@ -304,13 +305,16 @@ def ask(question: str, lake_path: str | None, catalog: str | None, chroma_url: s
     answer.raise_if_unfinished()
 
 
-@cli.group(name="runs", invoke_without_command=True)
+@cli.group(name="runs", cls=LakeFirstGroup, invoke_without_command=True, options_metavar="[LAKE] [OPTIONS]")
 @lake_option
 @catalog_option
 @json_option
 @click.pass_context
 def runs_group(ctx: click.Context, lake_path: str | None, catalog: str | None, as_json: bool) -> None:
-    """List runs (the default), show one, or resume an interrupted one."""
+    """List runs (the default), show one, or resume an interrupted one.
+
+    The lake may come first, as LAKE or --lake LAKE: `dslake runs ./lake show ID`.
+    """
     if ctx.invoked_subcommand is None:
         ctx.invoke(runs_list, lake_path=lake_path, catalog=catalog, as_json=as_json)
 

@@ -65,19 +65,21 @@ lake_option = click.option("--lake", "lake_path", type=click.Path(file_okay=True
                            help="The lake folder (or give it as LAKE).")
 
 
-def one_lake(argument: str | None, option: str | None) -> str | None:
-    """Return the lake a command was given as LAKE or as --lake (the same one twice is fine, two are not)."""
-    from dsstar_lake.errors import UsageError
+def one_lake(argument: str | None, option: str | None, after_text: bool = False) -> str | None:
+    """Return the lake a command was given as LAKE or as --lake (the same one twice is fine, two are not).
 
+    after_text: LAKE follows a question or a name, so a missing folder there is most likely the last word of an
+    unquoted question (`dslake search ozone county` reads "county" as LAKE); the hint says so.
+    """
+    from dsstar_lake.errors import LakeNotFound, UsageError
+
+    quotes = "the lake comes after the other arguments: put a question or request of several words in quotes"
     if argument is not None and option is not None and argument != option:
         raise UsageError(f"two lakes given: {argument} and --lake {option}; give one",
-                         hint="put a question or request of several words in quotes")
-    if option is None and argument is not None and "://" not in argument and not Path(argument).expanduser().exists():
-        from dsstar_lake.errors import LakeNotFound
-
-        # `dslake search ozone by county` reads "by" as the question and "county" as LAKE.
-        raise LakeNotFound(f"lake not found: {argument}", hint="the lake comes after the other arguments; put a "
-                                                                "question or request of several words in quotes")
+                         hint=quotes if after_text else None)
+    if after_text and option is None and argument is not None and "://" not in argument \
+            and not Path(argument).expanduser().exists():
+        raise LakeNotFound(f"lake not found: {argument}", hint=quotes)
     return option if option is not None else argument
 
 
@@ -89,10 +91,23 @@ def lake_arguments(command: Any) -> Any:
 
     @functools.wraps(command)
     def with_one_lake(*args: Any, lake_arg: str | None = None, lake_path: str | None = None, **kwargs: Any) -> Any:
-        return command(*args, lake_path=one_lake(lake_arg, lake_path), **kwargs)
+        params = click.get_current_context().command.params
+        after_text = any(isinstance(p, click.Argument) and p.name != "lake_arg" for p in params)
+        return command(*args, lake_path=one_lake(lake_arg, lake_path, after_text), **kwargs)
 
     with_one_lake = lake_option(with_one_lake)
     return click.argument("lake_arg", metavar="[LAKE]", required=False, type=click.Path(file_okay=True))(with_one_lake)
+
+
+class LakeFirstGroup(DslakeGroup):
+    """A group that also takes the lake before its subcommand: `dslake runs ./lake` and `dslake runs ./lake show
+    ID` mean `dslake runs --lake ./lake …` (a first word that names no subcommand and is no option is the lake)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        """Read a leading LAKE as --lake LAKE, then parse as usual."""
+        if args and args[0] not in self.commands and not args[0].startswith("-"):
+            args = ["--lake", args[0], *args[1:]]
+        return super().parse_args(ctx, args)
 
 
 catalog_option = click.option("--catalog", type=click.Path(file_okay=False), help="Catalog folder (default LAKE/.dslake).")

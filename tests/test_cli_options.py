@@ -78,9 +78,12 @@ def test_the_lake_is_an_argument_or_an_option_on_every_command(linked, tmp_path,
         first.pop("timing_ms", None), second.pop("timing_ms", None)  # a search's times vary
         assert first == second, command
     assert json.loads(invoke("search", "units sold", root, "--json").stdout)["hits"][0]["path"] == "sales.csv"
-    # a group passes its --lake to its subcommands
-    missing = invoke("runs", "--lake", root, "show", "nope")
-    assert missing.exit_code == 2 and f"no run 'nope' in {root / '.dslake' / 'runs'}" in missing.stderr
+    # a group passes its lake to its subcommands, given as --lake or first
+    for before in (["--lake", root], [root]):
+        missing = invoke("runs", *before, "show", "nope")
+        assert missing.exit_code == 2 and f"no run 'nope' in {root / '.dslake' / 'runs'}" in missing.stderr
+    assert json.loads(invoke("runs", root, "--json").stdout)["runs"] == []
+    assert invoke("status", tmp_path / "nowhere").stderr.strip() == f"error: lake not found: {tmp_path / 'nowhere'}"
     two = invoke("status", root, "--lake", tmp_path)
     assert two.exit_code == 2 and "two lakes given" in two.stderr and "Traceback" not in two.output
     # an unquoted question: its last word is read as LAKE, and the hint says so
