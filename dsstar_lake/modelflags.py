@@ -34,21 +34,21 @@ class ModelFlag:
 
 
 MODEL_FLAGS: tuple[ModelFlag, ...] = (
-    ModelFlag("provider", "--llm", "llm.provider", "Model provider (default from settings: gemini).", "choice",
+    ModelFlag("provider", "--llm", "llm.provider", "Model provider (default from settings).", "choice",
               choices=tuple(p for p in PROVIDERS if p != "scripted"), unadvertised=("scripted",)),
     # --model also replaces per-role models that came from config files (llm/registry.py, llm_flag_overrides).
     ModelFlag("model", "--model", "llm.model", "Model for every role."),
-    ModelFlag("base_url", "--base-url", "llm.base_url", "Endpoint for an OpenAI-compatible server (or a Gemini proxy)."),
-    ModelFlag("manual_dir", "--manual-dir", "llm.manual_dir", "Folder for the manual provider's prompt and answer "
-              "files (needed off a terminal).", "folder"),
+    ModelFlag("base_url", "--base-url", "llm.base_url", "OpenAI-compatible endpoint, or a Gemini proxy."),
+    ModelFlag("manual_dir", "--manual-dir", "llm.manual_dir", "Prompt and answer folder for --llm manual.",
+              "folder"),
     # scripted (JSONL rules, for tests) is accepted but not advertised: README, "Testing without a model".
     ModelFlag("scripted_file", "--scripted-file", "llm.scripted_file", "JSONL rules for the scripted provider.",
               "file", hidden=True),
     ModelFlag("cache", "--cache", "llm.cache", "LLM response cache mode.", "choice",
               choices=("off", "record", "replay")),
-    ModelFlag("max_llm_calls", "--max-llm-calls", "llm.max_llm_calls", "Stop and finalize after this many calls.",
+    ModelFlag("max_llm_calls", "--max-llm-calls", "llm.max_llm_calls", "Finalize after this many calls.",
               "count"),
-    ModelFlag("max_cost", "--max-cost", "llm.max_cost", "Stop and finalize past this cost (USD).", "cost"),
+    ModelFlag("max_cost", "--max-cost", "llm.max_cost", "Finalize past this cost (USD).", "cost"),
 )
 
 # Per-role models: one repeatable flag in the help; the older --model-ROLE spellings still work, unlisted.
