@@ -1,11 +1,9 @@
-"""The providers, each declaring itself, in one dict; pick the one settings name, say what is configured, and fail
+"""The providers in one dict, each declaring itself; pick the one settings name, say what is configured, and fail
 early when nothing usable is.
 
-Each provider class declares, as llm's models declare `needs_key` and `key_env_var`: its `name`, the environment
-variables it reads a key from (`key_vars`, in order, then `dslake keys`' file), whether it cannot work without a
-key (`needs_key`), the variable and default of its endpoint (`base_url_var`, `default_base_url`), how it is built
-from settings (`from_settings`), where its credentials come from (`credentials`, never the value), and the fix
-to name when they are missing if it is its own (`fix_hint`; None: the ways to configure any provider).
+A provider class declares its name, the variables it reads a key from, whether it needs one, its endpoint, how it
+is built from settings, where its credentials come from and its own fix (llm/base.py, DeclaredProvider): adding a
+provider is a class, a line in PROVIDERS and its name in modelnames.py (which the CLI reads), with no branch here.
 """
 
 from __future__ import annotations
@@ -15,7 +13,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from dsstar_lake.errors import ConfigError, ModelNotConfigured
-from dsstar_lake.llm.base import HOW_TO_CONFIGURE, ROLES, Provider
+from dsstar_lake.llm.base import HOW_TO_CONFIGURE, ROLES, DeclaredProvider, Provider
 from dsstar_lake.llm.gemini import GeminiProvider
 from dsstar_lake.llm.manual import ManualProvider
 from dsstar_lake.llm.openai_compat import OpenAICompatProvider
@@ -27,7 +25,7 @@ if TYPE_CHECKING:
 
 # Name -> provider class, in the order help and hints list them (modelnames.PROVIDERS names the same, for the CLI
 # to offer without importing this; a test keeps the two equal).
-PROVIDERS: dict[str, Any] = {
+PROVIDERS: dict[str, DeclaredProvider] = {
     cls.name: cls for cls in (GeminiProvider, OpenAICompatProvider, ManualProvider, ScriptedProvider)
 }
 
