@@ -14,6 +14,8 @@ from dsstar_lake.cli_common import (
     catalog_option,
     chroma_option,
     err,
+    group_param,
+    index_target,
     json_option,
     lake_arguments,
     lake_option,
@@ -40,19 +42,8 @@ def open_existing(lake: str | None, catalog: str | None, llm: Any = None, **over
 
     A subcommand takes what its group was given: `dslake runs --lake LAKE show ID`.
     """
-    lake, catalog = lake or _group_param("lake_path"), catalog or _group_param("catalog")
+    lake, catalog = lake or group_param("lake_path"), catalog or group_param("catalog")
     return open_lake(lake or (None if catalog else "."), catalog, llm, **overrides)
-
-
-def _group_param(name: str) -> Any:
-    """Return a parameter the enclosing groups of the running command were given (None when none was)."""
-    ctx = click.get_current_context(silent=True)
-    parent = ctx.parent if ctx is not None else None
-    while parent is not None:
-        if parent.params.get(name) is not None:
-            return parent.params[name]
-        parent = parent.parent
-    return None
 
 
 @click.group(cls=DslakeGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -80,8 +71,8 @@ def cli() -> None:
                    "model).")
 @llm_options
 @json_option
-def index(lake: str | None, paths: tuple[str, ...], lake_path: str | None, catalog: str | None, chroma_url: str | None, jobs: int | None,
-          follow_symlinks: bool | None, rebuild: bool, watch: bool, analyzer: str | None, as_json: bool,
+def index(lake: str | None, paths: tuple[str, ...], lake_path: str | None, catalog: str | None,
+          chroma_url: str | None, jobs: int | None, follow_symlinks: bool | None, rebuild: bool, watch: bool, analyzer: str | None, as_json: bool,
           cluster: str | None = None, **params: Any) -> None:
     """Describe every file of LAKE into its catalog (only what changed since the last run).
 
@@ -109,18 +100,6 @@ def index(lake: str | None, paths: tuple[str, ...], lake_path: str | None, catal
         _print_notes(summary.notes)
     if watch:
         watch_lake(handle, lambda s: print_json(s.to_dict()) if as_json else print_index_summary(out, s), err)
-
-
-def index_target(lake: str | None, paths: tuple[str, ...], lake_path: str | None,
-                 catalog: str | None) -> tuple[str | None, tuple[str, ...]]:
-    """Return (lake, PATHS) of `dslake index`: with --lake, the first argument is a PATH; with neither, --catalog
-    names a catalog that remembers its lake."""
-    if lake_path is not None:
-        return lake_path, (lake, *paths) if lake is not None and lake != lake_path else paths
-    if lake is None and catalog is None:
-        raise click.UsageError("Missing argument LAKE: dslake index LAKE (or --lake LAKE, or --catalog DIR of a "
-                               "catalog that indexed it before)")
-    return lake, paths
 
 
 def _print_notes(notes: list[str]) -> None:

@@ -99,6 +99,29 @@ def lake_arguments(command: Any) -> Any:
     return click.argument("lake_arg", metavar="[LAKE]", required=False, type=click.Path(file_okay=True))(with_one_lake)
 
 
+def index_target(lake: str | None, paths: tuple[str, ...], lake_path: str | None,
+                 catalog: str | None) -> tuple[str | None, tuple[str, ...]]:
+    """Return (lake, PATHS) of `dslake index`: with --lake, the first argument is a PATH; with neither, --catalog
+    names a catalog that remembers its lake."""
+    if lake_path is not None:
+        return lake_path, (lake, *paths) if lake is not None and lake != lake_path else paths
+    if lake is None and catalog is None:
+        raise click.UsageError("Missing argument LAKE: dslake index LAKE (or --lake LAKE, or --catalog DIR of a "
+                               "catalog that indexed it before)")
+    return lake, paths
+
+
+def group_param(name: str) -> Any:
+    """Return a parameter the enclosing groups of the running command were given (None when none was)."""
+    ctx = click.get_current_context(silent=True)
+    parent = ctx.parent if ctx is not None else None
+    while parent is not None:
+        if parent.params.get(name) is not None:
+            return parent.params[name]
+        parent = parent.parent
+    return None
+
+
 class LakeFirstGroup(DslakeGroup):
     """A group that also takes the lake before its subcommand: `dslake runs ./lake` and `dslake runs ./lake show
     ID` mean `dslake runs --lake ./lake …` (a first word that names no subcommand and is no option is the lake)."""
