@@ -96,7 +96,7 @@ def test_cluster_index_equals_a_local_index_entry_for_entry(cluster, samples_lak
     reused = CliRunner().invoke(cli, ["index", str(on_cluster), "--cluster", address(cluster)])
     assert reused.exit_code == 0, reused.output
     assert "1 added" in reused.stdout and "profiled 0, reused 1" in reused.stdout
-    assert f"cluster {address(cluster)}: 2 workers, 1 tasks for 1 files" in reused.stdout
+    assert f"cluster {address(cluster)}: 2 workers, 1 task for 1 file" in reused.stdout
 
 
 def write_small_lake(root: Path, n: int) -> Path:
