@@ -10,10 +10,14 @@ from rich.table import Table
 
 from dsstar_lake.cli_common import (
     DslakeGroup,
+    LakeFirstGroup,
     catalog_option,
     chroma_option,
     err,
+    group_param,
+    index_target,
     json_option,
+    lake_arguments,
     lake_option,
     llm_flags,
     llm_options,
@@ -34,7 +38,11 @@ def open_lake(lake: str | None, catalog: str | None, llm: Any = None, **override
 
 
 def open_existing(lake: str | None, catalog: str | None, llm: Any = None, **overrides: Any) -> Any:
-    """Open the catalog of a command that reads one: --lake, else --catalog alone, else the current folder."""
+    """Open the catalog of a command that reads one: --lake, else --catalog alone, else the current folder.
+
+    A subcommand takes what its group was given: `dslake runs --lake LAKE show ID`.
+    """
+    lake, catalog = lake or group_param("lake_path"), catalog or group_param("catalog")
     return open_lake(lake or (None if catalog else "."), catalog, llm, **overrides)
 
 
@@ -45,8 +53,9 @@ def cli() -> None:
 
 
 @cli.command()
-@click.argument("lake", type=click.Path(file_okay=True))
+@click.argument("lake", required=False, type=click.Path(file_okay=True))
 @click.argument("paths", nargs=-1, type=click.Path())
+@lake_option
 @catalog_option
 @chroma_option
 @click.option("--jobs", type=click.IntRange(min=0), help="Profiler processes (default: number of cores).")
@@ -62,16 +71,19 @@ def cli() -> None:
                    "model).")
 @llm_options
 @json_option
-def index(lake: str, paths: tuple[str, ...], catalog: str | None, chroma_url: str | None, jobs: int | None,
-          follow_symlinks: bool | None, rebuild: bool, watch: bool, analyzer: str | None, as_json: bool,
+def index(lake: str | None, paths: tuple[str, ...], lake_path: str | None, catalog: str | None,
+          chroma_url: str | None, jobs: int | None, follow_symlinks: bool | None, rebuild: bool, watch: bool, analyzer: str | None, as_json: bool,
           cluster: str | None = None, **params: Any) -> None:
     """Describe every file of LAKE into its catalog (only what changed since the last run).
 
     PATHS (files or folders in the lake, from here or from the lake root) limit the run to them: what a job that
-    just wrote or deleted files can say, so that the rest of a big lake is not scanned.
+    just wrote or deleted files can say, so that the rest of a big lake is not scanned. The lake may also be
+    given as --lake LAKE (then every argument is a PATH), or left out with --catalog DIR of a catalog that has
+    indexed it before (a lake in object storage included).
     """
     from dsstar_lake.render import index_progress, print_index_summary
 
+    lake, paths = index_target(lake, paths, lake_path, catalog)
     if rebuild and paths:
         raise click.UsageError("--rebuild rescans the whole lake: give no PATHS with it")
     handle = open_lake(lake, catalog, llm_flags(params), **{"catalog.chroma_url": chroma_url, "index.jobs": jobs,
@@ -97,11 +109,11 @@ def _print_notes(notes: list[str]) -> None:
 
 
 @cli.command()
-@click.argument("lake", required=False, type=click.Path(file_okay=True))
+@lake_arguments
 @catalog_option
 @click.option("--check", is_flag=True, help="Also compare the vector store's ids with the manifest.")
 @json_option
-def status(lake: str | None, catalog: str | None, check: bool, as_json: bool) -> None:
+def status(lake_path: str | None, catalog: str | None, check: bool, as_json: bool) -> None:
     """Show what the catalog holds, failed files, and files changed since the last index.
 
     Exits with 8 when it reports a problem the catalog needs fixed (an index or --rebuild fixes it): vectors
@@ -109,7 +121,7 @@ def status(lake: str | None, catalog: str | None, check: bool, as_json: bool) ->
     """
     from dsstar_lake.render import print_status
 
-    result = open_existing(lake, catalog).status(check_vectors=check)
+    result = open_existing(lake_path, catalog).status(check_vectors=check)
     print_json(result.to_dict()) if as_json else print_status(out, result)
     if result.problems:  # the catalog needs an index or a rebuild; failed and changed files are not problems
         sys.exit(STATUS_PROBLEMS)
@@ -117,7 +129,7 @@ def status(lake: str | None, catalog: str | None, check: bool, as_json: bool) ->
 
 @cli.command()
 @click.argument("path")
-@lake_option
+@lake_arguments
 @catalog_option
 @json_option
 def show(path: str, lake_path: str | None, catalog: str | None, as_json: bool) -> None:
@@ -130,7 +142,7 @@ def show(path: str, lake_path: str | None, catalog: str | None, as_json: bool) -
 
 @cli.command()
 @click.argument("question")
-@lake_option
+@lake_arguments
 @catalog_option
 @chroma_option
 @click.option("-k", "k", type=click.IntRange(min=1), help="How many entries (default from settings).")
@@ -150,7 +162,7 @@ def search(question: str, lake_path: str | None, catalog: str | None, chroma_url
 
 
 @cli.command()
-@lake_option
+@lake_arguments
 @catalog_option
 @json_option
 def config(lake_path: str | None, catalog: str | None, as_json: bool) -> None:
@@ -170,7 +182,7 @@ def config(lake_path: str | None, catalog: str | None, as_json: bool) -> None:
 
 
 @cli.command()
-@lake_option
+@lake_arguments
 @catalog_option
 @llm_options
 @json_option
@@ -191,7 +203,7 @@ def eval_group() -> None:
 @eval_group.command(name="retrieval")
 @click.option("--tasks", "task_files", multiple=True, required=True, type=click.Path(exists=True, dir_okay=False),
               help="KramaBench workload JSON or JSONL {id, query, files}; repeatable.")
-@lake_option
+@lake_arguments
 @catalog_option
 @click.option("-k", "ks", default="1,5,10,20", show_default=True, help="Comma-separated K values.")
 @click.option("--missing", type=click.Path(exists=True, dir_okay=False),
@@ -214,7 +226,7 @@ def eval_retrieval(task_files: tuple[str, ...], lake_path: str | None, catalog: 
 @eval_group.command(name="kramabench")
 @click.option("--tasks", "task_files", multiple=True, required=True, type=click.Path(exists=True, dir_okay=False),
               help="KramaBench workload JSON (or JSONL with answers); repeatable.")
-@lake_option
+@lake_arguments
 @catalog_option
 @click.option("--ids", multiple=True, help="Run only these task ids (repeat, or separate with commas).")
 @click.option("--oracle", is_flag=True, help="Give each run exactly its task's resolved data_sources (no retrieval).")
@@ -246,7 +258,7 @@ def eval_kramabench(task_files: tuple[str, ...], lake_path: str | None, catalog:
 
 @cli.command()
 @click.argument("question")
-@lake_option
+@lake_arguments
 @catalog_option
 @chroma_option
 @click.option("-k", "k", type=click.IntRange(min=1), help="How many entries to retrieve (default from settings).")
@@ -272,19 +284,22 @@ def ask(question: str, lake_path: str | None, catalog: str | None, chroma_url: s
     answer.raise_if_unfinished()
 
 
-@cli.group(name="runs", invoke_without_command=True)
+@cli.group(name="runs", cls=LakeFirstGroup, invoke_without_command=True, options_metavar="[LAKE] [OPTIONS]")
 @lake_option
 @catalog_option
 @json_option
 @click.pass_context
 def runs_group(ctx: click.Context, lake_path: str | None, catalog: str | None, as_json: bool) -> None:
-    """List runs (the default), show one, or resume an interrupted one."""
+    """List runs (the default), show one, or resume an interrupted one.
+
+    The lake may come first, as LAKE or --lake LAKE: `dslake runs ./lake show ID`.
+    """
     if ctx.invoked_subcommand is None:
         ctx.invoke(runs_list, lake_path=lake_path, catalog=catalog, as_json=as_json)
 
 
 @runs_group.command(name="list")
-@lake_option
+@lake_arguments
 @catalog_option
 @json_option
 def runs_list(lake_path: str | None, catalog: str | None, as_json: bool) -> None:
@@ -297,7 +312,7 @@ def runs_list(lake_path: str | None, catalog: str | None, as_json: bool) -> None
 
 @runs_group.command(name="show")
 @click.argument("run_id")
-@lake_option
+@lake_arguments
 @catalog_option
 @json_option
 def runs_show(run_id: str, lake_path: str | None, catalog: str | None, as_json: bool) -> None:
@@ -310,7 +325,7 @@ def runs_show(run_id: str, lake_path: str | None, catalog: str | None, as_json: 
 
 @runs_group.command(name="resume")
 @click.argument("run_id")
-@lake_option
+@lake_arguments
 @catalog_option
 @llm_options
 @json_option
@@ -327,7 +342,7 @@ def runs_resume(run_id: str, lake_path: str | None, catalog: str | None, as_json
 
 @cli.command()
 @click.argument("request")
-@lake_option
+@lake_arguments
 @catalog_option
 @chroma_option
 @click.option("--rounds", type=click.IntRange(min=0), help="Refinement rounds (default 1, as in the paper).")
@@ -352,7 +367,7 @@ def report(request: str, lake_path: str | None, catalog: str | None, chroma_url:
 
 
 @cli.command()
-@lake_option
+@lake_arguments
 @catalog_option
 @llm_options
 def mcp(lake_path: str | None, catalog: str | None, **params: Any) -> None:
@@ -367,10 +382,10 @@ def mcp(lake_path: str | None, catalog: str | None, **params: Any) -> None:
 
 
 @cli.command()
-@click.argument("lake", required=False, type=click.Path(file_okay=True))
+@lake_arguments
 @catalog_option
 @json_option
-def doctor(lake: str | None, catalog: str | None, as_json: bool) -> None:
+def doctor(lake_path: str | None, catalog: str | None, as_json: bool) -> None:
     """Check this machine: bubblewrap, model credentials, the embedding model, science packages, a catalog.
 
     One line per check, with how to fix a problem. LAKE (or --catalog) adds the catalog's check, as
@@ -379,7 +394,7 @@ def doctor(lake: str | None, catalog: str | None, as_json: bool) -> None:
     from dsstar_lake.doctor import print_doctor
     from dsstar_lake.lake import Lake
 
-    report = Lake.doctor(lake, catalog)
+    report = Lake.doctor(lake_path, catalog)
     print_json(report.to_dict()) if as_json else print_doctor(out, report)
     if report.failed:
         sys.exit(STATUS_PROBLEMS)  # the code for "a problem was reported, with its fix"
@@ -435,7 +450,7 @@ def keys_path() -> None:
 
 
 @cli.command()
-@lake_option
+@lake_arguments
 @catalog_option
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind (loopback unless --allow-remote).")
 @click.option("--port", default=8765, show_default=True, type=click.IntRange(0, 65535), help="Port to bind.")

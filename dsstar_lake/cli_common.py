@@ -5,22 +5,39 @@ The commands themselves stay in cli.py, thin: parse, call the Lake facade, rende
 
 from __future__ import annotations
 
+import functools
 import sys
+from pathlib import Path
 from typing import Any
 
 import click
 
-from dsstar_lake.cli_help import HiddenChoice
+from dsstar_lake.cli_help import HiddenChoice, SectionedCommand, SectionOption
 from dsstar_lake.console import make_console
 from dsstar_lake.errors import DslakeError
-from dsstar_lake.modelnames import PROVIDERS, ROLES
+from dsstar_lake.modelflags import (
+    MODEL_FLAGS,
+    ROLE_FLAG,
+    ROLE_FLAG_HELP,
+    SECTION,
+    ModelFlag,
+    parse_role_model,
+    role_flag,
+)
+from dsstar_lake.modelnames import ROLES
 
 out = make_console()  # into a pipe or a file, tables wrap instead of being cut at 80 columns
 err = make_console(stderr=True)
 
 
 class DslakeGroup(click.Group):
-    """A click group that turns DslakeError into one line and an exit code (never a traceback)."""
+    """A click group that turns DslakeError into one line and an exit code (never a traceback).
+
+    Its commands list the model flags under a heading of their own; its subgroups are DslakeGroups too.
+    """
+
+    command_class = SectionedCommand
+    group_class = type
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -44,28 +61,102 @@ def print_json(data: Any) -> None:
     click.echo(dumps(command_path(click.get_current_context()), data))
 
 
-lake_option = click.option("--lake", "lake_path", type=click.Path(file_okay=True), help="The lake folder.")
+lake_option = click.option("--lake", "lake_path", type=click.Path(file_okay=True),
+                           help="The lake folder (or give it as LAKE).")
+
+
+def one_lake(argument: str | None, option: str | None, after_text: bool = False) -> str | None:
+    """Return the lake a command was given as LAKE or as --lake (the same one twice is fine, two are not).
+
+    after_text: LAKE follows a question or a name, so a missing folder there is most likely the last word of an
+    unquoted question (`dslake search ozone county` reads "county" as LAKE); the hint says so.
+    """
+    from dsstar_lake.errors import LakeNotFound, UsageError
+
+    quotes = "the lake comes after the other arguments: put a question or request of several words in quotes"
+    if argument is not None and option is not None and argument != option:
+        raise UsageError(f"two lakes given: {argument} and --lake {option}; give one",
+                         hint=quotes if after_text else None)
+    if after_text and option is None and argument is not None and "://" not in argument \
+            and not Path(argument).expanduser().exists():
+        raise LakeNotFound(f"lake not found: {argument}", hint=quotes)
+    return option if option is not None else argument
+
+
+def lake_arguments(command: Any) -> Any:
+    """Accept the lake as an optional last argument LAKE or as --lake LAKE; the command gets it as lake_path.
+
+    Put it below the command's own arguments, so that LAKE comes after them on the command line.
+    """
+
+    @functools.wraps(command)
+    def with_one_lake(*args: Any, lake_arg: str | None = None, lake_path: str | None = None, **kwargs: Any) -> Any:
+        params = click.get_current_context().command.params
+        after_text = any(isinstance(p, click.Argument) and p.name != "lake_arg" for p in params)
+        return command(*args, lake_path=one_lake(lake_arg, lake_path, after_text), **kwargs)
+
+    with_one_lake = lake_option(with_one_lake)
+    return click.argument("lake_arg", metavar="[LAKE]", required=False, type=click.Path(file_okay=True))(with_one_lake)
+
+
+def index_target(lake: str | None, paths: tuple[str, ...], lake_path: str | None,
+                 catalog: str | None) -> tuple[str | None, tuple[str, ...]]:
+    """Return (lake, PATHS) of `dslake index`: with --lake, the first argument is a PATH; with neither, --catalog
+    names a catalog that remembers its lake."""
+    if lake_path is not None:
+        return lake_path, (lake, *paths) if lake is not None and lake != lake_path else paths
+    if lake is None and catalog is None:
+        raise click.UsageError("Missing argument LAKE: dslake index LAKE (or --lake LAKE, or --catalog DIR of a "
+                               "catalog that indexed it before)")
+    return lake, paths
+
+
+def group_param(name: str) -> Any:
+    """Return a parameter the enclosing groups of the running command were given (None when none was)."""
+    ctx = click.get_current_context(silent=True)
+    parent = ctx.parent if ctx is not None else None
+    while parent is not None:
+        if parent.params.get(name) is not None:
+            return parent.params[name]
+        parent = parent.parent
+    return None
+
+
+class LakeFirstGroup(DslakeGroup):
+    """A group that also takes the lake before its subcommand: `dslake runs ./lake` and `dslake runs ./lake show
+    ID` mean `dslake runs --lake ./lake …` (a first word that names no subcommand and is no option is the lake)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        """Read a leading LAKE as --lake LAKE, then parse as usual."""
+        if args and args[0] not in self.commands and not args[0].startswith("-"):
+            args = ["--lake", args[0], *args[1:]]
+        return super().parse_args(ctx, args)
+
+
 catalog_option = click.option("--catalog", type=click.Path(file_okay=False), help="Catalog folder (default LAKE/.dslake).")
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 chroma_option = click.option("--chroma-url", help="Use a shared Chroma server (http://HOST:PORT) for the vectors.")
 
 
+def _model_option(flag: ModelFlag) -> Any:
+    """Build the click option of one row of the model-flag table."""
+    kinds: dict[str, Any] = {
+        "text": None, "folder": click.Path(file_okay=False), "file": click.Path(dir_okay=False),
+        "count": click.IntRange(min=0), "cost": click.FloatRange(min=0),
+        "choice": HiddenChoice(list(flag.choices), list(flag.unadvertised)),
+    }
+    return click.option(flag.flag, flag.dest, cls=SectionOption, section=SECTION, type=kinds[flag.kind],
+                        hidden=flag.hidden, help=flag.help)
+
+
 def llm_options(command: Any) -> Any:
-    """Add the model-choice flags shared by ask, report and eval: --llm, --model, --model-ROLE, --base-url, budgets."""
+    """Add the model flags (dsstar_lake/modelflags.py) to a command that calls a model, under "Model options"."""
     options = [
-        # scripted (JSONL rules, for tests) is accepted but not advertised: README, "Testing without a model".
-        click.option("--llm", "llm_provider",
-                     type=HiddenChoice([p for p in PROVIDERS if p != "scripted"], ["scripted"]),
-                     help="Model provider (default from settings: gemini)."),
-        click.option("--model", help="Model for every role."),
-        click.option("--base-url", help="Endpoint for an OpenAI-compatible server (or a Gemini proxy)."),
-        click.option("--manual-dir", type=click.Path(file_okay=False), help="Folder for the manual provider's files."),
-        click.option("--scripted-file", type=click.Path(dir_okay=False), hidden=True,
-                     help="JSONL rules for the scripted provider."),
-        click.option("--cache", type=click.Choice(["off", "record", "replay"]), help="LLM response cache mode."),
-        click.option("--max-llm-calls", type=click.IntRange(min=0), help="Stop and finalize after this many calls."),
-        click.option("--max-cost", type=click.FloatRange(min=0), help="Stop and finalize past this cost (USD)."),
-        *[click.option(f"--model-{role}", f"model_{role}", help=f"Model for the {role} role.") for role in ROLES],
+        *[_model_option(flag) for flag in MODEL_FLAGS],
+        click.option(ROLE_FLAG, "llm_role_models", cls=SectionOption, section=SECTION, multiple=True,
+                     metavar="ROLE=MODEL", help=ROLE_FLAG_HELP),
+        # The per-role spellings of before --model-for, kept working for scripts that use them.
+        *[click.option(role_flag(role), f"llm_model_{role}", hidden=True) for role in ROLES],
     ]
     for option in reversed(options):
         command = option(command)
@@ -74,12 +165,14 @@ def llm_options(command: Any) -> Any:
 
 def llm_flags(params: dict[str, Any]) -> Any:
     """Collect the llm_options flags into an LlmFlags (and remove them from params)."""
+    from dsstar_lake.errors import UsageError
     from dsstar_lake.llm.flags import LlmFlags
 
-    role_models = {role: params.pop(f"model_{role}", None) for role in ROLES}
-    return LlmFlags(
-        provider=params.pop("llm_provider", None), model=params.pop("model", None),
-        role_models={k: v for k, v in role_models.items() if v}, base_url=params.pop("base_url", None),
-        manual_dir=params.pop("manual_dir", None), scripted_file=params.pop("scripted_file", None),
-        cache=params.pop("cache", None), max_llm_calls=params.pop("max_llm_calls", None),
-        max_cost=params.pop("max_cost", None))
+    role_models = {role: model for role in ROLES if (model := params.pop(f"llm_model_{role}", None))}
+    for text in params.pop("llm_role_models", None) or ():
+        try:
+            role, model = parse_role_model(text)
+        except ValueError as exc:
+            raise UsageError(f"{ROLE_FLAG}: {exc}") from None
+        role_models[role] = model
+    return LlmFlags(role_models=role_models, **{flag.name: params.pop(flag.dest, None) for flag in MODEL_FLAGS})

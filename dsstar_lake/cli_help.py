@@ -72,3 +72,27 @@ class HiddenChoice(click.Choice):
         from click.shell_completion import CompletionItem
 
         return [CompletionItem(c) for c in self.shown if c.startswith(incomplete)]
+
+
+class SectionOption(click.Option):
+    """An option listed under a heading of its own in the help (the model flags under "Model options")."""
+
+    def __init__(self, *args: Any, section: str, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.section = section
+
+
+class SectionedCommand(click.Command):
+    """A command whose help lists its options under "Options", then each SectionOption heading in turn."""
+
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """Write the options, grouped by section, the command's own first."""
+        sections: dict[str, list[tuple[str, str]]] = {"Options": []}
+        for param in self.get_params(ctx):
+            record = param.get_help_record(ctx)
+            if record is not None and not isinstance(param, click.Argument):  # arguments are in the usage line
+                sections.setdefault(getattr(param, "section", "Options"), []).append(record)
+        for heading, rows in sections.items():
+            if rows:
+                with formatter.section(heading):
+                    formatter.write_dl(rows)

@@ -26,7 +26,7 @@ OK, WARN, FAIL = "ok", "warn", "fail"
 # The `science` extra's import names (pyproject.toml): what questions about statistics, models, orbits and
 # astronomy import in the sandbox.
 SCIENCE = ("scipy", "sklearn", "statsmodels", "astropy", "skyfield", "sgp4")
-SCIENCE_FIX = "pip install 'dsstar-lake[science]' into the interpreter scripts run with (sandbox.python)"
+SCIENCE_FIX = "install the science extra (in the clone: pip install -e '.[science]') into the interpreter scripts run with (sandbox.python)"
 
 
 @dataclass

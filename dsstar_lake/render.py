@@ -91,6 +91,15 @@ def print_index_summary(console: Console, summary: Any) -> None:
         console.print(f"  [yellow]failed[/yellow] {safe(path)}: {safe(error or '')}", highlight=False)
     if len(s.failures) > 20:
         console.print(f"  … and {len(s.failures) - 20} more (dslake status)")
+    skipped = getattr(s, "skipped_files", [])
+    for path, why in skipped[:20]:
+        console.print(f"  [dim]skipped[/dim] {safe(path)}: {safe(why)}", highlight=False)
+    if len(skipped) > 20:
+        console.print(f"  … and {len(skipped) - 20} more skipped (--json lists them all)")
+    c = getattr(s, "cluster", None)
+    if c:
+        console.print(f"cluster {safe(c['address'])}: {_count(c['workers'], 'worker')}, {_count(c['tasks'], 'task')} "
+                      f"for {_count(c['files'], 'file')}", highlight=False)
     a = getattr(s, "analysis", None)
     if a:
         console.print(
@@ -103,6 +112,10 @@ def print_index_summary(console: Console, summary: Any) -> None:
             f"summarizer ({safe(m['model'])}): {m['written']} summarised, {m['failed']} failed (entry kept as it "
             f"was), {m['not_started']} left for the next index · {m['llm_calls']} LLM calls, ${m['cost_usd']:.4f}"
             + (f" · stopped: {safe(m['stopped'])}" if m["stopped"] else ""), highlight=False)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
 def print_status(console: Console, st: Any) -> None:

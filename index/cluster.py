@@ -33,7 +33,7 @@ NO_WORKERS_S = 60.0  # a run whose cluster has had no worker this long stops (wh
 # Files per task: one per task costs the scheduler about as much as profiling a small file (benchmarks/
 # cluster_bench.py); a few per task make that negligible, while a dead worker still loses only a few files.
 MAX_BATCH = 8
-INSTALL_HINT = "pip install 'dsstar-lake[cluster]' (the package distributed)"
+INSTALL_HINT = "install the cluster extra (in the clone: pip install -e '.[cluster]'), which brings distributed"
 
 
 @dataclass
@@ -170,6 +170,8 @@ def profile_on_cluster(
         raise
     except Exception as exc:  # the connection broke since the checks on connecting
         raise _lost(session, exc) from None
+    summary.cluster = {"address": session.address, "workers": len(session.workers()), "tasks": len(batch_of),
+                       "files": len(todo)}
     writer = ResultWriter(conn, new_paths, options, summary, progress)
     with ctrl_c_deferred() as pressed:
         try:

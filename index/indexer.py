@@ -40,12 +40,14 @@ class IndexSummary:
     families: int = 0
     embedded: int = 0
     skipped: int = 0
+    skipped_files: list[tuple[str, str]] = field(default_factory=list)  # (path, why): links leaving the lake, …
     seconds: float = 0.0
     failures: list[tuple[str, str]] = field(default_factory=list)
     analysis: dict[str, Any] | None = None  # what the optional analyzer added (filled in by its caller)
     summaries: dict[str, Any] | None = None  # what the optional summarizer added (filled in by its caller)
     vectors_repaired: int = 0  # vectors the store had lost or changed behind the manifest's back (re-embedded)
     notes: list[str] = field(default_factory=list)  # what else the user should hear about this run
+    cluster: dict[str, Any] | None = None  # where --cluster profiled: address, workers, tasks, files (None: here)
 
     def to_dict(self) -> dict[str, Any]:
         """Return the summary as JSON-ready data."""
@@ -151,7 +153,7 @@ def run_index(
     loading what embedding will need while the profilers run.
     """
     started = time.perf_counter()
-    summary = IndexSummary(skipped=len(scan.skipped))
+    summary = IndexSummary(skipped=len(scan.skipped), skipped_files=list(scan.skipped))
     from dslake_index.hint_sweep import recheck_hints
 
     recheck_hints(conn)  # an old catalog's load hints that no longer parse: those files are profiled again

@@ -105,7 +105,7 @@ def filesystem(lake: ObjectLake) -> Any:
     if fsspec is None:
         package = _PACKAGES.get(lake.scheme, "fsspec")
         raise UsageError(f"reading {lake.scheme}:// lakes needs the package {package}, which is not installed",
-                         hint=f"pip install {package}" + (" (or dslake[s3])" if package == "s3fs" else ""))
+                         hint=f"pip install {package}" + (" (in the clone: pip install -e '.[s3]')" if package == "s3fs" else ""))
     key = (lake.scheme, lake.env)
     if key in _filesystems:
         return _filesystems[key]

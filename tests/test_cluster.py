@@ -85,13 +85,18 @@ def test_cluster_index_equals_a_local_index_entry_for_entry(cluster, samples_lak
     on_cluster = shutil.copytree(SAMPLES, tmp_path / "lake", ignore=shutil.ignore_patterns(".dslake"))
     remote = Lake.open(on_cluster).index(cluster=address(cluster))
     assert remote.added > 20 and remote.notes == []
+    assert remote.cluster["workers"] == 2 and remote.cluster["files"] == remote.added  # failed ones are among them
+    assert remote.cluster["tasks"] >= 2  # enough tasks to keep both workers busy
     assert remote.failed == len(Lake.open(samples_lake).status().failed)
     assert snapshot(on_cluster / ".dslake") == snapshot(samples_lake / ".dslake")
     again = Lake.open(on_cluster).index(cluster=address(cluster))  # nothing changed: nothing sent
-    assert (again.added, again.changed, again.profiled) == (0, 0, 0)
+    assert (again.added, again.changed, again.profiled, again.cluster) == (0, 0, 0, None)
     (on_cluster / "copy_of_sales.csv").write_bytes((on_cluster / "sales.csv").read_bytes())
-    reused = Lake.open(on_cluster).index(cluster=address(cluster))  # its content's profile was known to the workers
-    assert (reused.added, reused.profiled, reused.reused) == (1, 0, 1)
+    # its content's profile was known to the workers; the text line says where the work went
+    reused = CliRunner().invoke(cli, ["index", str(on_cluster), "--cluster", address(cluster)])
+    assert reused.exit_code == 0, reused.output
+    assert "1 added" in reused.stdout and "profiled 0, reused 1" in reused.stdout
+    assert f"cluster {address(cluster)}: 2 workers, 1 task for 1 file" in reused.stdout
 
 
 def write_small_lake(root: Path, n: int) -> Path:

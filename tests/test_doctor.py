@@ -85,7 +85,7 @@ def test_science_check_lists_what_is_missing(monkeypatch):
     monkeypatch.setattr("dsstar_lake.sandbox.packages.importable", lambda python: found)
     _, checks = doctor()
     assert checks["science"]["status"] == "warn" and "cannot import astropy" in checks["science"]["detail"]
-    assert "dsstar-lake[science]" in checks["science"]["fix"]
+    assert "'.[science]'" in checks["science"]["fix"]
 
 
 def test_catalog_check_follows_status(indexed, tmp_path, monkeypatch):

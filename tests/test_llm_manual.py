@@ -143,11 +143,12 @@ def test_cancel_ends_the_wait(folder):
     assert errors and "cancelled while waiting" in errors[0]
 
 
-def test_ctrl_c_ends_the_wait_with_a_provider_error(folder):
+def test_ctrl_c_stops_the_wait_as_an_interrupt_and_says_where_the_prompt_stays(folder):
     if threading.current_thread() is not threading.main_thread():
         pytest.skip("signals reach only the main thread")
     notified = threading.Event()
-    provider = make(folder, notify=lambda message: notified.set())
+    messages: list[str] = []
+    provider = make(folder, notify=lambda message: (messages.append(message), notified.set()))
 
     def interrupt():
         notified.wait(10)
@@ -155,8 +156,9 @@ def test_ctrl_c_ends_the_wait_with_a_provider_error(folder):
         os.kill(os.getpid(), signal.SIGINT)
 
     threading.Thread(target=interrupt, daemon=True).start()
-    with pytest.raises(ProviderError, match="interrupted while waiting"):
+    with pytest.raises(KeyboardInterrupt):  # not a ProviderError: the person stopped the command
         provider.complete("m", "q", None, None, role="planner")
+    assert "interrupted while waiting" in messages[-1] and "0001-planner.prompt.md" in messages[-1]
 
 
 def test_terminal_mode_reads_up_to_eof_line():

@@ -80,7 +80,7 @@ def test_content_filter_is_fatal(server):
 
 def test_missing_package_says_how_to_install(server, monkeypatch):
     monkeypatch.setitem(sys.modules, "openai", None)  # makes `import openai` raise ImportError
-    with pytest.raises(ModelNotConfigured, match=r"pip install 'dsstar-lake\[openai\]'"):
+    with pytest.raises(ModelNotConfigured, match=r"pip install -e '\.\[openai\]'"):
         make_llm(server).complete("coder", "q")
     assert server.requests == []
 

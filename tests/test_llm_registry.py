@@ -87,3 +87,54 @@ def test_flag_overrides_model_for_all_roles_then_per_role():
     assert llm_flag_overrides(base) == {}
     with pytest.raises(ConfigError):
         llm_flag_overrides(base, cache="sometimes")
+
+
+def test_every_provider_declares_itself_and_the_names_agree():
+    from dsstar_lake.llm.registry import PROVIDERS, base_url
+    from dsstar_lake.modelnames import KEYED_PROVIDERS
+    from dsstar_lake.modelnames import PROVIDERS as NAMES
+
+    assert tuple(PROVIDERS) == NAMES  # the CLI offers the names without importing the providers
+    assert KEYED_PROVIDERS == tuple(name for name, cls in PROVIDERS.items() if cls.key_vars)
+    for name, cls in PROVIDERS.items():
+        assert cls.name == name and isinstance(cls.needs_key, bool) and callable(cls.from_settings)
+        assert cls.base_url_var is not None or cls.default_base_url is None
+    settings = llm_settings(provider="openai")
+    assert base_url(settings, "openai") == "https://api.openai.com/v1" and base_url(settings, "manual") is None
+    assert base_url(llm_settings(base_url="http://127.0.0.1:8000/v1"), "openai") == "http://127.0.0.1:8000/v1"
+
+
+def test_a_key_is_read_from_the_declared_variables_in_order_then_the_keys_file(monkeypatch):
+    from dsstar_lake.llm import keys
+
+    described = lambda: describe_configuration(llm_settings(provider="gemini"))  # noqa: E731
+    assert described()["credentials_present"] is False and described()["key_variables"] == ["GEMINI_API_KEY",
+                                                                                           "GOOGLE_API_KEY"]
+    keys.set_key("gemini", SECRET)
+    assert described()["credentials_source"] == keys.source_label()
+    monkeypatch.setenv("GOOGLE_API_KEY", "other")
+    assert described()["credentials_source"] == "GOOGLE_API_KEY"
+    monkeypatch.setenv("GEMINI_API_KEY", SECRET)
+    assert described()["credentials_source"] == "GEMINI_API_KEY" and SECRET not in json.dumps(described())
+
+
+def test_one_table_of_model_flags_makes_llmflags_and_the_overrides():
+    from dataclasses import fields
+
+    from dsstar_lake.llm.flags import LlmFlags
+    from dsstar_lake.modelflags import MODEL_FLAGS
+    from dsstar_lake.settings import read_defaults
+
+    assert {f.name for f in fields(LlmFlags)} == {flag.name for flag in MODEL_FLAGS} | {"role_models"}
+    defaults = read_defaults()
+    for flag in MODEL_FLAGS:  # each flag overrides a setting that default.toml declares
+        section, key = flag.setting.split(".")
+        assert key in defaults[section], flag.setting
+    given = {"provider": "openai", "model": "m", "base_url": "http://127.0.0.1:1/v1", "manual_dir": "/tmp/p",
+             "scripted_file": "/tmp/r.jsonl", "cache": "record", "max_llm_calls": 3, "max_cost": 0.5}
+    assert set(given) == {flag.name for flag in MODEL_FLAGS}
+    settings = LlmFlags(**given).applied(llm_settings())
+    assert {flag.setting: settings[flag.setting] for flag in MODEL_FLAGS} == {
+        flag.setting: given[flag.name] for flag in MODEL_FLAGS}
+    with pytest.raises(TypeError, match="unknown model flag"):
+        llm_flag_overrides(llm_settings(), temperature=0.2)

@@ -101,6 +101,10 @@ def test_cli_index_search_json(bucket, tmp_path):
     assert json.loads(result.output)["hits"][0]["path"] == "tables/stations.xlsx"
     result = runner.invoke(cli, ["status", "--catalog", catalog, "--json"])
     assert result.exit_code == 0 and json.loads(result.output)["lake"] == f"s3://{bucket}/lake"
+    # the catalog remembers its bucket: indexing again needs no URL
+    result = runner.invoke(cli, ["index", "--catalog", catalog, "--json"])
+    assert result.exit_code == 0, result.output
+    assert (json.loads(result.output)["unchanged"], json.loads(result.output)["added"]) == (3, 0)
 
 
 def test_missing_bucket_is_one_line_and_leaves_no_catalog(s3, tmp_path):

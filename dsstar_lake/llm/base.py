@@ -47,6 +47,26 @@ class Provider(Protocol):
         ...
 
 
+class DeclaredProvider(Protocol):
+    """What a provider class declares about itself, as llm's models declare needs_key and key_env_var; the
+    registry (llm/registry.py) reads only this."""
+
+    name: str
+    key_vars: tuple[str, ...]  # environment variables a key is read from, in order (then `dslake keys`' file)
+    needs_key: bool  # whether it cannot work without one
+    base_url_var: str | None  # the environment variable of its endpoint (None: it has none)
+    default_base_url: str | None
+    fix_hint: str | None  # the fix to name when its credentials are missing, if it has one of its own
+
+    def from_settings(self, settings: Settings) -> Provider:
+        """Build the provider from resolved settings (no network)."""
+        ...
+
+    def credentials(self, settings: Settings) -> tuple[bool, str]:
+        """Return (usable, where the credentials come from), never a secret's value."""
+        ...
+
+
 class RetryableError(Exception):
     """A failure that may pass on retry: rate limit, 5xx, timeout, dropped connection."""
 
@@ -103,7 +123,8 @@ def is_transient(exc: BaseException) -> bool:
 HOW_TO_CONFIGURE = (
     "set GEMINI_API_KEY (or GOOGLE_API_KEY) for Gemini, or keep it with `dslake keys set gemini`; or use a "
     "local OpenAI-compatible server with `--llm openai --base-url URL` (OPENAI_API_KEY for api.openai.com); or "
-    "answer prompts yourself with `--llm manual`"
+    "answer prompts yourself with `--llm manual` (on a terminal, or with `--manual-dir DIR` for prompt and answer "
+    "files)"
 )
 
 

@@ -1,4 +1,4 @@
-"""LlmFlags: the model choice a command was given (--llm, --model, --model-ROLE, budgets), as one value.
+"""LlmFlags: the model choice a command was given (--llm, --model, --model-for, budgets), as one value.
 
 The CLI collects the flags into an LlmFlags and hands it to a Lake method; the facade turns it into the run's
 setting overrides once, against the catalog's own settings (so `--model` also replaces per-role models that came
@@ -7,7 +7,7 @@ from config files).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 from dsstar_lake.llm.registry import llm_flag_overrides
@@ -18,7 +18,11 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class LlmFlags:
-    """Model flags of one command; None (or an empty role_models) leaves the setting as configured."""
+    """Model flags of one command; None (or an empty role_models) leaves the setting as configured.
+
+    The fields are the names of dsstar_lake/modelflags.py's table, plus role_models (tests/test_cli_options.py
+    keeps the two equal): the table says which setting each one overrides.
+    """
 
     provider: str | None = None
     model: str | None = None
@@ -32,13 +36,9 @@ class LlmFlags:
 
     def applied(self, settings: Settings) -> Settings:
         """Return settings with these flags applied."""
-        overrides = llm_flag_overrides(
-            settings, provider=self.provider, model=self.model, role_models=dict(self.role_models),
-            base_url=self.base_url, manual_dir=self.manual_dir, cache=self.cache,
-            max_llm_calls=self.max_llm_calls, max_cost=self.max_cost)
-        if self.scripted_file:
-            overrides["llm.scripted_file"] = self.scripted_file
-        return settings.with_overrides(overrides)
+        given = {f.name: getattr(self, f.name) for f in fields(self)}
+        given["role_models"] = dict(self.role_models)
+        return settings.with_overrides(llm_flag_overrides(settings, **given))
 
     def overrides(self, settings: Settings) -> dict[str, Any]:
         """Return the dotted keys these flags change in settings, with their new values (a run's overrides)."""

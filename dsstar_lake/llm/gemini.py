@@ -40,14 +40,32 @@ def key_source(environ: Mapping[str, str] | None = None) -> str | None:
         return "Vertex AI (" + ", ".join(v for v in VERTEX_VARS if env.get(v)) + ")"
     from dsstar_lake.llm import keys
 
-    found = next((var for var in KEY_VARS if env.get(var)), None)
-    return found or (keys.source_label() if keys.stored_key("gemini") else None)
+    found = keys.find_key("gemini", KEY_VARS, env)
+    return found[1] if found else None
 
 
 class GeminiProvider:
     """Call generateContent with the SDK's retries off, so the call site's retries are the only ones."""
 
+    # What the registry (llm/registry.py) and `dslake models` know of this provider, declared here.
     name = "gemini"
+    key_vars = KEY_VARS  # read in this order, then the keys file (`dslake keys set gemini`)
+    needs_key = True  # or Vertex AI, which google-genai's own variables switch on
+    base_url_var = "GOOGLE_GEMINI_BASE_URL"  # a proxy; --base-url (llm.base_url) wins
+    default_base_url = None  # google-genai's own endpoint
+    fix_hint = None  # the ways to configure any provider (llm/base.py, HOW_TO_CONFIGURE)
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> GeminiProvider:
+        """Build from llm.base_url and llm.timeout_s (the client is made on the first call)."""
+        return cls(settings)
+
+    @classmethod
+    def credentials(cls, settings: Settings) -> tuple[bool, str]:
+        """Return (usable, where the credentials come from), never the key itself."""
+        source = key_source()
+        return (source is not None,
+                source or f"none: set {' or '.join(cls.key_vars)}, or `dslake keys set {cls.name}`")
 
     def __init__(self, settings: Settings, api_key: str | None = None, base_url: str | None = None) -> None:
         self._api_key = api_key
@@ -77,11 +95,10 @@ class GeminiProvider:
         api_key = self._api_key
         if not api_key and not vertex_enabled():
             # Passed explicitly so GEMINI_API_KEY wins over GOOGLE_API_KEY, as `dslake models` reports it.
-            api_key = next((os.environ[var] for var in KEY_VARS if os.environ.get(var)), None)
-            if not api_key:
-                from dsstar_lake.llm import keys
+            from dsstar_lake.llm import keys
 
-                api_key = keys.stored_key("gemini")
+            found = keys.find_key(self.name, self.key_vars)
+            api_key = found[0] if found else None
         try:
             return genai.Client(api_key=api_key or None, http_options=http_options)
         except ValueError as exc:

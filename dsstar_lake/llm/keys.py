@@ -11,6 +11,7 @@ import json
 import os
 import stat
 import tempfile
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from dsstar_lake import settings as settings_module
@@ -98,6 +99,19 @@ def remove_key(provider: str) -> bool:
 def stored_providers() -> list[str]:
     """Return the providers that have a key in the file (never the keys)."""
     return sorted(_read())
+
+
+def find_key(provider: str, variables: Sequence[str], environ: Mapping[str, str] | None = None) -> tuple[str, str] | None:
+    """Return (key, where from) for a provider: its first set variable, else the keys file's; None when neither.
+
+    The variables are the ones the provider declares (its key_vars), read in that order.
+    """
+    env = os.environ if environ is None else environ
+    found = next((var for var in variables if env.get(var)), None)
+    if found:
+        return env[found], found
+    stored = stored_key(provider) if provider in KEYED_PROVIDERS else None
+    return (stored, source_label()) if stored else None
 
 
 def source_label() -> str:

@@ -4,7 +4,8 @@ With a folder, call N of role R writes `DIR/NNNN-R.prompt.md` and waits for `DIR
 (non-empty and unchanged over one poll, so a half-saved file is not taken). `DIR/NNNN-R.meta.json`, written
 first, says which run asks (run_id), the role and the model, so a page can show each run its own prompts. Without a folder, on a
 terminal, the prompt is printed to stderr and the answer is read from stdin up to a line `EOF`.
-A timeout, `cancel()` or Ctrl-C ends the wait with a ProviderError; the prompt file stays for later.
+A timeout or `cancel()` ends the wait with a ProviderError; Ctrl-C stops the command (the run stays resumable);
+the prompt file stays for later.
 """
 
 from __future__ import annotations
@@ -38,7 +39,24 @@ def _stderr(message: str) -> None:
 class ManualProvider:
     """Hand each prompt to a person through a folder or the terminal, and wait for the answer."""
 
+    # What the registry (llm/registry.py) and `dslake models` know of this provider, declared here.
     name = "manual"
+    key_vars: tuple[str, ...] = ()  # a person needs no key
+    needs_key = False
+    base_url_var = None
+    default_base_url = None
+    # Off a terminal the person is reached only through files: that is the fix, not another provider.
+    fix_hint = ("give a folder with --manual-dir DIR (llm.manual_dir): each prompt is written there as "
+                "NNNN-ROLE.prompt.md, and its answer is read from NNNN-ROLE.response.md beside it")
+
+    @classmethod
+    def credentials(cls, settings: Settings) -> tuple[bool, str]:
+        """Return (usable, how the person is reached): a folder, or this terminal."""
+        if settings["llm.manual_dir"]:
+            return True, f"a person, through files in {settings['llm.manual_dir']}"
+        if sys.stdin.isatty():
+            return True, "a person, on this terminal"
+        return False, "none: stdin is not a terminal; give a folder for the prompts with --manual-dir DIR"
 
     def __init__(
         self,
@@ -159,8 +177,10 @@ class ManualProvider:
                     )
                 self._cancelled.wait(self.poll_s)
         except KeyboardInterrupt:
-            raise ProviderError(f"manual: interrupted while waiting for {response_path}; "
-                                f"the prompt stays in {prompt_path}") from None
+            # Ctrl-C is the person stopping the command (exit 130, the run resumable), not a model that failed.
+            self._notify(f"manual: interrupted while waiting for {response_path.name}; the prompt stays in "
+                         f"{prompt_path}")
+            raise
 
     def _via_terminal(self, role: str, model: str, text: str) -> str:
         out = self._output or sys.stderr
@@ -173,7 +193,8 @@ class ManualProvider:
         try:
             lines = self._read_answer(source)
         except KeyboardInterrupt:
-            raise ProviderError(f"manual: interrupted while waiting for the answer to prompt {number:04d}") from None
+            out.write(f"\nmanual: interrupted while waiting for the answer to prompt {number:04d}\n")
+            raise
         answer = "".join(lines).strip()
         if not answer:
             raise ProviderError(f"manual: no answer given for prompt {number:04d} (stdin closed)")

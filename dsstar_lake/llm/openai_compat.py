@@ -13,7 +13,7 @@ from dsstar_lake.llm.base import Completion, RetryableError, fatal, is_transient
 if TYPE_CHECKING:
     from dsstar_lake.settings import Settings
 
-MISSING = "the openai package is not installed; run: pip install 'dsstar-lake[openai]'"
+MISSING = "the openai package is not installed; install the openai extra (in the clone: pip install -e '.[openai]')"
 BLOCKED_FINISH = {"content_filter"}
 
 
@@ -24,20 +24,43 @@ def openai_installed() -> bool:
     return importlib.util.find_spec("openai") is not None
 
 
-def _stored_key() -> str | None:
-    from dsstar_lake.llm import keys
-
-    return keys.stored_key("openai")
-
-
 class OpenAICompatProvider:
     """Call /chat/completions with the client's retries off, so the call site's retries are the only ones."""
 
+    # What the registry (llm/registry.py) and `dslake models` know of this provider, declared here.
     name = "openai"
+    key_vars = ("OPENAI_API_KEY",)  # then the keys file (`dslake keys set openai`)
+    needs_key = False  # api.openai.com needs one; a local server (--base-url) takes none
+    base_url_var = "OPENAI_BASE_URL"  # the openai client's own variable; --base-url (llm.base_url) wins
+    default_base_url = "https://api.openai.com/v1"
+    fix_hint = None  # the ways to configure any provider (llm/base.py, HOW_TO_CONFIGURE)
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> OpenAICompatProvider:
+        """Build from llm.base_url and llm.timeout_s (the client is made on the first call)."""
+        return cls(settings)
+
+    @classmethod
+    def credentials(cls, settings: Settings) -> tuple[bool, str]:
+        """Return (usable, where the credentials come from), never the key itself."""
+        from dsstar_lake.llm import keys
+
+        if not openai_installed():
+            return False, MISSING
+        found = keys.find_key(cls.name, cls.key_vars)
+        if found:
+            return True, found[1]
+        own_server = settings["llm.base_url"] or os.environ.get(cls.base_url_var, "")
+        if own_server:
+            return True, f"no key (fine for a local server at {own_server})"
+        return False, f"none: set {cls.key_vars[0]}, or --base-url URL for a local server"
 
     def __init__(self, settings: Settings, api_key: str | None = None, base_url: str | None = None) -> None:
+        from dsstar_lake.llm import keys
+
         # Local servers take any key; the official client refuses to start without one.
-        self._api_key = api_key or os.environ.get("OPENAI_API_KEY") or _stored_key() or "none"
+        found = keys.find_key(self.name, self.key_vars)
+        self._api_key = api_key or (found[0] if found else "none")
         # None lets the client read OPENAI_BASE_URL, then default to api.openai.com.
         self._base_url = base_url or settings["llm.base_url"] or None
         self._timeout_s = float(settings["llm.timeout_s"])

@@ -1,19 +1,34 @@
-"""Pick the provider that settings name, say what is configured, and fail early when nothing usable is."""
+"""The providers in one dict, each declaring itself; pick the one settings name, say what is configured, and fail
+early when nothing usable is.
+
+A provider class declares its name, the variables it reads a key from, whether it needs one, its endpoint, how it
+is built from settings, where its credentials come from and its own fix (llm/base.py, DeclaredProvider): adding a
+provider is a class, a line in PROVIDERS and its name in modelnames.py (which the CLI reads), with no branch here.
+"""
 
 from __future__ import annotations
 
 import os
-import sys
 from functools import cache
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dsstar_lake.errors import ConfigError, ModelNotConfigured
-from dsstar_lake.llm.base import HOW_TO_CONFIGURE, PROVIDERS, ROLES, Provider
+from dsstar_lake.llm.base import HOW_TO_CONFIGURE, ROLES, DeclaredProvider, Provider
+from dsstar_lake.llm.gemini import GeminiProvider
+from dsstar_lake.llm.manual import ManualProvider
+from dsstar_lake.llm.openai_compat import OpenAICompatProvider
 from dsstar_lake.llm.record import price_for
+from dsstar_lake.llm.scripted import ScriptedProvider
 
 if TYPE_CHECKING:
     from dsstar_lake.settings import Settings
+
+# Name -> provider class, in the order help and hints list them (modelnames.PROVIDERS names the same, for the CLI
+# to offer without importing this; a test keeps the two equal).
+PROVIDERS: dict[str, DeclaredProvider] = {
+    cls.name: cls for cls in (GeminiProvider, OpenAICompatProvider, ManualProvider, ScriptedProvider)
+}
+
 
 def provider_name(settings: Settings) -> str:
     """Return llm.provider, checked."""
@@ -25,22 +40,15 @@ def provider_name(settings: Settings) -> str:
 
 def make_provider(settings: Settings) -> Provider:
     """Build the provider llm.provider names (no network; SDK clients are made on first use)."""
-    name = provider_name(settings)
-    if name == "gemini":
-        from dsstar_lake.llm.gemini import GeminiProvider
+    return PROVIDERS[provider_name(settings)].from_settings(settings)
 
-        return GeminiProvider(settings)
-    if name == "openai":
-        from dsstar_lake.llm.openai_compat import OpenAICompatProvider
 
-        return OpenAICompatProvider(settings)
-    if name == "manual":
-        from dsstar_lake.llm.manual import ManualProvider
-
-        return ManualProvider.from_settings(settings)
-    from dsstar_lake.llm.scripted import ScriptedProvider
-
-    return ScriptedProvider.from_settings(settings)
+def base_url(settings: Settings, name: str) -> str | None:
+    """Return the endpoint a provider calls: --base-url, else its declared variable, else its default."""
+    declared = PROVIDERS[name]
+    if declared.base_url_var is None:
+        return None
+    return settings["llm.base_url"] or os.environ.get(declared.base_url_var) or declared.default_base_url
 
 
 # Providers where no model of ours answers: a person (manual). Unless a model is named for them, the record
@@ -77,52 +85,10 @@ def model_for(settings: Settings, role: str) -> str:
     return model
 
 
-def _credentials(settings: Settings, name: str) -> tuple[bool, str]:
-    """Return (usable, where from) without ever reading a secret's value into the answer."""
-    if name == "gemini":
-        from dsstar_lake.llm.gemini import key_source
-
-        source = key_source()
-        return (source is not None, source or "none: set GEMINI_API_KEY or GOOGLE_API_KEY, or `dslake keys set gemini`")
-    if name == "openai":
-        from dsstar_lake.llm.openai_compat import MISSING, openai_installed
-
-        if not openai_installed():
-            return False, MISSING
-        base_url = settings["llm.base_url"] or os.environ.get("OPENAI_BASE_URL", "")
-        if os.environ.get("OPENAI_API_KEY"):
-            return True, "OPENAI_API_KEY"
-        from dsstar_lake.llm import keys
-
-        if keys.stored_key("openai"):
-            return True, keys.source_label()
-        if base_url:
-            return True, f"no key (fine for a local server at {base_url})"
-        return False, "none: set OPENAI_API_KEY, or --base-url URL for a local server"
-    if name == "manual":
-        if settings["llm.manual_dir"]:
-            return True, f"a person, through files in {settings['llm.manual_dir']}"
-        if sys.stdin.isatty():
-            return True, "a person, on this terminal"
-        return False, "none: stdin is not a terminal; set llm.manual_dir (--manual-dir DIR)"
-    path = settings["llm.scripted_file"]
-    if path and Path(path).is_file():
-        return True, f"rules in {path}"
-    return False, f"none: llm.scripted_file {path!r} is not a file" if path else "none: set llm.scripted_file"
-
-
-def _base_url(settings: Settings, name: str) -> str | None:
-    if name == "gemini":
-        return settings["llm.base_url"] or os.environ.get("GOOGLE_GEMINI_BASE_URL") or None
-    if name == "openai":
-        return settings["llm.base_url"] or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
-    return None
-
-
 def describe_configuration(settings: Settings) -> dict[str, Any]:
     """Describe the model setup for `dslake models`: provider, per-role models, credentials (never values), prices."""
     name = provider_name(settings)
-    usable, source = _credentials(settings, name)
+    usable, source = PROVIDERS[name].credentials(settings)
     pricing = settings.get("llm.pricing") or {}
     models = settings.get("llm.models") or {}
     roles = list(ROLES) + sorted(r for r in models if r not in ROLES)
@@ -139,9 +105,11 @@ def describe_configuration(settings: Settings) -> dict[str, Any]:
         })
     return {
         "provider": name,
-        "base_url": _base_url(settings, name),
+        "base_url": base_url(settings, name),
         "credentials_present": usable,
         "credentials_source": source,
+        "key_variables": list(PROVIDERS[name].key_vars),
+        "needs_key": PROVIDERS[name].needs_key,
         "roles": rows,
         "pricing": {k: list(v) for k, v in sorted(pricing.items())},
         "cache": settings["llm.cache"],
@@ -154,45 +122,41 @@ def describe_configuration(settings: Settings) -> dict[str, Any]:
 def check_configured(settings: Settings) -> None:
     """Raise ModelNotConfigured, listing the ways to configure a model, when the provider cannot work."""
     name = provider_name(settings)
-    usable, source = _credentials(settings, name)
+    usable, source = PROVIDERS[name].credentials(settings)
     if not usable:
-        raise ModelNotConfigured(f"no usable model: provider {name} has {source}", hint=HOW_TO_CONFIGURE)
+        # A provider with one fix of its own (a person off a terminal) says it, not the list of other providers.
+        hint = PROVIDERS[name].fix_hint or HOW_TO_CONFIGURE
+        raise ModelNotConfigured(f"no usable model: provider {name} has {source}", hint=hint)
     for role in ROLES:
         model_for(settings, role)
 
 
-def llm_flag_overrides(
-    settings: Settings,
-    *,
-    provider: str | None = None,
-    model: str | None = None,
-    role_models: dict[str, str | None] | None = None,
-    base_url: str | None = None,
-    manual_dir: str | None = None,
-    cache: str | None = None,
-    max_llm_calls: int | None = None,
-    max_cost: float | None = None,
-) -> dict[str, Any]:
-    """Turn the CLI's --llm/--model/--model-ROLE/--base-url/... flags into Settings.with_overrides() keys.
+def llm_flag_overrides(settings: Settings, **flags: Any) -> dict[str, Any]:
+    """Turn model flags (the names of dsstar_lake/modelflags.py's table, and role_models) into overrides.
 
-    `--model` names the model of every role, so it also replaces per-role models that came from config
-    files; `--model-ROLE` flags are applied after it and win for their role.
+    `model` names the model of every role, so it also replaces per-role models that came from config files;
+    `role_models` ({role: model}, from --model-for) are applied after it and win for their role. A value of None
+    leaves its setting as configured.
     """
-    overrides: dict[str, Any] = {
-        "llm.provider": provider,
-        "llm.base_url": base_url,
-        "llm.manual_dir": manual_dir,
-        "llm.cache": cache,
-        "llm.max_llm_calls": max_llm_calls,
-        "llm.max_cost": max_cost,
-    }
-    if model:
-        overrides["llm.model"] = model
-        for role in settings.get("llm.models") or {}:
-            overrides[f"llm.models.{role}"] = model
-    for role, role_model in (role_models or {}).items():
+    from dsstar_lake.modelflags import MODEL_FLAGS, ROLE_SETTING
+
+    role_models = flags.pop("role_models", None) or {}
+    by_name = {flag.name: flag for flag in MODEL_FLAGS}
+    unknown = sorted(set(flags) - set(by_name))
+    if unknown:
+        raise TypeError(f"unknown model flag(s): {', '.join(unknown)}")
+    overrides: dict[str, Any] = {}
+    for name, value in flags.items():
+        flag = by_name[name]
+        if value is None:
+            continue
+        if flag.kind == "choice" and value not in flag.choices + flag.unadvertised:
+            raise ConfigError(f"{flag.flag} must be one of {', '.join(flag.choices)}, not {value!r}")
+        overrides[flag.setting] = value
+    if flags.get("model"):
+        for role in settings.get(ROLE_SETTING) or {}:
+            overrides[f"{ROLE_SETTING}.{role}"] = flags["model"]
+    for role, role_model in role_models.items():
         if role_model:
-            overrides[f"llm.models.{role}"] = role_model
-    if cache is not None and cache not in ("off", "record", "replay"):
-        raise ConfigError(f"--cache must be off, record or replay, not {cache!r}")
-    return {k: v for k, v in overrides.items() if v is not None}
+            overrides[f"{ROLE_SETTING}.{role}"] = role_model
+    return overrides

@@ -110,7 +110,21 @@ def _rule(data: dict[str, Any]) -> Rule:
 class ScriptedProvider:
     """Answer from rules (first match wins, counted rules get used up) and then from a callable."""
 
+    # What the registry (llm/registry.py) and `dslake models` know of this provider, declared here.
     name = "scripted"
+    key_vars: tuple[str, ...] = ()  # rules in a file, for tests: no key
+    needs_key = False
+    base_url_var = None
+    default_base_url = None
+    fix_hint = "give a JSONL file of rules with --scripted-file FILE (llm.scripted_file)"
+
+    @classmethod
+    def credentials(cls, settings: Settings) -> tuple[bool, str]:
+        """Return (usable, where the rules are)."""
+        path = settings["llm.scripted_file"]
+        if path and Path(path).is_file():
+            return True, f"rules in {path}"
+        return False, f"none: llm.scripted_file {path!r} is not a file" if path else "none: set llm.scripted_file"
 
     def __init__(self, rules: list[Rule] | None = None, responder: Responder | None = None) -> None:
         if not rules and responder is None:

@@ -36,8 +36,8 @@ class Asks:
 
         try:
             check_configured(self.lake.settings)
-        except DslakeError as exc:
-            return exc.message
+        except DslakeError as exc:  # with the hint: the ways to configure a model, every provider named
+            return f"{exc.message}; {exc.hint}" if exc.hint else exc.message
         if provider_name(self.lake.settings) == "manual" and not self.manual_dir():
             return "the manual provider answers from the page only with a prompt folder: give --manual-dir DIR"
         return None
