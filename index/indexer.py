@@ -394,8 +394,9 @@ def _rebuild_folder(conn: sqlite3.Connection, key: str, folders: list[str], opti
             entry_id = file_entry_id(path)
             old = existing.get(entry_id)
             linked = bool(group.sidecars) or group.documents is not None
-            # An analysed or linked file is always rebuilt: its analysis or its partner may be newer than its row.
-            if (old is not None and old["kind"] == "file" and old["content_hash"] == hashes[path]
+            # An analysed or linked file is always rebuilt: its analysis or its partner may be newer than its row;
+            # so is every file when descriptions and cards are written differently (force: a new render version).
+            if (not force and old is not None and old["kind"] == "file" and old["content_hash"] == hashes[path]
                     and hashes[path] not in analyses and not linked):
                 wanted[entry_id] = None  # unchanged single file: keep its row as it is
                 conn.execute("UPDATE files SET entry_id = ? WHERE path = ?", (entry_id, path))
