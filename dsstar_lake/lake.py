@@ -232,12 +232,12 @@ class Lake:
         cluster: tcp://HOST:PORT of a Dask scheduler to profile on (None: index.cluster; empty: local processes).
         """
         from dslake_index.cluster import open_cluster
-        from dslake_index.indexer import IndexOptions, refresh_entries, run_index
+        from dslake_index.indexer import IndexOptions, run_index
         from dslake_index.scan import scan_lake
         from dslake_index.sync import sync_vectors
         from dslake_index.vector_check import check_and_repair, record_stamp
 
-        from dsstar_lake.analyze import resolve_mode
+        from dsstar_lake.analyze import model_passes, resolve_mode
 
         remote = self.access.remote
         if self.root is None and remote is None:
@@ -272,16 +272,12 @@ class Lake:
                 report = progress or (lambda event, data: None)
                 sync = lambda c, p: sync_vectors(c, self.vector_store, self.index_embedder, p)  # noqa: E731
                 warming = Prewarm(self.index_embedder)
+                enrichers = model_passes(self.setup(provider=provider), mode) if mode != "profile" else []
                 try:
                     summary = run_index(conn, self.db_path, lake_ref, scan, options, sync, report,
-                                        on_work=warming.start)
+                                        on_work=warming.start, enrichers=enrichers)
                 finally:
                     warming.stop()  # after Ctrl-C too: waits for one short step at most
-                if mode != "profile":
-                    from dsstar_lake.analyze import describe_with_model
-
-                    refresh = lambda: refresh_entries(conn, options, sync, report)  # noqa: E731
-                    describe_with_model(self.setup(provider=provider), mode, summary, refresh, report)
                 record_stamp(conn, self.access.vector_stamp())
                 if drift.total:
                     summary.vectors_repaired = drift.total
