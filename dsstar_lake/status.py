@@ -9,8 +9,7 @@ from typing import Any
 
 from dslake_index import catalog as catalog_db
 from dslake_index import census
-
-from dsstar_lake.catalog_access import CHROMA_DIR, CatalogAccess
+from dslake_index.front_door import CHROMA_DIR, Catalog
 
 
 @dataclass
@@ -59,7 +58,7 @@ def _dir_size(path: Path) -> int:
     return total
 
 
-def lake_status(access: CatalogAccess, check_vectors: bool = False) -> LakeStatus:
+def lake_status(access: Catalog, check_vectors: bool = False) -> LakeStatus:
     """Summarise the catalog, and compare it with the lake (stale, new, removed files)."""
     from dslake_index.scan import scan_lake
     from dslake_index.sync import check_consistency
@@ -71,7 +70,7 @@ def lake_status(access: CatalogAccess, check_vectors: bool = False) -> LakeStatu
     present: set[str] = set()
     listed = None
     if access.root is not None and access.root.is_dir():
-        listed = scan_lake(access.root, access.catalog_dir, bool(access.settings["index.follow_symlinks"])).files
+        listed = scan_lake(access.root, access.catalog_dir, access.settings["index.follow_symlinks"]).files
     elif access.remote is not None:  # a lake in object storage: its listing, as an index would compare it
         from dslake_index.objectstore import list_objects
 
