@@ -69,16 +69,17 @@ class IndexOptions:
 
     @classmethod
     def from_settings(cls, settings: Any, cluster: Any = None) -> IndexOptions:
-        """Read the options from resolved settings (dsstar_lake's Settings: item access and .section)."""
+        """Read the options from resolved settings (dsstar_lake's Settings: item access and .section; every value
+        already has its declared type)."""
         return cls(
-            jobs=int(settings["index.jobs"]) or (os.cpu_count() or 1),
+            jobs=settings["index.jobs"] or (os.cpu_count() or 1),
             limits=Limits.from_settings(settings.section("profile")),
-            timeout_s=float(settings["profile.timeout_s"]),
-            memory_mb=int(settings["profile.memory_mb"]),
+            timeout_s=settings["profile.timeout_s"],
+            memory_mb=settings["profile.memory_mb"],
             hash_algorithm=settings["index.hash_algorithm"],
-            write_batch=int(settings["index.write_batch"]),
-            min_members=int(settings["families.min_members"]),
-            max_members_listed=int(settings["families.max_members_listed"]),
+            write_batch=settings["index.write_batch"],
+            min_members=settings["families.min_members"],
+            max_members_listed=settings["families.max_members_listed"],
             cluster=cluster,
         )
 
