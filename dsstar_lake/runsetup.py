@@ -69,15 +69,7 @@ class RunSetup:
 
     def lake_files(self) -> list[str]:
         """Return every file of the lake, lake-relative and sorted: the files on disk, or the catalog's objects."""
-        if self.access.root is None and self.access.remote is not None:
-            from dslake_index import lookup
-
-            return [path for path, _, _ in lookup.file_hashes(self.connection())]
-        from dslake_index.scan import scan_lake
-
-        # The files on disk, not the catalog's: a file that failed to profile is still there to read.
-        scan = scan_lake(Path(self.root or "."), self.catalog_dir, self.settings["index.follow_symlinks"])
-        return sorted(f.path for f in scan.files)
+        return self.access.lake_files()
 
     def connection(self) -> sqlite3.Connection:
         """Return this thread's manifest connection (CatalogError when there is no catalog)."""

@@ -22,8 +22,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from dslake_index import catalog as catalog_db
-from dslake_index import lookup
+from dslake_index import census, lookup
 from dslake_index.catalog_errors import REBUILD_API_HINT, disk_full, read_only
+from dslake_index.catalog_status import CatalogStatus, dir_size
 from dslake_index.errors import CatalogError, CatalogLocked, UsageError, is_disk_full
 from dslake_index.objectstore import list_objects
 from dslake_index.progress import Progress
@@ -150,6 +151,16 @@ class Catalog:
                 pass
         return candidate.as_posix()
 
+    def lake_files(self) -> list[str]:
+        """Return every file of the lake, lake-relative and sorted: the files on disk, or the catalog's objects."""
+        if self.root is None and self.remote is not None:
+            return [path for path, _, _ in lookup.file_hashes(self.connection())]
+        from dslake_index.scan import scan_lake
+
+        # The files on disk, not the catalog's: a file that failed to profile is still there to read.
+        scan = scan_lake(Path(self.root or "."), self.catalog_dir, self.settings["index.follow_symlinks"])
+        return sorted(f.path for f in scan.files)
+
     def show(self, path: str) -> dict[str, Any]:
         """Return the stored record, description and card of one file (or of a family by its pattern)."""
         conn = self.connection()
@@ -170,6 +181,69 @@ class Catalog:
             result["entry"] = {k: entry[k] for k in entry.keys()}
             result["members"] = lookup.member_paths(conn, entry["id"])
         return result
+
+    def status(self, check_vectors: bool = False) -> CatalogStatus:
+        """Summarise the catalog, and compare it with the lake (stale, new, removed files).
+
+        check_vectors: open the vector store and compare its ids and card hashes with the manifest (else the
+        store's cheap stamp is compared).
+        """
+        from dslake_index.scan import scan_lake
+        from dslake_index.sync import check_consistency
+
+        conn = self.connection()
+        files = census.file_states(conn)
+        stale: list[str] = []
+        new: list[str] = []
+        present: set[str] = set()
+        listed = None
+        if self.root is not None and self.root.is_dir():
+            listed = scan_lake(self.root, self.catalog_dir, self.settings["index.follow_symlinks"]).files
+        elif self.remote is not None:  # a lake in object storage: its listing, as an index would compare it
+            listed = list_objects(self.remote, self.catalog_dir)[1].files
+        for f in listed or ():
+            present.add(f.path)
+            row = files.get(f.path)
+            if row is None:
+                new.append(f.path)
+            elif row["size"] != f.size or row["mtime_ns"] != f.mtime_ns or row["status"] == "stale":
+                stale.append(f.path)
+        removed = sorted(set(files) - present) if self.root is not None or listed is not None else []
+        formats: dict[str, int] = {}
+        for row in files.values():
+            key = row["format"] or "unknown"
+            formats[key] = formats.get(key, 0) + 1
+        store = None
+        problems: list[str] = []
+        if self.chroma_url() is None and not (self.catalog_dir / CHROMA_DIR).exists() and files:
+            problems.append("the vector store folder is missing; a plain `dslake index LAKE` re-embeds every entry "
+                            "from the manifest's cards (nothing is profiled again)")
+        elif check_vectors:
+            store = self.vector_store()
+        else:
+            from dslake_index.vector_check import count_problems
+
+            problems.extend(count_problems(conn, self.vector_stamp()))
+        problems.extend(check_consistency(conn, store))
+        entries, families = census.entry_counts(conn)
+        last = catalog_db.get_meta(conn, "last_index_at")
+        return CatalogStatus(
+            lake=str(self.root) if self.root else (self.remote or ""),
+            catalog=str(self.catalog_dir),
+            schema=catalog_db.schema_version(conn),
+            files=len(files),
+            entries=entries,
+            families=families,
+            bytes=sum(row["size"] for row in files.values() if row["size"] > 0),
+            formats=dict(sorted(formats.items(), key=lambda kv: -kv[1])),
+            failed=[(p, r["error"] or "") for p, r in sorted(files.items()) if r["status"] == "failed"],
+            stale=sorted(stale),
+            new=sorted(new),
+            removed=removed,
+            catalog_bytes=dir_size(self.catalog_dir),
+            last_index_at=float(last) if last else None,
+            problems=problems,
+        )
 
     # ---- derived stores ------------------------------------------------------------------------------------
 
@@ -356,4 +430,4 @@ class Catalog:
         rebuild_catalog(self.catalog_dir, self.db_path, self.vector_store)
 
 
-__all__ = ["CATALOG_CONFIG", "CHROMA_DIR", "Catalog", "SettingsView"]
+__all__ = ["CATALOG_CONFIG", "CHROMA_DIR", "Catalog", "CatalogStatus", "SettingsView"]
