@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from dslake_index import analyses
 from dslake_index import catalog as catalog_db
+from dslake_index.enrich import Enricher, Enrichment
 from dslake_index.progress import Progress
 
 from dsstar_lake.errors import BudgetExceeded, ConfigError, DslakeError
@@ -179,8 +180,8 @@ def analyze_catalog(
     if not targets:
         return summary
     workdir = Path(workdir) if workdir is not None else setup.catalog_dir / "runs" / f"{RUN_PREFIX}{_stamp()}"
-    max_debug = max(0, int(setup.settings["agent.max_debug"]))
-    over = int(setup.settings["agent.summarize_over_chars"])
+    max_debug = max(0, setup.settings["agent.max_debug"])
+    over = setup.settings["agent.summarize_over_chars"]
     record = trace or (lambda data: None)
     stop = threading.Event()
     progress("analyze", {"total": len(targets)})
@@ -281,7 +282,7 @@ def run_analyzer(setup: RunSetup, mode: str, progress: Progress = _quiet) -> Ana
         trace.write({"type": "warning", "text": sandbox.warning})
         progress("warning", {"text": sandbox.warning})
     trace.write({"type": "start", "mode": mode, "targets": len(targets), "backend": sandbox.backend})
-    jobs = int(settings["index.jobs"]) or (os.cpu_count() or 1)
+    jobs = settings["index.jobs"] or (os.cpu_count() or 1)
     with setup.llm(trace, folder.name) as llm:
         summary = analyze_catalog(setup, mode, llm, sandbox, jobs, progress, workdir=folder, targets=targets,
                                   trace=trace.write)
@@ -290,18 +291,40 @@ def run_analyzer(setup: RunSetup, mode: str, progress: Progress = _quiet) -> Ana
     return summary
 
 
-def describe_with_model(setup: RunSetup, mode: str, summary: Any, refresh: Callable[[], int],
-                        progress: Progress = _quiet) -> None:
-    """After an index: the paper's LLM analysis of the files that want one, then a model's summary for entries
-    whose cards carry no words a question uses; refresh() rebuilds the entries and embeds their cards (returns how
-    many) after each pass that wrote something. Fills summary.analysis, .summaries and .embedded."""
-    from dsstar_lake.summarize import run_summarizer
+class AnalyzerPass:
+    """The paper's analyzer as an index enricher (index/enrich.py): it stores analyses and marks their folders dirty."""
 
-    analysis = run_analyzer(setup, mode, progress=progress)
-    summary.analysis = analysis.to_dict()
-    if analysis.analyzed:
-        summary.embedded += refresh()
-    summaries = run_summarizer(setup, progress, spent=analysis.cost_usd)
-    summary.summaries = summaries.to_dict()
-    if summaries.written:
-        summary.embedded += refresh()
+    def __init__(self, setup: RunSetup, mode: str) -> None:
+        self.setup = setup
+        self.mode = mode
+        self.spent = 0.0  # what its model calls cost: the summarizer's share of llm.max_cost is what is left
+
+    def enrich(self, conn: sqlite3.Connection, progress: Progress) -> Enrichment:
+        """Analyse the contents that want it (the manifest is reached through the run setup, on this thread)."""
+        analysis = run_analyzer(self.setup, self.mode, progress=progress)
+        self.spent = analysis.cost_usd
+        return Enrichment("analysis", analysis.to_dict(), wrote=analysis.analyzed > 0)
+
+
+class SummarizerPass:
+    """The summarizer as an index enricher, after the analyzer (whose words its wordless test then sees)."""
+
+    def __init__(self, setup: RunSetup, after: AnalyzerPass) -> None:
+        self.setup = setup
+        self.after = after
+
+    def enrich(self, conn: sqlite3.Connection, progress: Progress) -> Enrichment:
+        """Summarise the wordless entries within what the analyzer left of llm.max_cost."""
+        from dsstar_lake.summarize import run_summarizer
+
+        report = run_summarizer(self.setup, progress, spent=self.after.spent)
+        return Enrichment("summaries", report.to_dict(), wrote=report.written > 0)
+
+
+def model_passes(setup: RunSetup, mode: str) -> list[Enricher]:
+    """Return the index's model enrichers for an analyzer mode (none for `profile`): the analyzer, then the
+    summarizer. The index renders what they change and embeds each changed card once, after both."""
+    if mode == "profile":
+        return []
+    analyzer = AnalyzerPass(setup, mode)
+    return [analyzer, SummarizerPass(setup, analyzer)]

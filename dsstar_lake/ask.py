@@ -70,7 +70,7 @@ def ask(
         record.event("context_given", entries=[e.path for e in entries])
     progress("context", {"entries": [e.path for e in entries], "given": bool(files)})
     state = AgentState(question=question, guidelines=str(settings["agent.guidelines"]), entries=entries)
-    record.save_state(state)
+    record.save_state(state.to_dict())
     return _drive(setup, record, state, progress, not files, started, clarify)
 
 
@@ -88,7 +88,8 @@ def resume(setup: RunSetup, run_id: str, progress: Progress | None = None) -> An
     if meta.get("status") == "aborted":
         raise UsageError(f"run {record.id} was aborted ({meta.get('error')}) and cannot be resumed",
                          hint="ask the question again")
-    state = record.load_state()
+    saved = record.load_state()
+    state = AgentState.from_dict(saved) if saved else None
     if state is None:
         raise UsageError(f"run {record.id} stopped before its data context was saved; it cannot be resumed",
                          hint="ask the question again")
@@ -142,11 +143,11 @@ def _drive(setup: RunSetup, record: RunRecord, state: AgentState, progress: Prog
         raise
     except DslakeError as exc:
         # A provider that failed for good (or a model not configured after all): resumable from the last round.
-        answer = _stop(agent, record, record.load_state() or state, "interrupted", str(exc))
+        answer = _stop(agent, record, _saved(record, state), "interrupted", str(exc))
         progress("interrupted", {"error": str(exc), "run_id": record.id})
         return answer
     except KeyboardInterrupt:
-        _stop(agent, record, record.load_state() or state, "interrupted", "interrupted by the user")
+        _stop(agent, record, _saved(record, state), "interrupted", "interrupted by the user")
         raise
     except BaseException as exc:  # a bug in dslake: record it, then let it surface
         record.event("error", error=f"{type(exc).__name__}: {exc}")
@@ -154,11 +155,17 @@ def _drive(setup: RunSetup, record: RunRecord, state: AgentState, progress: Prog
         raise
     _clean_work(record)
     answer = build_answer(record, state, agent.spent(), members=setup.members)
-    record.write_answer(answer)
+    record.write_answer(answer.to_dict())
     record.event("done", value=answer.value, verified=answer.verified, stop_reason=answer.stop_reason)
     record.set_status("done", answer.error)
     progress("done", {"answer": answer})
     return answer
+
+
+def _saved(record: RunRecord, state: AgentState) -> AgentState:
+    """Return the state of the last completed round (the one saved), else the state in hand."""
+    saved = record.load_state()
+    return AgentState.from_dict(saved) if saved else state
 
 
 def _clean_work(record: RunRecord) -> None:
@@ -175,10 +182,10 @@ def _stop(agent: Agent, record: RunRecord, state: AgentState, status: str, error
     record.event(status, error=error, round=state.round)
     state.spent = agent.spent()
     if status == "interrupted":
-        record.save_state(state)
+        record.save_state(state.to_dict())
     answer = build_answer(record, state, state.spent, error=error, resumable=status == "interrupted")
     answer.stop_reason = status
-    record.write_answer(answer)
+    record.write_answer(answer.to_dict())
     record.set_status(status, error)
     return answer
 

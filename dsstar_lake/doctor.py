@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any
 from dsstar_lake.errors import DslakeError
 
 if TYPE_CHECKING:
+    from dslake_index.front_door import Catalog
     from rich.console import Console
 
-    from dsstar_lake.catalog_access import CatalogAccess
     from dsstar_lake.settings import Settings
 
 OK, WARN, FAIL = "ok", "warn", "fail"
@@ -55,7 +55,7 @@ class DoctorReport:
         return {"ok": not self.failed, "checks": [asdict(check) for check in self.checks]}
 
 
-def diagnose(settings: Settings, access: CatalogAccess | None = None) -> DoctorReport:
+def diagnose(settings: Settings, access: Catalog | None = None) -> DoctorReport:
     """Run every check (the catalog's only when a lake or catalog was given); return the report."""
     checks = [check_sandbox(settings), check_sandbox_files(settings), check_sandbox_limits(settings),
               check_model(settings), check_embedding(settings), check_science(settings)]
@@ -180,7 +180,7 @@ def check_science(settings: Settings) -> Check:
                  "fail or do without)", SCIENCE_FIX)
 
 
-def check_catalog(access: CatalogAccess) -> Check:
+def check_catalog(access: Catalog) -> Check:
     """Check the catalog as `dslake status --check` does: it exists, opens, and its indexes match the manifest."""
     from dsstar_lake.status import lake_status
 

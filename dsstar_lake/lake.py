@@ -1,21 +1,23 @@
-"""Lake: the one facade that cli.py, tests and notebooks call (open, index, status, show, search)."""
+"""Lake: the one facade that cli.py, tests and notebooks call (open, index, status, show, search, ask, ...).
+
+The catalog itself (manifest, full text, vectors, embedder, retriever, the index pipeline) is index/'s front door,
+dslake_index.front_door.Catalog, which the facade and every run setup share as `lake.catalog`; the facade adds
+what lies above index/: settings, the model passes as the index's enrichers, the use cases (ask, report, eval).
+"""
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dslake_index import catalog as catalog_db
-from dslake_index import lookup
-from dslake_index.objectstore import list_objects, remote_lake
+from dslake_index.catalog_errors import manifest_errors
+from dslake_index.front_door import CATALOG_CONFIG, CHROMA_DIR, Catalog
+from dslake_index.objectstore import remote_lake
 from dslake_index.progress import Progress
 
-from dsstar_lake.catalog_access import CHROMA_DIR, CatalogAccess
-from dsstar_lake.catalog_errors import disk_full, manifest_errors, read_only
-from dsstar_lake.errors import CatalogError, CatalogLocked, LakeNotFound, UsageError, is_disk_full
+from dsstar_lake.errors import LakeNotFound, UsageError
 from dsstar_lake.prewarm import Prewarm
 from dsstar_lake.runsetup import RunSetup, run_setup
 from dsstar_lake.settings import USER_CONFIG_PATH, Settings
@@ -26,7 +28,6 @@ if TYPE_CHECKING:
 
 __all__ = ["CATALOG_CONFIG", "CHROMA_DIR", "Lake", "LakeStatus"]
 
-CATALOG_CONFIG = "config.toml"
 _JUDGE: Any = object()  # Lake.benchmark's judge left out: eval.runner.FROM_SETTINGS (imported only when used)
 
 
@@ -36,35 +37,32 @@ class Lake:
 
     def __init__(self, root: Path | None, catalog_dir: Path, settings: Settings,
                  readonly: bool | None = None, run_overrides: dict[str, Any] | None = None) -> None:
-        # The catalog handles (one connection and one retriever per thread) live in CatalogAccess, which every
-        # run setup shares: use cases reach the catalog through it, never through the facade.
-        self.access = CatalogAccess(root, catalog_dir, settings, readonly)
+        # The catalog (one connection and one retriever per thread, the index pipeline) is index/'s front door,
+        # which every run setup shares: use cases reach the catalog through it, never through the facade.
+        self.catalog = Catalog(root, catalog_dir, settings, readonly)
         # The model flags the lake was opened with, as overrides every run keeps in its record, so that a
         # resumed run takes the flags given now over the ones it was started with.
         self.run_overrides = dict(run_overrides or {})
 
     @property
+    def access(self) -> Catalog:
+        """The catalog under its former name (CatalogAccess); use `catalog`. Kept while branches merge."""
+        return self.catalog
+
+    @property
     def root(self) -> Path | None:
         """Return the lake folder (None: only the catalog is known)."""
-        return self.access.root
-
-    @root.setter
-    def root(self, value: Path | None) -> None:
-        self.access.root = value
+        return self.catalog.root
 
     @property
     def catalog_dir(self) -> Path:
         """Return the catalog folder."""
-        return self.access.catalog_dir
+        return self.catalog.catalog_dir
 
     @property
     def settings(self) -> Settings:
         """Return the catalog's settings (defaults < user config < catalog config < environment < flags)."""
-        return self.access.settings
-
-    @settings.setter
-    def settings(self, value: Settings) -> None:
-        self.access.settings = value
+        return self.catalog.settings  # type: ignore[return-value]  # a Settings, seen by index/ as a SettingsView
 
     # ---- opening -------------------------------------------------------------------------------------------
 
@@ -114,46 +112,31 @@ class Lake:
             resolved = llm.applied(resolved)
         lake = cls(root, catalog_dir, resolved, readonly, flagged)
         if lake.root is None and remote is None:
-            lake.root = lake.access.stored_root()
-        lake.access.remote = remote or (lake.access.stored_remote() if lake.root is None else None)
+            lake.catalog.root = lake.catalog.stored_root()
+        lake.catalog.remote = remote or (lake.catalog.stored_remote() if lake.root is None else None)
         return lake
 
     @property
     def readonly(self) -> bool:
         """Return whether this catalog is used without writing (its folder is not writable, or it was asked)."""
-        return self.access.readonly
+        return self.catalog.readonly
 
     @property
     def db_path(self) -> Path:
         """Return the manifest's path."""
-        return self.access.db_path
-
-    def _create_catalog(self) -> None:
-        try:
-            self.catalog_dir.mkdir(parents=True, exist_ok=True)
-            probe = self.catalog_dir / ".write-test"
-            probe.write_text("")
-            probe.unlink()
-        except OSError as exc:
-            if is_disk_full(exc):
-                raise disk_full(self.catalog_dir) from None
-            raise CatalogError(
-                f"cannot write the catalog at {self.catalog_dir}: {exc.strerror or exc}",
-                hint="choose a writable place with --catalog DIR",
-                api_hint="choose a writable place with Lake.open(lake, catalog=DIR)",
-            ) from None
+        return self.catalog.db_path
 
     def connection(self) -> sqlite3.Connection:
         """Return the manifest connection, migrating the schema on first use."""
-        return self.access.connection()
+        return self.catalog.connection()
 
     def close(self) -> None:
         """Close this thread's manifest connection."""
-        self.access.close()
+        self.catalog.close()
 
     def setup(self, overrides: dict[str, Any] | None = None, provider: Any = None) -> RunSetup:
         """Return what a use case needs (catalog, settings with these overrides, model, sandbox): the run setup."""
-        return run_setup(self.access, {**self.run_overrides, **(overrides or {})}, provider)
+        return run_setup(self.catalog, {**self.run_overrides, **(overrides or {})}, provider)
 
     @classmethod
     def setting_rows(cls, path: str | None = None, catalog: str | None = None) -> list[dict[str, Any]]:
@@ -170,48 +153,23 @@ class Lake:
         settings = cls.open(path, catalog=catalog).settings if (path or catalog) else Settings.load()
         return describe_configuration(llm.applied(settings) if llm is not None else settings)
 
-    # ---- derived stores --------------------------------------------------------------------------------------
+    # ---- the catalog's handles (dslake_index.front_door.Catalog) ---------------------------------------------
 
     def chroma_url(self) -> str | None:
         """Return the Chroma server URL in use, or None for the embedded store."""
-        return self.access.chroma_url()
+        return self.catalog.chroma_url()
 
     def vector_store(self) -> Any:
         """Open the vector store (embedded in the catalog, or the configured Chroma server)."""
-        return self.access.vector_store()
+        return self.catalog.vector_store()
 
     def embedder(self) -> Any:
         """Return the process-wide embedding model (loaded on first encode)."""
-        return self.access.embedder()
+        return self.catalog.embedder()
 
     def index_embedder(self) -> Any:
         """Return the embedding model for indexing: embedding runs after profiling, so it may use every core."""
-        from dslake_index.embed import get_embedder
-
-        section = dict(self.settings.section("embed"))
-        section["threads"] = int(section.get("index_threads") or 0) or (os.cpu_count() or 1)
-        return get_embedder(section)
-
-    def scope_of(self, paths: list[str]) -> list[str] | None:
-        """Return the lake-relative scope of paths given on the command line (None: scan the whole lake).
-
-        A relative path is read from the current folder when it lies inside the lake from there, else from the
-        lake root: `dslake index lake lake/a.csv` and `dslake index lake a.csv` name the same file.
-        """
-        from dslake_index.scan import lake_relative, rescan_scope
-
-        if self.root is None:
-            raise UsageError("indexing needs the lake folder", hint="dslake index LAKE [PATH]...",
-                             api_hint="open the lake with Lake.open(lake)")
-        rels = []
-        for path in paths:
-            rel = lake_relative(self.root, path)
-            if rel is None and not os.path.isabs(path):
-                rel = lake_relative(self.root, self.root / path)
-            if rel is None:
-                raise UsageError(f"not inside the lake {self.root}: {path}")
-            rels.append(rel)
-        return rescan_scope(rels)
+        return self.catalog.index_embedder()
 
     # ---- commands ----------------------------------------------------------------------------------------------
 
@@ -219,132 +177,38 @@ class Lake:
     def index(self, progress: Progress | None = None, rebuild: bool = False, analyzer: str | None = None,
               provider: Any = None, paths: list[str] | None = None, given: list[str] | None = None,
               cluster: str | None = None) -> Any:
-        """Bring the catalog up to date with the lake; return an IndexSummary.
+        """Bring the catalog up to date with the lake; return an IndexSummary (Catalog.index, the pipeline).
 
         analyzer: profile | llm | auto (None: agent.analyzer); llm and auto add the paper's LLM analysis to the
         descriptions of the files that want one (dsstar_lake/analyze.py), and a model's summary to the cards of
         entries that carry no words a question uses (dsstar_lake/summarize.py); provider replaces the configured
-        model.
+        model. Both are the index's enrichers: every changed card is embedded once, after them.
         paths: lake-relative files or folders known to have changed (a watcher's events): only they are looked at,
         so a change costs the same in a lake of any size. None scans the whole lake.
-        given: paths as a user gives them (from the current folder or the lake root), read with scope_of into
-        `paths`: the command line's PATHS.
+        given: paths as a user gives them (from the current folder or the lake root): the command line's PATHS.
         cluster: tcp://HOST:PORT of a Dask scheduler to profile on (None: index.cluster; empty: local processes).
         """
-        from dslake_index.cluster import open_cluster
-        from dslake_index.indexer import IndexOptions, refresh_entries, run_index
-        from dslake_index.scan import scan_lake
-        from dslake_index.sync import sync_vectors
-        from dslake_index.vector_check import check_and_repair, record_stamp
+        from dsstar_lake.analyze import model_passes, resolve_mode
 
-        from dsstar_lake.analyze import resolve_mode
+        def enrichers() -> list[Any]:
+            return model_passes(self.setup(provider=provider), resolve_mode(self.settings, analyzer, provider))
 
-        remote = self.access.remote
-        if self.root is None and remote is None:
-            raise UsageError("indexing needs the lake folder", hint="dslake index LAKE [--catalog DIR]",
-                             api_hint="open the lake with Lake.open(lake) or Lake.open(lake, catalog=DIR)")
-        if (given or paths) and remote is not None:
-            raise UsageError("a lake in object storage is indexed whole: give no PATHS with it")
-        if given:
-            paths = self.scope_of(given)
-        mode = resolve_mode(self.settings, analyzer, provider)
-        if self.readonly:
-            raise read_only(self.catalog_dir, "indexing writes to it")
-        # A remote lake is listed before the catalog is made: a missing bucket or refused keys leave nothing behind.
-        listing = list_objects(remote, self.catalog_dir) if remote is not None else None
-        # So is the cluster reached and checked: a bad address or a worker without the lake writes nothing.
-        session = open_cluster(self.settings["index.cluster"] if cluster is None else cluster,
-                               self.root if remote is None else None)
-        self._create_catalog()
-        try:
-            with catalog_db.writer_lock(self.catalog_dir):
-                if rebuild:
-                    self._prepare_rebuild()
-                conn = self.access.connection(create=True)
-                with catalog_db.transaction(conn):
-                    catalog_db.set_meta(conn, "lake_root", remote or str(self.root))
-                self._persist_catalog_settings()
-                drift = check_and_repair(conn, self.access.vector_stamp(), self.vector_store)
-                lake_ref, scan = listing or (self.root, scan_lake(
-                    self.root, self.catalog_dir, bool(self.settings["index.follow_symlinks"]),
-                    only=None if rebuild else paths))
-                options = IndexOptions.from_settings(self.settings, cluster=session)
-                report = progress or (lambda event, data: None)
-                sync = lambda c, p: sync_vectors(c, self.vector_store, self.index_embedder, p)  # noqa: E731
-                warming = Prewarm(self.index_embedder)
-                try:
-                    summary = run_index(conn, self.db_path, lake_ref, scan, options, sync, report,
-                                        on_work=warming.start)
-                finally:
-                    warming.stop()  # after Ctrl-C too: waits for one short step at most
-                if mode != "profile":
-                    from dsstar_lake.analyze import describe_with_model
-
-                    refresh = lambda: refresh_entries(conn, options, sync, report)  # noqa: E731
-                    describe_with_model(self.setup(provider=provider), mode, summary, refresh, report)
-                record_stamp(conn, self.access.vector_stamp())
-                if drift.total:
-                    summary.vectors_repaired = drift.total
-                    summary.notes.append(f"the vector store had drifted from the manifest ({drift.describe()}): "
-                                         "re-embedded from the manifest's cards, nothing profiled again")
-                return summary
-        except catalog_db.CatalogLockHeld as exc:
-            raise CatalogLocked(
-                f"another dslake index is running on {self.catalog_dir} ({exc})",
-                hint="wait for it to finish; the catalog stays usable for search meanwhile",
-                api_hint="wait for it to finish; the catalog stays usable for search meanwhile",
-            ) from None
-        finally:
-            if session is not None:
-                session.close()
-
-    def _persist_catalog_settings(self) -> None:
-        """Record where the vectors live, so search from another machine needs only the catalog's settings."""
-        path = self.catalog_dir / CATALOG_CONFIG
-        url = self.settings["catalog.chroma_url"]
-        collection = self.settings["catalog.collection"]
-        text = f"[catalog]\nchroma_url = {json.dumps(url)}\ncollection = {json.dumps(collection)}\n"
-        if not path.exists() or path.read_text() != text:
-            tmp = path.with_suffix(".tmp")
-            tmp.write_text(text)
-            tmp.replace(path)
-
-    def _prepare_rebuild(self) -> None:
-        from dslake_index.rebuild import rebuild_catalog
-
-        self.close()
-        rebuild_catalog(self.catalog_dir, self.db_path, self.vector_store)
+        return self.catalog.index(progress, rebuild=rebuild, paths=paths, given=given, cluster=cluster,
+                                  enrichers=enrichers, prewarm=Prewarm)
 
     @manifest_errors
     def status(self, check_vectors: bool = False) -> LakeStatus:
         """Summarise the catalog, and compare it with the lake (stale, new, removed files)."""
-        return lake_status(self.access, check_vectors)
+        return lake_status(self.catalog, check_vectors)
 
     @manifest_errors
     def show(self, path: str) -> dict[str, Any]:
         """Return the stored record, description and card of one file (or of a family by its pattern)."""
-        conn = self.connection()
-        rel = self.access.relative(path)
-        row = lookup.file_record(conn, rel)
-        entry = None
-        if row is not None and row["entry_id"]:
-            entry = lookup.entry_record(conn, row["entry_id"])
-        elif row is None:
-            entry = lookup.entry_named(conn, rel)
-        if row is None and entry is None:
-            raise UsageError(f"not in the catalog: {rel}", hint="check the path (relative to the lake) or run dslake index",
-                             api_hint="check the path (relative to the lake) or run lake.index()")
-        result: dict[str, Any] = {"path": rel}
-        if row is not None:
-            result["file"] = {k: row[k] for k in row.keys()}
-        if entry is not None:
-            result["entry"] = {k: entry[k] for k in entry.keys()}
-            result["members"] = lookup.member_paths(conn, entry["id"])
-        return result
+        return self.catalog.show(path)
 
     def retriever(self) -> Any:
         """Return this thread's hybrid retriever over this catalog (model loaded on first search)."""
-        return self.access.retriever()
+        return self.catalog.retriever()
 
     @manifest_errors
     def search(self, query: str, k: int | None = None) -> list[Any]:
@@ -364,7 +228,7 @@ class Lake:
     @manifest_errors
     def members(self, entry_id: str) -> list[str]:
         """Return the lake-relative paths of an entry's files."""
-        return self.access.members(entry_id)
+        return self.catalog.members(entry_id)
 
     # ---- questions: the DS-STAR loop and its run records (dsstar_lake/ask.py, dsstar_lake/runs.py) -------------
 
@@ -480,7 +344,7 @@ class Lake:
         from dsstar_lake.doctor import diagnose
 
         lake = cls.open(path, catalog=catalog) if (path or catalog) else None
-        return diagnose(lake.settings if lake else Settings.load(), lake.access if lake else None)
+        return diagnose(lake.settings if lake else Settings.load(), lake.catalog if lake else None)
 
     # ---- notebooks: load what an entry describes (dsstar_lake/loading.py) ------------------------------------
 
@@ -493,4 +357,4 @@ class Lake:
         """
         from dsstar_lake.loading import load
 
-        return load(self.access, target, limit)
+        return load(self.catalog, target, limit)

@@ -16,15 +16,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dslake_index import lookup
+from dslake_index.front_door import Catalog
 
-from dsstar_lake.catalog_access import CatalogAccess
 from dsstar_lake.errors import LoadError, UsageError
 
 if TYPE_CHECKING:
     from dslake_index.load_hint import LoadHint
 
 
-def load(access: CatalogAccess, target: Any, limit: int | None = None) -> Any:
+def load(access: Catalog, target: Any, limit: int | None = None) -> Any:
     """Load a Hit, an entry path (a family's pattern) or a lake file: a DataFrame, or a dict of them.
 
     A file of one table gives its DataFrame; a file of several (a workbook's sheets) a dict by table name; a file
@@ -35,7 +35,7 @@ def load(access: CatalogAccess, target: Any, limit: int | None = None) -> Any:
     return run_plan(family, files)
 
 
-def plan(access: CatalogAccess, target: Any, limit: int | None = None) -> tuple[bool, list[FileLoad]]:
+def plan(access: Catalog, target: Any, limit: int | None = None) -> tuple[bool, list[FileLoad]]:
     """Return what loading target reads, without reading it: (is a family, each file's checked load hints).
 
     Every hint is parsed into its safe form here (index/load_hint.py): one that is not is refused with a LoadError

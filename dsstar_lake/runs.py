@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 from dsstar_lake.errors import RunNotFound
 
 if TYPE_CHECKING:
-    from dsstar_lake.agent.state import AgentState, Answer
     from dsstar_lake.llm.record import CallRecord
     from dsstar_lake.sandbox.result import ExecResult
 
@@ -157,26 +156,27 @@ class RunRecord:
                     line = b"\n" + line  # a line torn by a crash stays alone (and is skipped when read)
             fh.write(line)
 
-    def save_state(self, state: AgentState) -> None:
+    # A record stores plain data (the agent's AgentState.to_dict() and Answer.to_dict()): runs/ sits below the
+    # agent, which writes and reads its own objects through it.
+
+    def save_state(self, state: dict[str, Any]) -> None:
         """Save the loop's state (what resume starts from) and the plan."""
-        self._write("state.json", json.dumps(state.to_dict(), indent=1, ensure_ascii=False))
+        self._write("state.json", json.dumps(state, indent=1, ensure_ascii=False))
         self.write_plan(state)
 
-    def load_state(self) -> AgentState | None:
+    def load_state(self) -> dict[str, Any] | None:
         """Return the last saved state, or None when the run never finished its first checkpoint."""
-        from dsstar_lake.agent.state import AgentState
+        return _read_json(self.folder / "state.json") or None
 
-        data = _read_json(self.folder / "state.json")
-        return AgentState.from_dict(data) if data else None
-
-    def write_plan(self, state: AgentState) -> None:
+    def write_plan(self, state: dict[str, Any]) -> None:
         """Write plan.md: the question, the current plan, and how the plan got there."""
-        lines = [f"# Plan for: {state.question}", ""]
+        lines = [f"# Plan for: {state['question']}", ""]
         # A step's Assumption lines sit under it, indented into its list item.
-        lines += [f"{i}. " + step.replace("\n", "\n   ") for i, step in enumerate(state.plan, 1)] or ["(no steps yet)"]
-        lines += ["", f"Rounds run: {state.round + 1}; backtracks: {state.backtracks}; "
-                      f"verified: {'yes' if state.verified else 'no'}."]
-        for item in state.re_retrievals:
+        lines += [f"{i}. " + step.replace("\n", "\n   ") for i, step in enumerate(state["plan"], 1)] or [
+            "(no steps yet)"]
+        lines += ["", f"Rounds run: {state['round'] + 1}; backtracks: {state['backtracks']}; "
+                      f"verified: {'yes' if state['verified'] else 'no'}."]
+        for item in state["re_retrievals"]:
             lines.append(f"- missing data after round {item['round']}: {item['missing']!r} -> "
                          f"added {', '.join(item['added']) or 'nothing new'}")
         self._write("plan.md", "\n".join(lines) + "\n")
@@ -215,9 +215,9 @@ class RunRecord:
             os.close(figures_fd)
         return kept
 
-    def write_answer(self, answer: Answer) -> None:
+    def write_answer(self, answer: dict[str, Any]) -> None:
         """Write answer.json."""
-        self._write("answer.json", json.dumps(answer.to_dict(), indent=2, ensure_ascii=False))
+        self._write("answer.json", json.dumps(answer, indent=2, ensure_ascii=False))
 
     # -- reading ------------------------------------------------------------------------------------
 
@@ -310,9 +310,9 @@ def show_run(record: RunRecord) -> dict[str, Any]:
         # A report run has no plan of its own: its sub-questions, each answered by its own run (run_id).
         "questions": questions,
         "report": report,
-        "plan": state.plan if state else [],
-        "context": [e.path for e in state.entries] if state else [],
-        "re_retrievals": state.re_retrievals if state else [],
+        "plan": state["plan"] if state else [],
+        "context": [e["path"] for e in state["entries"]] if state else [],
+        "re_retrievals": state["re_retrievals"] if state else [],
         "rounds": [rounds[k] for k in sorted(rounds)],
         "calls": calls,
         "answer": record.answer(),

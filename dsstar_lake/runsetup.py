@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dsstar_lake.catalog_access import CatalogAccess
+from dslake_index.front_door import Catalog
+
 from dsstar_lake.errors import CatalogError, UsageError
 
 if TYPE_CHECKING:
@@ -30,7 +31,7 @@ CACHE_NAME = "llm_cache.sqlite"
 class RunSetup:
     """One run's catalog, settings, model and sandbox; made by run_setup(), shared by the threads of a run."""
 
-    access: CatalogAccess
+    access: Catalog  # the catalog (index/'s front door), shared with the facade and the other runs
     settings: Settings  # the catalog's settings with `overrides` applied
     overrides: dict[str, Any] = field(default_factory=dict)  # the run's own settings, None values dropped
     provider: Provider | None = None  # a given provider (tests, a report's shared budget); None: from settings
@@ -68,15 +69,7 @@ class RunSetup:
 
     def lake_files(self) -> list[str]:
         """Return every file of the lake, lake-relative and sorted: the files on disk, or the catalog's objects."""
-        if self.access.root is None and self.access.remote is not None:
-            from dslake_index import lookup
-
-            return [path for path, _, _ in lookup.file_hashes(self.connection())]
-        from dslake_index.scan import scan_lake
-
-        # The files on disk, not the catalog's: a file that failed to profile is still there to read.
-        scan = scan_lake(Path(self.root or "."), self.catalog_dir, bool(self.settings["index.follow_symlinks"]))
-        return sorted(f.path for f in scan.files)
+        return self.access.lake_files()
 
     def connection(self) -> sqlite3.Connection:
         """Return this thread's manifest connection (CatalogError when there is no catalog)."""
@@ -134,7 +127,7 @@ class RunSetup:
     @property
     def cache_path(self) -> Path | None:
         """Return the response cache's file, or None when llm.cache is off."""
-        return self.catalog_dir / CACHE_NAME if str(self.settings["llm.cache"]).lower() != "off" else None
+        return self.catalog_dir / CACHE_NAME if self.settings["llm.cache"].lower() != "off" else None
 
     def llm(self, recorder: Callable[[Any], None] | None, run_id: str | None, *,
             settings: Settings | None = None, provider: Provider | None = None) -> LLM:
@@ -167,7 +160,7 @@ class RunSetup:
                        private=[self.catalog_dir], volatile=[self.catalog_dir / name for name in names], view=view)
 
 
-def run_setup(access: CatalogAccess, overrides: dict[str, Any] | None = None,
+def run_setup(access: Catalog, overrides: dict[str, Any] | None = None,
               provider: Provider | None = None) -> RunSetup:
     """Build a run's setup: the catalog's settings with the run's overrides (None values dropped), resolved once."""
     kept = {k: v for k, v in (overrides or {}).items() if v is not None}

@@ -84,6 +84,21 @@ def _coerce(key: str, raw: Any, default: Any) -> Any:
     return raw
 
 
+def _typed(key: str, value: Any, default: Any, path: Path) -> Any:
+    """Check a config file's value against its default's type (an int is taken where a float is declared).
+
+    Every value then has its declared type once resolved, whichever layer set it, so no caller casts it.
+    """
+    if default is None or isinstance(default, dict | list):
+        return value
+    if isinstance(default, float) and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if type(value) is type(default):
+        return value
+    raise ConfigError(f"setting {key} in {path} expects {type(default).__name__}, got {value!r}",
+                      hint="write it as the default is written (`dslake config` lists them)")
+
+
 @dataclass
 class Settings:
     """Resolved settings: `settings["retrieve.k"]`, with where each value came from."""
@@ -115,7 +130,7 @@ class Settings:
                         f"{path} sets {key}, which only your own config, DSLAKE_* variables or flags may set",
                         hint=f"remove {key} from that file (a catalog's config cannot weaken the sandbox or "
                              f"redirect the model); set it in {USER_CONFIG_PATH} if you meant it")
-                values[key] = _merge(values.get(key), value)
+                values[key] = _merge(values.get(key), _typed(key, value, defaults.get(key), path))
                 sources[key] = str(path)
                 if key in OPEN_SECTIONS and isinstance(value, Mapping):
                     sources.update({f"{key}.{name}": str(path) for name in value})  # who named each role's model

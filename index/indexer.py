@@ -8,7 +8,7 @@ import os
 import sqlite3
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,6 +16,7 @@ from typing import Any
 from dslake_index import fulltext
 from dslake_index.catalog import set_meta, transaction
 from dslake_index.collect import collect
+from dslake_index.enrich import Enricher
 from dslake_index.entries import EntryRow, family_entry, file_entry, with_relations
 from dslake_index.families import Group, Member, file_entry_id, folder_pattern, group_files, layout_signature
 from dslake_index.interrupt import ctrl_c_deferred, raise_if_pressed
@@ -43,8 +44,8 @@ class IndexSummary:
     skipped_files: list[tuple[str, str]] = field(default_factory=list)  # (path, why): links leaving the lake, …
     seconds: float = 0.0
     failures: list[tuple[str, str]] = field(default_factory=list)
-    analysis: dict[str, Any] | None = None  # what the optional analyzer added (filled in by its caller)
-    summaries: dict[str, Any] | None = None  # what the optional summarizer added (filled in by its caller)
+    analysis: dict[str, Any] | None = None  # what the optional analyzer added (its Enrichment's report)
+    summaries: dict[str, Any] | None = None  # what the optional summarizer added (its Enrichment's report)
     vectors_repaired: int = 0  # vectors the store had lost or changed behind the manifest's back (re-embedded)
     notes: list[str] = field(default_factory=list)  # what else the user should hear about this run
     cluster: dict[str, Any] | None = None  # where --cluster profiled: address, workers, tasks, files (None: here)
@@ -70,16 +71,17 @@ class IndexOptions:
 
     @classmethod
     def from_settings(cls, settings: Any, cluster: Any = None) -> IndexOptions:
-        """Read the options from resolved settings (dsstar_lake's Settings: item access and .section)."""
+        """Read the options from resolved settings (dsstar_lake's Settings: item access and .section; every value
+        already has its declared type)."""
         return cls(
-            jobs=int(settings["index.jobs"]) or (os.cpu_count() or 1),
+            jobs=settings["index.jobs"] or (os.cpu_count() or 1),
             limits=Limits.from_settings(settings.section("profile")),
-            timeout_s=float(settings["profile.timeout_s"]),
-            memory_mb=int(settings["profile.memory_mb"]),
+            timeout_s=settings["profile.timeout_s"],
+            memory_mb=settings["profile.memory_mb"],
             hash_algorithm=settings["index.hash_algorithm"],
-            write_batch=int(settings["index.write_batch"]),
-            min_members=int(settings["families.min_members"]),
-            max_members_listed=int(settings["families.max_members_listed"]),
+            write_batch=settings["index.write_batch"],
+            min_members=settings["families.min_members"],
+            max_members_listed=settings["families.max_members_listed"],
             cluster=cluster,
         )
 
@@ -146,11 +148,13 @@ def run_index(
     sync_vectors: Callable[[sqlite3.Connection, Progress], int],
     progress: Progress = _noop,
     on_work: Callable[[], None] | None = None,
+    enrichers: Sequence[Enricher] = (),
 ) -> IndexSummary:
     """Bring the manifest, the full-text index and the vectors up to date with the scanned lake.
 
     on_work is called once, before profiling, when files were added, changed or removed: the caller may start
-    loading what embedding will need while the profilers run.
+    loading what embedding will need while the profilers run. enrichers (index/enrich.py) run in order on the
+    rendered entries; what they change is rendered again, and every changed card is embedded once, at the end.
     """
     started = time.perf_counter()
     summary = IndexSummary(skipped=len(scan.skipped), skipped_files=list(scan.skipped))
@@ -179,6 +183,13 @@ def run_index(
     if new_render is not None:
         with transaction(conn):
             set_meta(conn, "render_version", new_render)
+    try:
+        _enrich(conn, enrichers, options, summary, progress)
+    except Exception:
+        # A pass that failed outright (not a spent budget or a provider's refusal, which stop it quietly): the
+        # entries rendered so far are still embedded, so search sees them, and the error is reported.
+        summary.embedded = sync_vectors(conn, progress)
+        raise
     summary.embedded = sync_vectors(conn, progress)
     summary.entries, summary.families = conn.execute(
         "SELECT count(*), coalesce(sum(kind = 'family'), 0) FROM entries"
@@ -191,6 +202,19 @@ def run_index(
         conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('last_index_at', ?)", (str(time.time()),))
     summary.seconds = round(time.perf_counter() - started, 3)
     return summary
+
+
+def _enrich(conn: sqlite3.Connection, enrichers: Sequence[Enricher], options: IndexOptions, summary: IndexSummary,
+            progress: Progress) -> None:
+    """Run each enricher on the rendered entries; render again the entries one changed, before the next runs."""
+    from dslake_index.summaries import apply_summaries
+
+    for enricher in enrichers:
+        done = enricher.enrich(conn, progress)
+        setattr(summary, done.name, done.report)
+        if done.wrote:
+            _rebuild_dirty_entries(conn, options, progress)
+            apply_summaries(conn)
 
 
 def _rendering_changed(conn: sqlite3.Connection) -> str | None:
@@ -278,21 +302,6 @@ def _tasks(lake: Path | Any, todo: list[FileStat]) -> Iterator[tuple[Callable[..
     from dslake_index.objectstore import object_tasks
 
     return object_tasks(lake, todo)
-
-
-def refresh_entries(
-    conn: sqlite3.Connection,
-    options: IndexOptions,
-    sync_vectors: Callable[[sqlite3.Connection, Progress], int],
-    progress: Progress = _noop,
-) -> int:
-    """Rebuild the entries of dirty folders (e.g. after analyses were added), add stored summaries and sync vectors;
-    return how many cards were embedded."""
-    from dslake_index.summaries import apply_summaries
-
-    _rebuild_dirty_entries(conn, options, progress)
-    apply_summaries(conn)
-    return sync_vectors(conn, progress)
 
 
 def _rebuild_dirty_entries(
@@ -396,8 +405,9 @@ def _rebuild_folder(conn: sqlite3.Connection, key: str, folders: list[str], opti
             entry_id = file_entry_id(path)
             old = existing.get(entry_id)
             linked = bool(group.sidecars) or group.documents is not None
-            # An analysed or linked file is always rebuilt: its analysis or its partner may be newer than its row.
-            if (old is not None and old["kind"] == "file" and old["content_hash"] == hashes[path]
+            # An analysed or linked file is always rebuilt: its analysis or its partner may be newer than its row;
+            # so is every file when descriptions and cards are written differently (force: a new render version).
+            if (not force and old is not None and old["kind"] == "file" and old["content_hash"] == hashes[path]
                     and hashes[path] not in analyses and not linked):
                 wanted[entry_id] = None  # unchanged single file: keep its row as it is
                 conn.execute("UPDATE files SET entry_id = ? WHERE path = ?", (entry_id, path))

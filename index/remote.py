@@ -33,15 +33,15 @@ class RemoteRetriever(Retriever):
     def search(self, query: str, k: int | None = None, exclude: Iterable[str] = ()) -> list[Hit]:
         """Return the top-k entries for the query from the shared store, skipping excluded entry ids."""
         started = time.perf_counter()
-        k = k or int(self.settings.get("k", 10))
+        k = k or self.settings.k
         excluded = set(exclude)
         timing = SearchTiming()
         dense = [(i, s) for i, s in self._dense(query, k + len(excluded), timing)[0] if i not in excluded][:k]
         t0 = time.perf_counter()
         metadata = self._store.metadata([entry_id for entry_id, _ in dense]) if dense else {}
         timing.dense_ms += (time.perf_counter() - t0) * 1000
-        rrf_k = float(self.settings.get("rrf_k", 60))
-        weight = float(self.settings.get("dense_weight", 1.0))
+        rrf_k = self.settings.rrf_k
+        weight = self.settings.dense_weight
         hits = []
         for rank, (entry_id, similarity) in enumerate(dense, start=1):
             meta = metadata.get(entry_id, {})

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from dslake_index import fulltext
@@ -61,6 +61,27 @@ class SearchTiming:
     total_ms: float = 0.0
 
 
+@dataclass(frozen=True)
+class RetrieveSettings:
+    """The [retrieve] section, typed: every value comes from the resolved settings (default.toml holds the defaults,
+    so no number here can drift from it)."""
+
+    k: int
+    dense_weight: float
+    fulltext_weight: float
+    fusion: str
+    rrf_k: int
+    candidates: int
+    complete_scores: bool
+    collapse_kin: bool
+    folder_weight: float
+
+    @classmethod
+    def from_section(cls, section: dict[str, Any]) -> RetrieveSettings:
+        """Build from settings.section("retrieve"); a missing key is a bug (the defaults declare every one)."""
+        return cls(**{f.name: section[f.name] for f in fields(cls)})
+
+
 class Retriever:
     """Answer a question (or a 'missing data' hint) with the top-K catalog entries."""
 
@@ -76,7 +97,7 @@ class Retriever:
         self._embedder_factory = embedder_factory
         self._store: Any = None
         self._embedder: Any = None
-        self.settings = settings
+        self.settings = RetrieveSettings.from_section(settings)
         self.last_timing = SearchTiming()
 
     def warm_up(self) -> None:
@@ -86,9 +107,9 @@ class Retriever:
     def search(self, query: str, k: int | None = None, exclude: Iterable[str] = ()) -> list[Hit]:
         """Return the top-k entries for the query, skipping excluded entry ids."""
         started = time.perf_counter()
-        k = k or int(self.settings.get("k", 10))
+        k = k or self.settings.k
         excluded = set(exclude)
-        n = max(int(self.settings.get("candidates", 50)), k + len(excluded))
+        n = max(self.settings.candidates, k + len(excluded))
         timing = SearchTiming()
         dense, vector = self._dense(query, n, timing)
         t0 = time.perf_counter()
@@ -97,7 +118,7 @@ class Retriever:
         try:
             text = fulltext.search(self._conn, query, n)
             timing.fulltext_ms = (time.perf_counter() - t0) * 1000
-            if self.settings.get("complete_scores", True):
+            if self.settings.complete_scores:
                 dense = self._complete(vector, dense, text, timing)
             fused = self._fuse(dense, text)
             hits = self._materialise(fused, dense, text, excluded, k, question_words(query))
@@ -144,12 +165,12 @@ class Retriever:
         return [(entry_id, 1.0 - float(distance)) for entry_id, distance in results], vector
 
     def _fuse(self, dense: list[tuple[str, float]], text: list[tuple[str, float]]) -> list[tuple[str, float]]:
-        weights = (float(self.settings.get("dense_weight", 1.0)), float(self.settings.get("fulltext_weight", 1.0)))
-        method = str(self.settings.get("fusion", "convex"))
+        weights = (self.settings.dense_weight, self.settings.fulltext_weight)
+        method = self.settings.fusion
         if method == "convex":
             return fuse_convex([dense, text], weights)
         if method == "rrf":
-            return fuse_rrf([dense, text], weights, float(self.settings.get("rrf_k", 60)))
+            return fuse_rrf([dense, text], weights, self.settings.rrf_k)
         raise ConfigError(f"retrieve.fusion must be convex or rrf, not {method!r}")
 
     def _materialise(
@@ -177,10 +198,10 @@ class Retriever:
         dense_at = {entry_id: (rank, score) for rank, (entry_id, score) in enumerate(dense, start=1)}
         text_at = {entry_id: (rank, score) for rank, (entry_id, score) in enumerate(text, start=1)}
         fused = with_folder_prior(fused, {i: row["path"] for i, row in rows.items()}, k,
-                                  float(self.settings.get("folder_weight", 0.0)))
+                                  self.settings.folder_weight)
         seen_content: set[str] = set()
         hits: list[Hit] = []
-        collapse = bool(self.settings.get("collapse_kin", True))
+        collapse = self.settings.collapse_kin
         leaders: list[tuple[Any, Hit]] = []  # (kin key, hit) of every hit so far
         kin_lines: dict[str, list[str]] = {}
         companions: dict[str, list[str]] = {}

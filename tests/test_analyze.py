@@ -176,3 +176,34 @@ def test_fresh_manifest_has_the_analyses_table(tmp_path):
     catalog.migrate(conn)
     columns = {row[1] for row in conn.execute("PRAGMA table_info(analyses)")}
     assert columns == {"hash", "text", "source", "created_at"}
+
+
+def test_auto_on_the_samples_embeds_each_changed_card_once(samples_lake, tmp_path, monkeypatch):
+    """Profiles, the analyzer's descriptions and the summarizer's card lines are all rendered before one embedding."""
+    from dslake_index.vectors import VectorStore
+
+    root = tmp_path / "samples"
+    shutil.copytree(samples_lake, root)  # with its catalog: a rebuild keeps the profiles and embeds every card anew
+    fields = "Measures: counts by code\nUnits: none\nPeriod: unknown\nNames: sample codes\nQuestions: what is coded"
+
+    def respond(role: str, prompt: str, system: str | None) -> str:
+        if role == "analyzer":
+            return fenced(DESCRIBE.format(path="data/" + re.search(r'content of "data/(.+?)"\.\n', prompt)[1]))
+        assert role == "summarizer", role
+        return fields
+
+    upserted: list[str] = []
+    real_upsert = VectorStore.upsert
+
+    def counting_upsert(self, ids, *args, **kwargs):
+        upserted.extend(ids)
+        return real_upsert(self, ids, *args, **kwargs)
+
+    monkeypatch.setattr(VectorStore, "upsert", counting_upsert)
+    lake = open_lake(root)
+    summary = lake.index(rebuild=True, analyzer="auto", provider=ScriptedProvider(responder=respond))
+    assert summary.profiled == 0  # the cached profiles were kept
+    assert summary.analysis["analyzed"] > 0 and summary.summaries["written"] > 0  # both passes changed entries
+    entry_ids = {row[0] for row in lake.connection().execute("SELECT id FROM entries")}
+    assert sorted(upserted) == sorted(entry_ids) and summary.embedded == len(entry_ids)  # each card once
+    assert lake.status(check_vectors=True).problems == []

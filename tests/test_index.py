@@ -128,3 +128,23 @@ def test_a_script_without_a_main_guard_indexes_and_is_not_run_again(tmp_path):
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "1" and (tmp_path / "ran.txt").read_text() == "ran\n"
+
+
+def test_a_new_render_version_rebuilds_every_entry(table_lake):
+    """Entries written by older code (another render version) are all rewritten, single files as well as families."""
+    lake = Lake.open(table_lake)
+    first = lake.index()
+    conn = lake.connection()
+    fresh = {row["id"]: (row["description"], row["card"]) for row in conn.execute("SELECT * FROM entries")}
+    with catalog.transaction(conn):
+        # What an older release left: other words in every description and card, under another render version.
+        conn.execute("UPDATE entries SET description = 'old words', card = 'old words', card_hash = 'old'")
+        conn.execute("UPDATE entries_fts SET body = 'old words'")
+        catalog.set_meta(conn, "render_version", "an-older-release")
+    again = lake.index()
+    assert (again.added, again.changed, again.profiled) == (0, 0, 0)  # nothing profiled again: only rewritten
+    rebuilt = {row["id"]: (row["description"], row["card"]) for row in conn.execute("SELECT * FROM entries")}
+    assert rebuilt == fresh and len(rebuilt) == first.entries
+    assert again.embedded == 0  # the rewritten cards are the ones the vectors were made from: none embedded again
+    assert conn.execute("SELECT count(*) FROM entries_fts WHERE body = 'old words'").fetchone()[0] == 0
+    _consistent(lake)

@@ -178,11 +178,11 @@ def test_a_failed_download_is_recorded_and_the_next_index_retries_it(bucket, mon
 
     catalog = tmp_path / "catalog"
     lake = Lake.open(f"s3://{bucket}/lake", catalog=catalog)
-    monkeypatch.setattr("dsstar_lake.lake.list_objects", dropped)
+    monkeypatch.setattr("dslake_index.front_door.list_objects", dropped)
     first = lake.index()
     assert (first.added, first.failed, first.profiled) == (3, 3, 0)
     assert all("cannot download" in error for _, error in first.failures)
-    monkeypatch.setattr("dsstar_lake.lake.list_objects", objectstore.list_objects)  # the store is back
+    monkeypatch.setattr("dslake_index.front_door.list_objects", objectstore.list_objects)  # the store is back
     again = lake.index()
     assert (again.changed, again.failed, again.profiled) == (3, 0, 3)
 

@@ -20,7 +20,7 @@ def test_create_open_list_and_show(tmp_path):
         RunRecord.open(tmp_path, "20")
     state = AgentState(question="q2", entries=[ContextEntry("e1", "file", "a.csv", "desc")], plan=["load", "sum"])
     state.round, state.phase = 1, "verify"
-    second.save_state(state)
+    second.save_state(state.to_dict())
     second.event("exec", round=0, name="round_00", ok=True, outcome="exit 0", stdout_head="1")
     second.event("verdict", round=0, sufficient=False)
     second.event("route", round=0, route={"kind": "add", "step": None, "missing": None})
@@ -34,7 +34,7 @@ def test_create_open_list_and_show(tmp_path):
     assert [r["round"] for r in shown["rounds"]] == [0, 1]
     assert shown["rounds"][0]["sufficient"] is False and shown["rounds"][0]["route"]["kind"] == "add"
     assert "1. load\n2. sum" in (second.folder / "plan.md").read_text()
-    assert second.load_state().plan == ["load", "sum"]
+    assert AgentState.from_dict(second.load_state()).plan == ["load", "sum"]
 
 
 def test_unknown_or_unsafe_ids_are_user_errors(tmp_path):

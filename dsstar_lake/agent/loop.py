@@ -32,7 +32,8 @@ def solve(agent: Agent, state: AgentState) -> AgentState:
             refine(agent, state)
     except BudgetExceeded as exc:
         agent.events.emit("budget", round=state.round, error=str(exc))
-        state = agent.record.load_state() or state  # back to the last completed round
+        saved = agent.record.load_state()
+        state = AgentState.from_dict(saved) if saved else state  # back to the last completed round
         state.stop_reason, state.error = "budget", str(exc)
         if state.round < 0:
             state.phase = "done"

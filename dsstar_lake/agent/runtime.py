@@ -59,7 +59,7 @@ class Agent:
     def checkpoint(self, state: AgentState) -> None:
         """Save the state (with what was spent so far): a resumed run starts from here."""
         state.spent = self.spent()
-        self.record.save_state(state)
+        self.record.save_state(state.to_dict())
 
     def data(self, state: AgentState, focus: list[str] | None = None) -> dict[str, str]:
         """Return the {filenames} and {data} prompt variables for the current context.

@@ -1,0 +1,433 @@
+"""Catalog: the index package's one front door, for one lake's catalog.
+
+It owns the manifest (this thread's SQLite connection, index/catalog.py), the full-text index that lives in it, the
+vector store, the embedder, the retriever, and the index pipeline: scan → profile → group → render → enrich →
+render what changed → full text → embed (indexer.run_index), with the lock, the rebuild of a damaged catalog, the
+check of the vector store against the manifest and the settings the catalog keeps for other machines. dsstar_lake's
+Lake facade and every run setup hold the same Catalog; the optional model passes come in as enrichers
+(index/enrich.py), so nothing here calls a model or reaches above index/.
+
+There is one connection and one retriever per thread: a report answers sub-questions and eval runs tasks in
+parallel threads, and a SQLite connection must not interleave two threads' transactions.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from dslake_index import catalog as catalog_db
+from dslake_index import census, lookup
+from dslake_index.catalog_errors import REBUILD_API_HINT, disk_full, read_only
+from dslake_index.catalog_status import CatalogStatus, dir_size
+from dslake_index.errors import CatalogError, CatalogLocked, UsageError, is_disk_full
+from dslake_index.objectstore import list_objects
+from dslake_index.progress import Progress
+
+if TYPE_CHECKING:
+    from dslake_index.enrich import Enricher
+    from dslake_index.indexer import IndexSummary
+
+CHROMA_DIR = "chroma"
+CATALOG_CONFIG = "config.toml"  # what the catalog keeps of its settings: where its vectors live
+
+
+class SettingsView(Protocol):
+    """What the catalog reads of the resolved settings (dsstar_lake's Settings): values by dotted key, sections."""
+
+    def __getitem__(self, key: str) -> Any: ...
+
+    def section(self, name: str) -> dict[str, Any]: ...
+
+
+class Catalog:
+    """A lake (a folder, or a URL in object storage) and its catalog: the handles to read it and the pipeline that
+    writes it."""
+
+    def __init__(self, root: Path | None, catalog_dir: Path, settings: SettingsView,
+                 readonly: bool | None = None) -> None:
+        self.root = root
+        self.remote: str | None = None  # the URL of a lake in object storage (then root is None)
+        self.catalog_dir = catalog_dir
+        self.settings = settings
+        self._readonly = readonly  # None: decided on first use, from whether the folder is writable
+        self._local = threading.local()
+
+    # ---- the manifest ------------------------------------------------------------------------------------
+
+    @property
+    def db_path(self) -> Path:
+        """Return the manifest's path."""
+        return self.catalog_dir / catalog_db.MANIFEST_NAME
+
+    @property
+    def readonly(self) -> bool:
+        """Return whether this catalog is used without writing (its folder is not writable, or it was asked)."""
+        if self._readonly is None:
+            self._readonly = self.catalog_dir.is_dir() and not catalog_db.writable(self.catalog_dir)
+        return self._readonly
+
+    def require_writable(self, why: str) -> None:
+        """Raise the read-only error when this catalog must not be written (why: what would write it)."""
+        if self.readonly:
+            raise read_only(self.catalog_dir, why)
+
+    def open_connection(self) -> sqlite3.Connection | None:
+        """Return this thread's connection if one is open, else None (never opens one)."""
+        return getattr(self._local, "conn", None)
+
+    def connection(self, create: bool = False) -> sqlite3.Connection:
+        """Return this thread's manifest connection, migrating the schema on first use.
+
+        create: open (and create) the manifest even when it does not exist yet, as the indexer does.
+        """
+        conn = self.open_connection()
+        if conn is None:
+            if not create and not self.db_path.exists():
+                raise CatalogError(f"no catalog at {self.catalog_dir}", hint="run `dslake index LAKE` first",
+                                   api_hint="build one with Lake.open(lake).index()")
+            conn = self._connect()
+            self._local.conn = conn
+        return conn
+
+    def _connect(self) -> sqlite3.Connection:
+        try:
+            if self.readonly:
+                conn = catalog_db.connect(self.db_path, readonly=True)
+                if catalog_db.pending_migrations(conn):
+                    conn.close()
+                    raise read_only(self.catalog_dir, "was written by an older dslake (its schema needs an update)")
+                return conn
+            conn = catalog_db.connect(self.db_path)
+            catalog_db.migrate(conn)
+        except sqlite3.DatabaseError as exc:
+            if is_disk_full(exc):
+                raise disk_full(self.catalog_dir) from None
+            raise CatalogError(
+                f"the catalog manifest {self.db_path} is damaged ({exc})",
+                hint="run `dslake index LAKE --rebuild` to rebuild it from the lake, keeping valid cached descriptions",
+                api_hint=REBUILD_API_HINT,
+            ) from None
+        return conn
+
+    def close(self) -> None:
+        """Close this thread's manifest connection and forget its retriever."""
+        conn = self.open_connection()
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
+        self._local.retriever = None
+
+    def stored_root(self) -> Path | None:
+        """Return the lake folder the catalog was last indexed from, or None."""
+        if not self.db_path.exists():
+            return None
+        value = catalog_db.get_meta(self.connection(), "lake_root")
+        return Path(value) if value and "://" not in value else None
+
+    def stored_remote(self) -> str | None:
+        """Return the object-store URL the catalog was last indexed from, or None (a folder, or never indexed)."""
+        if not self.db_path.exists():
+            return None
+        value = catalog_db.get_meta(self.connection(), "lake_root")
+        return value if value and "://" in value else None
+
+    def members(self, entry_id: str) -> list[str]:
+        """Return the lake-relative paths of an entry's files."""
+        return lookup.member_paths(self.connection(), entry_id)
+
+    def relative(self, path: str) -> str:
+        """Accept a lake-relative path, or a path (absolute or from the cwd) to a file inside the lake."""
+        candidate = Path(path).expanduser()
+        if self.root is not None and (candidate.is_absolute() or candidate.exists()):
+            try:
+                return candidate.resolve().relative_to(self.root).as_posix()
+            except ValueError:
+                pass
+        return candidate.as_posix()
+
+    def lake_files(self) -> list[str]:
+        """Return every file of the lake, lake-relative and sorted: the files on disk, or the catalog's objects."""
+        if self.root is None and self.remote is not None:
+            return [path for path, _, _ in lookup.file_hashes(self.connection())]
+        from dslake_index.scan import scan_lake
+
+        # The files on disk, not the catalog's: a file that failed to profile is still there to read.
+        scan = scan_lake(Path(self.root or "."), self.catalog_dir, self.settings["index.follow_symlinks"])
+        return sorted(f.path for f in scan.files)
+
+    def show(self, path: str) -> dict[str, Any]:
+        """Return the stored record, description and card of one file (or of a family by its pattern)."""
+        conn = self.connection()
+        rel = self.relative(path)
+        row = lookup.file_record(conn, rel)
+        entry = None
+        if row is not None and row["entry_id"]:
+            entry = lookup.entry_record(conn, row["entry_id"])
+        elif row is None:
+            entry = lookup.entry_named(conn, rel)
+        if row is None and entry is None:
+            raise UsageError(f"not in the catalog: {rel}", hint="check the path (relative to the lake) or run dslake index",
+                             api_hint="check the path (relative to the lake) or run lake.index()")
+        result: dict[str, Any] = {"path": rel}
+        if row is not None:
+            result["file"] = {k: row[k] for k in row.keys()}
+        if entry is not None:
+            result["entry"] = {k: entry[k] for k in entry.keys()}
+            result["members"] = lookup.member_paths(conn, entry["id"])
+        return result
+
+    def status(self, check_vectors: bool = False) -> CatalogStatus:
+        """Summarise the catalog, and compare it with the lake (stale, new, removed files).
+
+        check_vectors: open the vector store and compare its ids and card hashes with the manifest (else the
+        store's cheap stamp is compared).
+        """
+        from dslake_index.scan import scan_lake
+        from dslake_index.sync import check_consistency
+
+        conn = self.connection()
+        files = census.file_states(conn)
+        stale: list[str] = []
+        new: list[str] = []
+        present: set[str] = set()
+        listed = None
+        if self.root is not None and self.root.is_dir():
+            listed = scan_lake(self.root, self.catalog_dir, self.settings["index.follow_symlinks"]).files
+        elif self.remote is not None:  # a lake in object storage: its listing, as an index would compare it
+            listed = list_objects(self.remote, self.catalog_dir)[1].files
+        for f in listed or ():
+            present.add(f.path)
+            row = files.get(f.path)
+            if row is None:
+                new.append(f.path)
+            elif row["size"] != f.size or row["mtime_ns"] != f.mtime_ns or row["status"] == "stale":
+                stale.append(f.path)
+        removed = sorted(set(files) - present) if self.root is not None or listed is not None else []
+        formats: dict[str, int] = {}
+        for row in files.values():
+            key = row["format"] or "unknown"
+            formats[key] = formats.get(key, 0) + 1
+        store = None
+        problems: list[str] = []
+        if self.chroma_url() is None and not (self.catalog_dir / CHROMA_DIR).exists() and files:
+            problems.append("the vector store folder is missing; a plain `dslake index LAKE` re-embeds every entry "
+                            "from the manifest's cards (nothing is profiled again)")
+        elif check_vectors:
+            store = self.vector_store()
+        else:
+            from dslake_index.vector_check import count_problems
+
+            problems.extend(count_problems(conn, self.vector_stamp()))
+        problems.extend(check_consistency(conn, store))
+        entries, families = census.entry_counts(conn)
+        last = catalog_db.get_meta(conn, "last_index_at")
+        return CatalogStatus(
+            lake=str(self.root) if self.root else (self.remote or ""),
+            catalog=str(self.catalog_dir),
+            schema=catalog_db.schema_version(conn),
+            files=len(files),
+            entries=entries,
+            families=families,
+            bytes=sum(row["size"] for row in files.values() if row["size"] > 0),
+            formats=dict(sorted(formats.items(), key=lambda kv: -kv[1])),
+            failed=[(p, r["error"] or "") for p, r in sorted(files.items()) if r["status"] == "failed"],
+            stale=sorted(stale),
+            new=sorted(new),
+            removed=removed,
+            catalog_bytes=dir_size(self.catalog_dir),
+            last_index_at=float(last) if last else None,
+            problems=problems,
+        )
+
+    # ---- derived stores ------------------------------------------------------------------------------------
+
+    def chroma_url(self) -> str | None:
+        """Return the Chroma server URL in use, or None for the embedded store."""
+        return self.settings["catalog.chroma_url"] or None
+
+    def vector_store(self) -> Any:
+        """Open the vector store (embedded in the catalog, or the configured Chroma server)."""
+        from dslake_index.vectors import VectorStore
+
+        url = self.chroma_url()
+        path = None if url else self.catalog_dir / CHROMA_DIR
+        return VectorStore.open(path=path, url=url, collection=self.settings["catalog.collection"],
+                                readonly=self.readonly)
+
+    def embedder(self) -> Any:
+        """Return the process-wide embedding model (loaded on first encode)."""
+        from dslake_index.embed import get_embedder
+
+        return get_embedder(self.settings.section("embed"))
+
+    def index_embedder(self) -> Any:
+        """Return the embedding model for indexing: embedding runs after profiling, so it may use every core."""
+        from dslake_index.embed import get_embedder
+
+        section = dict(self.settings.section("embed"))
+        section["threads"] = section["index_threads"] or (os.cpu_count() or 1)
+        return get_embedder(section)
+
+    def retriever(self) -> Any:
+        """Return this thread's hybrid retriever over the catalog (model loaded on first search)."""
+        from dslake_index.retrieve import Retriever
+
+        retriever = getattr(self._local, "retriever", None)
+        if retriever is None and not self.db_path.exists() and self.chroma_url():
+            # Another machine, with only the catalog's settings: search the shared store dense-only.
+            from dslake_index.remote import RemoteRetriever
+
+            retriever = RemoteRetriever(self.vector_store, self.embedder, self.settings.section("retrieve"))
+            self._local.retriever = retriever
+        if retriever is None:
+            retriever = Retriever(self.connection(), self.vector_store, self.embedder, self.settings.section("retrieve"))
+            self._local.retriever = retriever
+        return retriever
+
+    def vector_stamp(self) -> Any:
+        """Return the embedded store's cheap stamp (index.vector_check), or None for a server or an unknown layout."""
+        from dslake_index.vector_check import local_stamp
+
+        if self.chroma_url():
+            return None
+        return local_stamp(self.catalog_dir / CHROMA_DIR, self.settings["catalog.collection"])
+
+    # ---- the index pipeline ------------------------------------------------------------------------------
+
+    def scope_of(self, paths: list[str]) -> list[str] | None:
+        """Return the lake-relative scope of paths given on the command line (None: scan the whole lake).
+
+        A relative path is read from the current folder when it lies inside the lake from there, else from the
+        lake root: `dslake index lake lake/a.csv` and `dslake index lake a.csv` name the same file.
+        """
+        from dslake_index.scan import lake_relative, rescan_scope
+
+        if self.root is None:
+            raise UsageError("indexing needs the lake folder", hint="dslake index LAKE [PATH]...",
+                             api_hint="open the lake with Lake.open(lake)")
+        rels = []
+        for path in paths:
+            rel = lake_relative(self.root, path)
+            if rel is None and not os.path.isabs(path):
+                rel = lake_relative(self.root, self.root / path)
+            if rel is None:
+                raise UsageError(f"not inside the lake {self.root}: {path}")
+            rels.append(rel)
+        return rescan_scope(rels)
+
+    def index(self, progress: Progress | None = None, rebuild: bool = False, paths: list[str] | None = None,
+              given: list[str] | None = None, cluster: str | None = None,
+              enrichers: Callable[[], Sequence[Enricher]] | None = None,
+              prewarm: Callable[[Callable[[], Any]], Any] | None = None) -> IndexSummary:
+        """Bring the catalog up to date with the lake; return an IndexSummary.
+
+        paths: lake-relative files or folders known to have changed (a watcher's events): only they are looked at,
+        so a change costs the same in a lake of any size. None scans the whole lake.
+        given: paths as a user gives them (from the current folder or the lake root), read with scope_of.
+        cluster: tcp://HOST:PORT of a Dask scheduler to profile on (None: index.cluster; empty: local processes).
+        enrichers: returns the optional passes over the rendered entries (called once the arguments are checked,
+        before anything is written, so that a model that is not configured fails first).
+        prewarm: given the index embedder's factory, returns an object whose start() gets the embedder ready while
+        the profilers run and whose stop() ends that (dsstar_lake.prewarm.Prewarm).
+        """
+        from dslake_index.cluster import open_cluster
+        from dslake_index.indexer import IndexOptions, run_index
+        from dslake_index.scan import scan_lake
+        from dslake_index.sync import sync_vectors
+        from dslake_index.vector_check import check_and_repair, record_stamp
+
+        remote = self.remote
+        if self.root is None and remote is None:
+            raise UsageError("indexing needs the lake folder", hint="dslake index LAKE [--catalog DIR]",
+                             api_hint="open the lake with Lake.open(lake) or Lake.open(lake, catalog=DIR)")
+        if (given or paths) and remote is not None:
+            raise UsageError("a lake in object storage is indexed whole: give no PATHS with it")
+        if given:
+            paths = self.scope_of(given)
+        passes = list(enrichers()) if enrichers is not None else []
+        if self.readonly:
+            raise read_only(self.catalog_dir, "indexing writes to it")
+        # A remote lake is listed before the catalog is made: a missing bucket or refused keys leave nothing behind.
+        listing = list_objects(remote, self.catalog_dir) if remote is not None else None
+        # So is the cluster reached and checked: a bad address or a worker without the lake writes nothing.
+        session = open_cluster(self.settings["index.cluster"] if cluster is None else cluster,
+                               self.root if remote is None else None)
+        self._create_folder()
+        try:
+            with catalog_db.writer_lock(self.catalog_dir):
+                if rebuild:
+                    self._prepare_rebuild()
+                conn = self.connection(create=True)
+                with catalog_db.transaction(conn):
+                    catalog_db.set_meta(conn, "lake_root", remote or str(self.root))
+                self._persist_settings()
+                drift = check_and_repair(conn, self.vector_stamp(), self.vector_store)
+                lake_ref, scan = listing or (self.root, scan_lake(
+                    self.root, self.catalog_dir, self.settings["index.follow_symlinks"],
+                    only=None if rebuild else paths))
+                options = IndexOptions.from_settings(self.settings, cluster=session)
+                report = progress or (lambda event, data: None)
+                sync = lambda c, p: sync_vectors(c, self.vector_store, self.index_embedder, p)  # noqa: E731
+                warming = prewarm(self.index_embedder) if prewarm is not None else None
+                try:
+                    summary = run_index(conn, self.db_path, lake_ref, scan, options, sync, report,
+                                        on_work=warming.start if warming is not None else None, enrichers=passes)
+                finally:
+                    if warming is not None:
+                        warming.stop()  # after Ctrl-C too: waits for one short step at most
+                record_stamp(conn, self.vector_stamp())
+                if drift.total:
+                    summary.vectors_repaired = drift.total
+                    summary.notes.append(f"the vector store had drifted from the manifest ({drift.describe()}): "
+                                         "re-embedded from the manifest's cards, nothing profiled again")
+                return summary
+        except catalog_db.CatalogLockHeld as exc:
+            raise CatalogLocked(
+                f"another dslake index is running on {self.catalog_dir} ({exc})",
+                hint="wait for it to finish; the catalog stays usable for search meanwhile",
+                api_hint="wait for it to finish; the catalog stays usable for search meanwhile",
+            ) from None
+        finally:
+            if session is not None:
+                session.close()
+
+    def _create_folder(self) -> None:
+        try:
+            self.catalog_dir.mkdir(parents=True, exist_ok=True)
+            probe = self.catalog_dir / ".write-test"
+            probe.write_text("")
+            probe.unlink()
+        except OSError as exc:
+            if is_disk_full(exc):
+                raise disk_full(self.catalog_dir) from None
+            raise CatalogError(
+                f"cannot write the catalog at {self.catalog_dir}: {exc.strerror or exc}",
+                hint="choose a writable place with --catalog DIR",
+                api_hint="choose a writable place with Lake.open(lake, catalog=DIR)",
+            ) from None
+
+    def _persist_settings(self) -> None:
+        """Record where the vectors live, so search from another machine needs only the catalog's settings."""
+        path = self.catalog_dir / CATALOG_CONFIG
+        url = self.settings["catalog.chroma_url"]
+        collection = self.settings["catalog.collection"]
+        text = f"[catalog]\nchroma_url = {json.dumps(url)}\ncollection = {json.dumps(collection)}\n"
+        if not path.exists() or path.read_text() != text:
+            tmp = path.with_suffix(".tmp")
+            tmp.write_text(text)
+            tmp.replace(path)
+
+    def _prepare_rebuild(self) -> None:
+        from dslake_index.rebuild import rebuild_catalog
+
+        self.close()
+        rebuild_catalog(self.catalog_dir, self.db_path, self.vector_store)
+
+
+__all__ = ["CATALOG_CONFIG", "CHROMA_DIR", "Catalog", "CatalogStatus", "SettingsView"]
