@@ -322,7 +322,10 @@ class Lake:
 
     @manifest_errors
     def show(self, path: str) -> dict[str, Any]:
-        """Return the stored record, description and card of one file (or of a family by its pattern)."""
+        """Return the stored record, description and card of one file (or of a family by its pattern): a dict
+        that shows as tables in Jupyter."""
+        from dsstar_lake.display import ShowView
+
         conn = self.connection()
         rel = self.access.relative(path)
         row = lookup.file_record(conn, rel)
@@ -334,7 +337,7 @@ class Lake:
         if row is None and entry is None:
             raise UsageError(f"not in the catalog: {rel}", hint="check the path (relative to the lake) or run dslake index",
                              api_hint="check the path (relative to the lake) or run lake.index()")
-        result: dict[str, Any] = {"path": rel}
+        result: dict[str, Any] = ShowView(path=rel)
         if row is not None:
             result["file"] = {k: row[k] for k in row.keys()}
         if entry is not None:
@@ -360,6 +363,20 @@ class Lake:
         """Return the top-k entries for a question, and the time each part of the search took (ms)."""
         hits = self.search(query, k)
         return hits, self.retriever().last_timing
+
+    @manifest_errors
+    def entries(self) -> list[dict[str, Any]]:
+        """Return every entry, by path: path, kind, format, files, rows and columns (None where the card does not
+        say) and what it holds (the search hit's summary lines)."""
+        from dslake_index.gist import gist, table_size
+
+        out = []
+        for row in lookup.all_entries(self.connection()):
+            rows, columns = table_size(row["card"] or "")
+            out.append({"path": row["path"], "kind": row["kind"], "format": row["format"],
+                        "files": row["member_count"], "rows": rows, "columns": columns,
+                        "summary": gist(row["card"] or "")})
+        return out
 
     @manifest_errors
     def members(self, entry_id: str) -> list[str]:

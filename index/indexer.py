@@ -177,6 +177,7 @@ def run_index(
     if new_render is not None:
         with transaction(conn):
             set_meta(conn, "render_version", new_render)
+    fulltext.refill_if_outdated(conn)  # cards indexed by an older rule (their own label words matched as content)
     summary.embedded = sync_vectors(conn, progress)
     summary.entries, summary.families = conn.execute(
         "SELECT count(*), coalesce(sum(kind = 'family'), 0) FROM entries"
