@@ -463,13 +463,16 @@ def serve(lake_path: str | None, catalog: str | None, host: str, port: int, allo
     question box starts an ask (--llm manual --manual-dir DIR: answer its prompts on the run page). Nothing writes
     the lake. Binds to loopback; another address needs --allow-remote and a token.
     """
-    from dsstar_lake.web.access import check_bind
+    from dsstar_lake.mcp_server import check_catalog
+    from dsstar_lake.web.access import check_bind, check_port
     from dsstar_lake.web.app import serve as run_server
 
     check_bind(host, allow_remote, token)  # before opening anything: a refused bind is one line
+    lake = open_existing(lake_path, catalog, llm_flags(params))
+    check_catalog(lake)  # no catalog, or a damaged one: one line and its code, before anything says "serving"
+    check_port(host, port)  # a port in use: one line, before "serving"
     shown = f"[{host}]" if ":" in host else host
     err.print(f"serving http://{shown}:{port}/ (Ctrl-C stops)", highlight=False)
-    lake = open_existing(lake_path, catalog, llm_flags(params))
     run_server(lake, host=host, port=port, allow_remote=allow_remote, token=token)
 
 

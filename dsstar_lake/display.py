@@ -194,3 +194,21 @@ def status_html(status: Any) -> str:
     if files:
         out += html_table(("path", "state", "error"), files, "files that need attention")
     return out
+
+
+PICKED_IN_NOTEBOOK = "the user picked it in the notebook"
+
+
+def prompt_pick(ask: Any = input, say: Any = print) -> Any:
+    """Return a pick between readings for `lake.ask(..., clarify=...)` that asks with input(): no widget needed,
+    Jupyter shows a box for the answer. Enter, or anything but a listed number, leaves the choice to the model."""
+
+    def pick(question: str, readings: list[dict[str, str]]) -> int | None:
+        say("The readings of the question give different answers; which one does it mean?")
+        for i, reading in enumerate(readings, 1):
+            say(f"  {i}. {reading.get('reading', '')}: {reading.get('value', '')}")
+        key = str(ask(f"pick 1-{len(readings)} (Enter lets the model choose): ")).strip()
+        return int(key) if key.isdigit() and 1 <= int(key) <= len(readings) else None
+
+    pick.because = PICKED_IN_NOTEBOOK  # type: ignore[attr-defined]
+    return pick

@@ -398,9 +398,17 @@ class Lake:
         progress: Progress | None = None,
         clarify: Any = None,
     ) -> Any:
-        """Answer a question with the DS-STAR loop (clarify: a person's pick between differing readings)."""
+        """Answer a question with the DS-STAR loop.
+
+        clarify: when readings give different answers, a person picks: True asks with input() (a notebook's
+        answer box), or a callable (question, readings) -> the number picked, or None to let the model choose.
+        """
         from dsstar_lake.ask import ask
 
+        if clarify is True:
+            from dsstar_lake.display import prompt_pick
+
+            clarify = prompt_pick()
         flags = {"retrieve.k": k, "agent.guidelines": guidelines, "agent.max_rounds": max_rounds, **(overrides or {})}
         return ask(self.setup(flags, provider), question, files=files, progress=progress, clarify=clarify)
 
