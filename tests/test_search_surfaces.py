@@ -152,3 +152,21 @@ def test_an_mcp_client_finds_a_folded_file_by_search(fires, tmp_path):
     assert {hit["path"], *hit["folded"]} == pair  # the folded one is named, and `show` opens it
     assert hit["summary"].splitlines()[0] == "19 rows × 6 columns · Year 2001 to 2019"
     assert shown["path"] in pair and shown["path"] != hit["path"] and "Total" in shown["description"]
+
+
+def test_the_web_page_and_the_notebook_list_the_folded_file_under_its_hit(fires):
+    from serve_helpers import Server, fetch
+
+    from dsstar_lake.lake import Lake
+
+    lake = Lake.open(fires)
+    hits = lake.search("acres burned by year", 2)
+    folded = hits[0].kin[0]
+    table = hits._repr_html_()
+    assert f"+ {folded}" in table and "19 rows × 6 columns" in table
+    assert "<mark>Year</mark>" in table  # the matched column name, marked
+    with Server(lake) as server:
+        code, page, _ = fetch(server.url("/search?q=acres+burned+by+year&k=2"))
+    lake.close()
+    assert code == 200 and '<ul class="folded"' in page and f'href="/entries/{folded}">{folded}</a>' in page
+    assert "columns: <mark>Year</mark>, Alaska" in page
