@@ -42,6 +42,7 @@ FIGURE_CSP = "default-src 'none'; style-src 'unsafe-inline'; sandbox"
 STATIC = Path(__file__).parent / "static"
 SHUTDOWN_S = 3
 SORTABLE = ("path", "format", "rows", "columns", "files")  # the entries page's columns a person can sort by
+ENTRIES_SHOWN = 1000  # rows of the entries page (a filter narrows a big lake; the .json twin has them all)
 
 
 def preview_options(params: Any) -> dict[str, Any]:
@@ -161,7 +162,8 @@ class Pages:
                        reverse=desc) + [r for r in shown if r[sort] is None]
         if request.url.path.endswith(JSON_SUFFIX):
             return twin("entries", {"entries": shown})
-        return self.page("entries.html", entries=shown, total=len(rows), sort=sort, desc=desc,
+        return self.page("entries.html", entries=shown[:ENTRIES_SHOWN], matched=len(shown), total=len(rows),
+                         limit=ENTRIES_SHOWN, sort=sort, desc=desc,
                          q=params.get("q", ""), format=fmt, formats=formats, columns=SORTABLE)
 
     async def entry(self, request: Request) -> Response:
