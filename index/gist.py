@@ -70,7 +70,6 @@ def fit_items(label: str, items: list[str], width: int = WIDTH) -> str:
         if len(candidate) + len(more) > width:
             if not shown:
                 shown.append(cut_words(item, max(20, width - len(head) - len(more) - 12)))
-                n += 1
             rest = len(items) - len(shown)
             return head + ", ".join(shown) + (f" … +{rest} more" if rest else "")
         shown.append(item)
@@ -116,15 +115,15 @@ def _fact(label: str, text: str, width: int) -> str:
 def gist(card: str, width: int = WIDTH) -> list[str]:
     """Return up to three lines that say what the entry holds (empty when its card says nothing beyond its path)."""
     found = sections(card)
-    first = {}
-    tables = []
-    facts: list[str] = []
+    first: dict[str, str] = {}
+    tables: list[tuple[str, str]] = []
+    facts: list[tuple[str, str]] = []
     for label, text in found:
         if label.startswith("table"):
             tables.append((label[6:].strip(), text))
         elif label in FACT_LABELS:
             if len(facts) < FACTS and text:
-                facts.append((label, text))  # type: ignore[arg-type]
+                facts.append((label, text))
         else:
             first.setdefault(label, text)
     head: list[str] = []
@@ -151,7 +150,7 @@ def gist(card: str, width: int = WIDTH) -> list[str]:
     if first.get("text") and not first.get("columns"):  # a note or a script: its first words
         lines.append(cut_words(first["text"], width))
     if len(lines) < 3 and facts:
-        lines.append(cut_words(" · ".join(_fact(label, text, width) for label, text in facts), width))  # type: ignore[misc]
+        lines.append(cut_words(" · ".join(_fact(label, text, width) for label, text in facts), width))
     return lines[:3]
 
 
