@@ -177,8 +177,8 @@ class Pages:
                 return self.problem(exc)
             try:
                 shown = await self.call(self.lake.show, path.removesuffix(JSON_SUFFIX))
-            except DslakeError as again:
-                return self.problem(again)
+            except DslakeError:
+                return self.problem(exc)  # neither PATH nor PATH without .json: say so of the path asked
             as_json = True
         if as_json:
             return twin("show", dict(shown))
