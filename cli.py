@@ -148,17 +148,30 @@ def show(path: str, lake_path: str | None, catalog: str | None, as_json: bool) -
 @click.option("-k", "k", type=click.IntRange(min=1), help="How many entries (default from settings).")
 @click.option("--verbose", "-v", is_flag=True, help="Print the time each part took.")
 @json_option
+@click.option("--csv", "as_csv", is_flag=True, help="Print CSV: one row per hit, with a header.")
+@click.option("--nl", "as_nl", is_flag=True, help="Print newline-delimited JSON: one object per hit.")
 def search(question: str, lake_path: str | None, catalog: str | None, chroma_url: str | None, k: int | None,
-           verbose: bool, as_json: bool) -> None:
-    """Find the catalog entries that best match QUESTION (dense + full-text, fused)."""
+           verbose: bool, as_json: bool, as_csv: bool, as_nl: bool) -> None:
+    """Find the catalog entries that best match QUESTION (dense + full-text, fused).
+
+    Each hit says what it holds (title, shape, columns or sheets, dates, key facts) and names the near-identical
+    files folded under it. On a terminal the matched words are marked; piped, the table is plain text.
+    """
+    from dsstar_lake.errors import UsageError
     from dsstar_lake.render import print_hits
 
+    if as_json + as_csv + as_nl > 1:
+        raise UsageError("give one of --json, --csv and --nl")
     handle = open_existing(lake_path, catalog, **{"catalog.chroma_url": chroma_url})
     hits, timing = handle.timed_search(question, k)
     if as_json:
         print_json({"question": question, "hits": [h.to_dict() for h in hits], "timing_ms": vars(timing)})
+    elif as_csv or as_nl:
+        from dsstar_lake.hitlines import csv_text, nl_text
+
+        click.echo(csv_text(hits) if as_csv else nl_text(hits), nl=False)
     else:
-        print_hits(out, hits, timing if verbose else None)
+        print_hits(out, hits, timing if verbose else None, question)
 
 
 @cli.command()
@@ -465,13 +478,16 @@ def serve(lake_path: str | None, catalog: str | None, host: str, port: int, allo
     question box starts an ask (--llm manual --manual-dir DIR: answer its prompts on the run page). Nothing writes
     the lake. Binds to loopback; another address needs --allow-remote and a token.
     """
-    from dsstar_lake.web.access import check_bind
+    from dsstar_lake.mcp_server import check_catalog
+    from dsstar_lake.web.access import check_bind, check_port
     from dsstar_lake.web.app import serve as run_server
 
     check_bind(host, allow_remote, token)  # before opening anything: a refused bind is one line
+    lake = open_existing(lake_path, catalog, llm_flags(params))
+    check_catalog(lake)  # no catalog, or a damaged one: one line and its code, before anything says "serving"
+    check_port(host, port)  # a port in use: one line, before "serving"
     shown = f"[{host}]" if ":" in host else host
     err.print(f"serving http://{shown}:{port}/ (Ctrl-C stops)", highlight=False)
-    lake = open_existing(lake_path, catalog, llm_flags(params))
     run_server(lake, host=host, port=port, allow_remote=allow_remote, token=token)
 
 

@@ -71,8 +71,57 @@ class SearchResults(list):  # type: ignore[type-arg]
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
-        rows = [(i, h.path, hit_what(h), h.score, h.card_line) for i, h in enumerate(self, 1)]
-        return html_table(("#", "path", "what", "score", "card"), rows, f"search: {self.query}")
+        from dsstar_lake.hitlines import folded_lines, marked_html, terms_of
+
+        terms = terms_of(self.query)
+        rows = []
+        for i, h in enumerate(self, 1):
+            holds = "<br>".join(marked_html(line, terms) for line in h.summary)
+            folded = "".join(f"<br><small>{html.escape(line)}</small>" for line in folded_lines(h))
+            rows.append(f"<tr><td>{i}</td><td>{_esc(h.path, 400)}</td><td>{_esc(hit_what(h))}</td>"
+                        f"<td>{_esc(h.score)}</td><td>{holds}{folded}</td></tr>")
+        return (f"<table><caption>search: {_esc(self.query, 400)}</caption><thead><tr><th>#</th><th>path</th>"
+                "<th>what</th><th>score</th><th>holds</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>")
+
+
+class ShowView(dict):  # type: ignore[type-arg]
+    """One file's or family's record (as `dslake show --json` gives): a dict that shows its description, card,
+    members and how to load it."""
+
+    def __repr__(self) -> str:
+        entry = self.get("entry") or {}
+        what = (f"{entry.get('format') or '?'} family of {entry.get('member_count')}" if entry.get("kind") == "family"
+                else f"{entry.get('format') or (self.get('file') or {}).get('format') or '?'} file")
+        return f"ShowView({self.get('path')!r}: {what}; ['entry']['description'] has how to read it)"
+
+    def _repr_html_(self) -> str:
+        from dslake_index.gist import gist
+
+        entry, file = self.get("entry") or {}, self.get("file") or {}
+        members = list(self.get("members") or [])
+        facts = [("path", self.get("path")), ("kind", entry.get("kind")),
+                 ("format", entry.get("format") or file.get("format")), ("files", entry.get("member_count")),
+                 ("status", file.get("status")), ("error", file.get("error")),
+                 ("hash", str(file.get("hash") or "")[:16] or None),
+                 ("in Python", f"lake.load({entry.get('path') or self.get('path')!r})")]
+        facts += [("load line", line.split(": ", 1)[1]) for line in (entry.get("description") or "").splitlines()
+                  if line.strip().lower().startswith("load: ")][:3]
+        out = html_table(("", ""), [(k, v) for k, v in facts if v not in (None, "")], str(self.get("path")))
+        holds = gist(entry.get("card") or "")
+        if holds:
+            out += html_table(("holds",), [(line,) for line in holds])
+        for title in ("description", "card"):
+            if entry.get(title):
+                out += f"<details{' open' if title == 'description' else ''}><summary>{title}</summary><pre>" \
+                       f"{html.escape(entry[title])}</pre></details>"
+        if len(members) > 1:
+            shown = members[:MEMBERS_SHOWN]
+            more = f" (the first {MEMBERS_SHOWN})" if len(members) > MEMBERS_SHOWN else ""
+            out += html_table(("member",), [(m,) for m in shown], f"{len(members)} members{more}")
+        return out
+
+
+MEMBERS_SHOWN = 50
 
 
 class RunList(list):  # type: ignore[type-arg]
@@ -112,7 +161,11 @@ class RunView(dict):  # type: ignore[type-arg]
                    (r.get("route") or {}).get("kind")) for r in self.get("rounds") or []]
         calls = [(role, c.get("calls"), c.get("input_tokens"), c.get("output_tokens"), c.get("cost_usd"),
                   c.get("errors")) for role, c in (self.get("calls") or {}).items()]
+        questions = [(q.get("n"), q.get("text"), q.get("answer"), q.get("run_id")) for q in self.get("questions") or []]
+        report = self.get("report") or {}
         return (html_table(("", ""), head, f"run {meta.get('id', '')}")
+                + (html_table(("#", "sub-question", "answer", "run"), questions,
+                              f"report: {report.get('title') or meta.get('question') or ''}") if questions else "")
                 + html_table(("round", "step", "scripts", "sufficient", "route"), rounds, "rounds")
                 + html_table(("role", "calls", "input tokens", "output tokens", "cost $", "errors"), calls, "calls"))
 
@@ -141,3 +194,21 @@ def status_html(status: Any) -> str:
     if files:
         out += html_table(("path", "state", "error"), files, "files that need attention")
     return out
+
+
+PICKED_IN_NOTEBOOK = "the user picked it in the notebook"
+
+
+def prompt_pick(ask: Any = input, say: Any = print) -> Any:
+    """Return a pick between readings for `lake.ask(..., clarify=...)` that asks with input(): no widget needed,
+    Jupyter shows a box for the answer. Enter, or anything but a listed number, leaves the choice to the model."""
+
+    def pick(question: str, readings: list[dict[str, str]]) -> int | None:
+        say("The readings of the question give different answers; which one does it mean?")
+        for i, reading in enumerate(readings, 1):
+            say(f"  {i}. {reading.get('reading', '')}: {reading.get('value', '')}")
+        key = str(ask(f"pick 1-{len(readings)} (Enter lets the model choose): ")).strip()
+        return int(key) if key.isdigit() and 1 <= int(key) <= len(readings) else None
+
+    pick.because = PICKED_IN_NOTEBOOK  # type: ignore[attr-defined]
+    return pick

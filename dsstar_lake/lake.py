@@ -203,8 +203,11 @@ class Lake:
 
     @manifest_errors
     def show(self, path: str) -> dict[str, Any]:
-        """Return the stored record, description and card of one file (or of a family by its pattern)."""
-        return self.catalog.show(path)
+        """Return the stored record, description and card of one file (or of a family by its pattern): a dict
+        that shows as tables in Jupyter."""
+        from dsstar_lake.display import ShowView
+
+        return ShowView(self.catalog.show(path))
 
     def retriever(self) -> Any:
         """Return this thread's hybrid retriever over this catalog (model loaded on first search)."""
@@ -226,6 +229,12 @@ class Lake:
         return hits, self.retriever().last_timing
 
     @manifest_errors
+    def entries(self) -> list[dict[str, Any]]:
+        """Return every entry, by path: path, kind, format, files, rows and columns (None where the card does not
+        say) and what it holds (the search hit's summary lines)."""
+        return self.catalog.entries()
+
+    @manifest_errors
     def members(self, entry_id: str) -> list[str]:
         """Return the lake-relative paths of an entry's files."""
         return self.catalog.members(entry_id)
@@ -245,9 +254,17 @@ class Lake:
         progress: Progress | None = None,
         clarify: Any = None,
     ) -> Any:
-        """Answer a question with the DS-STAR loop (clarify: a person's pick between differing readings)."""
+        """Answer a question with the DS-STAR loop.
+
+        clarify: when readings give different answers, a person picks: True asks with input() (a notebook's
+        answer box), or a callable (question, readings) -> the number picked, or None to let the model choose.
+        """
         from dsstar_lake.ask import ask
 
+        if clarify is True:
+            from dsstar_lake.display import prompt_pick
+
+            clarify = prompt_pick()
         flags = {"retrieve.k": k, "agent.guidelines": guidelines, "agent.max_rounds": max_rounds, **(overrides or {})}
         return ask(self.setup(flags, provider), question, files=files, progress=progress, clarify=clarify)
 

@@ -27,7 +27,6 @@ log = logging.getLogger("dslake.mcp")
 T = TypeVar("T")
 MAX_LISTED = 20  # paths per list in `status` (a big lake can have thousands of changed files)
 MAX_MEMBERS = 50  # member paths `show` lists for a family
-SUMMARY_CHARS = 300  # length of a search hit's short description
 
 INSTRUCTIONS = (
     "dslake knows every file of one data lake (the folder {root}): a catalog describes each file (format, how to "
@@ -47,7 +46,11 @@ class SearchHit(BaseModel):
     kind: str = Field(description="'file', or 'family' (files of one schema and name pattern, one entry).")
     format: str | None = Field(description="File format, e.g. csv, xlsx, json, parquet.")
     member_count: int = Field(description="Files in the entry (1 for a file).")
-    description: str = Field(description="The start of the entry's description; `show` gives all of it.")
+    summary: str = Field(description="What the entry holds, in up to three lines: title, shape, column or sheet "
+                                     "names, date range, key values. `show` gives the full description.")
+    folded: list[str] = Field(description="Near-identical files (same folder, name pattern and layout) that share "
+                                          "this hit's slot: each is a lake file of its own, to `show` and read by "
+                                          "its own path.")
 
 
 class SearchResult(BaseModel):
@@ -154,12 +157,13 @@ class _Server:
     ) -> SearchResult:
         """Find the lake files that best match a question or topic: hybrid search (embeddings + full text) over
         the catalog's descriptions. Returns the best entries first, each with its lake-relative path, score, kind
-        (a 'family' is many files of one schema, named by a glob), format and the start of its description. Call
-        `show` with a path for the full description before reading the file."""
+        (a 'family' is many files of one schema, named by a glob), format, what it holds (title, shape, columns,
+        dates, key values) and the near-identical files folded under it. Call `show` with a path for the full
+        description before reading the file."""
         hits = await self._run(self.reads, lambda: self.lake.search(query, k))
         return SearchResult(query=query, hits=[
             SearchHit(path=h.path, score=round(h.score, 4), kind=h.kind, format=h.format,
-                      member_count=h.member_count, description=_summary(h.description or h.card_line))
+                      member_count=h.member_count, summary="\n".join(h.summary), folded=list(h.kin))
             for h in hits])
 
     async def show(
@@ -209,15 +213,6 @@ class _Server:
         """Stop the worker threads (a running ask is left to finish)."""
         self.reads.shutdown(wait=False, cancel_futures=True)
         self.asks.shutdown(wait=False, cancel_futures=True)
-
-
-def _summary(text: str) -> str:
-    """Return the description's start on one line, without its "File: data/PATH (SIZE)" line (the hit has it)."""
-    lines = text.splitlines()
-    if lines and lines[0].startswith("File: "):
-        lines = lines[1:]
-    flat = " ".join(" ".join(lines).split())
-    return flat if len(flat) <= SUMMARY_CHARS else flat[: SUMMARY_CHARS - 1].rstrip() + "…"
 
 
 def _show_result(record: dict[str, Any]) -> ShowResult:

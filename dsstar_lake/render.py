@@ -167,21 +167,60 @@ def print_show(console: Console, result: dict[str, Any]) -> None:
                 console.print(f"[bold]{title}:[/bold]\n{text}\n", highlight=False)
 
 
-def print_hits(console: Console, hits: list[Any], timing: Any = None) -> None:
-    """Print search results as a table: the entry (with its card's first line beneath) and its score parts."""
-    table = Table("#", "entry", "format", "score", "dense", "text")
-    table.columns[1].overflow = "fold"
-    for i, hit in enumerate(hits, start=1):
-        name = safe(hit.path) + (f"  ({hit.member_count} files)" if hit.kind == "family" else "")
-        name += f"\n[dim]{safe(hit.card_line[:100])}[/dim]"
-        table.add_row(str(i), name, safe(hit.format or ""), f"{hit.score:.4f}",
-                      "" if hit.dense is None else f"{hit.dense:.3f}",
-                      "" if hit.fulltext is None else f"{hit.fulltext:.2f}")
-    console.print(table)
+def print_hits(console: Console, hits: list[Any], timing: Any = None, query: str = "") -> None:
+    """Print search results: each entry, what it holds (matched words marked on a terminal), the near-identical
+    files folded under it, and its score parts. Piped, a plain table: aligned columns, no frame, no colour, every
+    summary line whole beneath its entry (a line never wraps or is cut)."""
+    from rich.text import Text
+
+    from dsstar_lake.hitlines import FOLDED_NOTE, folded_lines, marked_rich, terms_of
+
+    if not console.is_terminal:
+        _print_plain_hits(console, hits)
+    else:
+        terms = terms_of(query)
+        table = Table("#", "entry", "format", "score", "dense", "text")
+        table.columns[1].overflow = "fold"
+        for i, hit in enumerate(hits, start=1):
+            name = Text()
+            name.append(visible(hit.path), style="bold")
+            if hit.kind == "family":
+                name.append(f"  ({hit.member_count} files)")
+            for line in hit.summary:
+                name.append("\n")
+                name.append_text(marked_rich(line, terms, rest="dim"))
+            for line in folded_lines(hit):
+                name.append("\n" + visible(line), style="cyan")
+            table.add_row(str(i), name, safe(hit.format or ""), f"{hit.score:.4f}",
+                          "" if hit.dense is None else f"{hit.dense:.3f}",
+                          "" if hit.fulltext is None else f"{hit.fulltext:.2f}")
+        console.print(table)
+    if any(hit.kin for hit in hits):
+        console.print(f"[dim]{FOLDED_NOTE}[/dim]" if console.is_terminal else FOLDED_NOTE, highlight=False)
     if timing is not None:
         console.print(f"[dim]search {timing.total_ms:.1f} ms (embed {timing.embed_ms:.1f}, dense "
                       f"{timing.dense_ms:.1f}, full-text {timing.fulltext_ms:.1f}, "
                       f"completing {timing.complete_ms:.1f})[/dim]")
+
+
+def _print_plain_hits(console: Console, hits: list[Any]) -> None:
+    """Print hits as plain text for a pipe: one aligned row per hit, its summary and folded files indented under it."""
+    from dsstar_lake.hitlines import folded_lines
+
+    rows = [("#", "entry", "format", "score", "dense", "text")]
+    for i, hit in enumerate(hits, start=1):
+        name = visible(hit.path) + (f" ({hit.member_count} files)" if hit.kind == "family" else "")
+        rows.append((str(i), name, visible(hit.format or ""), f"{hit.score:.4f}",
+                     "" if hit.dense is None else f"{hit.dense:.3f}",
+                     "" if hit.fulltext is None else f"{hit.fulltext:.2f}"))
+    widths = [max(len(row[c]) for row in rows) for c in range(6)]
+    indent = " " * (widths[0] + 2)
+    for n, row in enumerate(rows):
+        console.print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip(),
+                      markup=False, highlight=False)
+        if n:
+            for line in [*hits[n - 1].summary, *folded_lines(hits[n - 1])]:
+                console.print(indent + visible(line), markup=False, highlight=False)
 
 
 def print_retrieval_report(console: Console, report: Any) -> None:

@@ -182,6 +182,19 @@ class Catalog:
             result["members"] = lookup.member_paths(conn, entry["id"])
         return result
 
+    def entries(self) -> list[dict[str, Any]]:
+        """Return every entry, by path: path, kind, format, files, rows and columns (None where the card does not
+        say) and what it holds (the search hit's summary lines)."""
+        from dslake_index.gist import gist, table_size
+
+        out = []
+        for row in lookup.all_entries(self.connection()):
+            rows, columns = table_size(row["card"] or "")
+            out.append({"path": row["path"], "kind": row["kind"], "format": row["format"],
+                        "files": row["member_count"], "rows": rows, "columns": columns,
+                        "summary": gist(row["card"] or "")})
+        return out
+
     def status(self, check_vectors: bool = False) -> CatalogStatus:
         """Summarise the catalog, and compare it with the lake (stale, new, removed files).
 

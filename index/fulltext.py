@@ -34,22 +34,51 @@ def split_words(text: str) -> list[str]:
     return words
 
 
+# The labels a card writes for its sections (index/cards.py): "units: km2", "columns: …". Indexed, a one-word query
+# "units" ranked a file whose card had a units line above the file whose column is named units. Only the labels:
+# the words of a table's shape ("48 rows x 5 columns, no header") are facts about the file, and dropping them too
+# cost KramaBench's whole lake two tasks' files at K = 10 (BM25's length normalisation shifts every card).
+_CARD_LABEL = re.compile(r"^(?:title|sheets|headings|columns|table|units|dates|places|values|keywords|arrays|variables|"
+                         r"fields|keys|items|satellites)\b(?=[^:\n]{0,200}:)", re.M)
+VERSION = "2"  # of index_text: a catalog whose full-text rows were written by another is refilled from its cards
+
+
 def index_text(card: str) -> str:
-    """Return the text stored in FTS5 for a card: its split words, space-joined."""
-    return " ".join(split_words(card))
+    """Return the text stored in FTS5 for a card: its split words, space-joined, without the card's own labels."""
+    return " ".join(split_words(_CARD_LABEL.sub(" ", card)))
 
 
-def match_query(question: str) -> str | None:
-    """Return an FTS5 MATCH expression (quoted terms OR-ed) for free text, or None if nothing is left."""
+def query_terms(question: str) -> list[str]:
+    """Return the words of a question that full text matches (split as file names are, stopwords left out)."""
     terms: list[str] = []
     for word in split_words(question):
         if word in STOPWORDS or (len(word) == 1 and not word.isdigit()):
             continue
         if word not in terms:
             terms.append(word)
+    return terms
+
+
+def match_query(question: str) -> str | None:
+    """Return an FTS5 MATCH expression (quoted terms OR-ed) for free text, or None if nothing is left."""
+    terms = query_terms(question)
     if not terms:
         return None
     return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+
+
+def refill_if_outdated(conn: sqlite3.Connection) -> bool:
+    """Rewrite every full-text row from the stored cards when they were written by another index_text (a
+    transaction of its own); return whether it did."""
+    from dslake_index.catalog import get_meta, set_meta, transaction
+
+    if get_meta(conn, "fulltext_version") == VERSION:
+        return False
+    with transaction(conn):
+        conn.execute("DELETE FROM entries_fts")
+        replace_rows(conn, [(row[0], row[1] or "") for row in conn.execute("SELECT id, card FROM entries")])
+        set_meta(conn, "fulltext_version", VERSION)
+    return True
 
 
 def replace_rows(conn: sqlite3.Connection, rows: list[tuple[str, str]]) -> None:

@@ -183,6 +183,7 @@ def run_index(
     if new_render is not None:
         with transaction(conn):
             set_meta(conn, "render_version", new_render)
+    fulltext.refill_if_outdated(conn)  # cards indexed by an older rule (their own label words matched as content)
     try:
         _enrich(conn, enrichers, options, summary, progress)
     except Exception:

@@ -32,6 +32,11 @@ def entry_named(conn: sqlite3.Connection, key: str) -> sqlite3.Row | None:
     return conn.execute("SELECT * FROM entries WHERE path = ? OR id = ?", (key, key)).fetchone()
 
 
+def all_entries(conn: sqlite3.Connection) -> list[sqlite3.Row]:
+    """Return every entry's id, kind, path, format, file count and card, by path."""
+    return conn.execute("SELECT id, kind, path, format, member_count, card FROM entries ORDER BY path").fetchall()
+
+
 def member_paths(conn: sqlite3.Connection, entry_id: str) -> list[str]:
     """Return the lake-relative paths of an entry's files, sorted."""
     return [row[0] for row in conn.execute("SELECT path FROM files WHERE entry_id = ? ORDER BY path", (entry_id,))]

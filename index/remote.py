@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from dslake_index.gist import gist
 from dslake_index.retrieve import Hit, Retriever, SearchTiming
 
 
@@ -50,7 +51,7 @@ class RemoteRetriever(Retriever):
                 entry_id=entry_id, kind=str(meta.get("kind", "file")), path=str(meta.get("path", entry_id)),
                 format=meta.get("format"), member_count=int(meta.get("member_count", 1)),
                 score=round(weight / (rrf_k + rank), 6), dense=round(similarity, 4), dense_rank=rank,
-                card_line=card.splitlines()[0] if card else "", description=card,
+                card_line=card.splitlines()[0] if card else "", summary=gist(card or ""), description=card,
             ))
         timing.total_ms = (time.perf_counter() - started) * 1000
         self.last_timing = timing

@@ -103,3 +103,23 @@ def test_without_a_terminal_clarify_leaves_the_choice_to_the_run(lake, tmp_path)
     answer = json.loads(done.stdout)
     assert answer["value"] == "14" and answer["chosen"]["because"] == "the question's words ask for the total"
     assert answer["llm_calls"] == 5
+
+
+def test_in_a_notebook_the_person_picks_at_an_input_box(lake):
+    """lake.ask(..., clarify=True) asks with input(): here a callable plays the person, as Jupyter's box would."""
+    from agent_helpers import FAST, scripted
+
+    from dsstar_lake.display import prompt_pick
+    from dsstar_lake.lake import Lake
+
+    said, asked = [], []
+    handle = Lake.open(lake)
+    handle.index()
+    answer = handle.ask(QUESTION, files=["sales.csv"], overrides=FAST,
+                        provider=scripted(*((r["role"], r["response"]) for r in ROLES)),
+                        clarify=prompt_pick(ask=lambda prompt: asked.append(prompt) or "2", say=said.append))
+    handle.close()
+    assert said[1:] == ["  1. both regions are counted: 14", "  2. north region only: 10"]
+    assert asked == ["pick 1-2 (Enter lets the model choose): "]
+    assert answer.value == "10" and answer.chosen["because"] == "the user picked it in the notebook"
+    assert answers(lake)[0]["chosen"]["reading"] == "north region only" and answer.llm_calls == 4

@@ -28,6 +28,8 @@ NOT_YET_BEHIND_THE_DOOR = {
     "dslake_index.blobcache": {"BlobCache", "ObjectChanged", "Wanted"},  # the sandbox's view of an object lake
     "dslake_index.cards": {"describe"},
     "dslake_index.embed": {"export_onnx"},
+    "dslake_index.fulltext": {"query_terms"},  # the words a hit line highlights are the ones full text matched
+    "dslake_index.gist": {"gist", "matched_spans"},  # what a hit holds, in the card's own words
     "dslake_index.indexer": {"start_in_child", "start_profiler_server"},  # processes forked from the profilers' server
     "dslake_index.load_hint": {"HintRefused", "LoadHint", "ROW_LIMITED", "parse", "run"},
     "dslake_index.lookup": {"entry_description", "entry_of_paths", "profiled_paths", "stored_profile"},

@@ -90,7 +90,7 @@ def test_search_show_status_and_a_bad_path_over_stdio(indexed, tmp_path):
     hits = got["search"].structured_content["hits"]
     assert not got["search"].is_error and len(hits) == 3 and hits[0]["path"] == "sales.csv"
     assert hits[0]["kind"] == "file" and hits[0]["format"] == "csv" and hits[0]["score"] > hits[-1]["score"]
-    assert "units" in hits[0]["description"] and len(hits[0]["description"]) <= 300
+    assert hits[0]["summary"].splitlines()[1] == "columns: region, product, units, price" and hits[0]["folded"] == []
     assert json.loads(text(got["search"]))["hits"][0]["path"] == "sales.csv"  # the same, as text for the model
 
     shown = got["show"].structured_content

@@ -132,17 +132,18 @@ EVIL = "<script>alert('x')</script>&.csv"
 
 def _hit(path: str = EVIL) -> Hit:
     return Hit(entry_id="e1", kind="family", path=path, format="csv", member_count=3, score=0.8123,
-               card_line="<b>card</b> & more")
+               card_line="path words", summary=["<b>card</b> & more units"], kin=["kin<1>.csv"])
 
 
 def test_search_results_show_as_an_escaped_table_and_stay_a_list():
-    hits = SearchResults([_hit(), _hit("plain.csv")], "q <i>")
+    hits = SearchResults([_hit(), _hit("plain.csv")], "q <i> units")
     page = hits._repr_html_()
     assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;&amp;.csv" in page and "<script>" not in page
-    assert "&lt;b&gt;card&lt;/b&gt; &amp; more" in page and "q &lt;i&gt;" in page
+    assert "&lt;b&gt;card&lt;/b&gt; &amp; more <mark>units</mark>" in page and "q &lt;i&gt;" in page
+    assert "+ kin&lt;1&gt;.csv" in page and "path words" not in page  # folded members listed, never path words
     assert hits[1].path == "plain.csv" and hits == [_hit(), _hit("plain.csv")] and len(hits) == 2
     text = repr(hits)
-    assert text.splitlines()[0] == "SearchResults('q <i>': 2 hits)"
+    assert text.splitlines()[0] == "SearchResults('q <i> units': 2 hits)"
     assert "2. plain.csv  [csv family of 3, score 0.812]" in text
     assert repr(_hit("a.csv")) == "Hit('a.csv', csv family of 3, score=0.812)"
 

@@ -234,7 +234,7 @@ def test_pages_render_in_headless_chromium(served, browser, tmp_path):
         ("entry", "/entries/sales.csv", ["<th>region</th>", "North"]),
         # the browser parsed the name as text: no element came of it
         ("planted", "/entries/" + quote(PLANTED + ".csv"), ["&lt;script&gt;alert(1)&lt;/script&gt;"]),
-        ("run", f"/runs/{answer.run_id}", ["Round 0", "sufficient", answer.value]),
+        ("run", f"/runs/{answer.run_id}", ["Round 1", "sufficient", answer.value]),
         ("report", f"/reports/{report.run_id}", ["The North led"]),
     ]:
         page.goto(server.url(path))
@@ -377,8 +377,160 @@ def test_a_person_searches_opens_an_entry_and_is_the_model_in_chromium(manual, b
     assert watcher.inner_text("#answer").startswith("541")
     shot(watcher, tmp_path, "5-followed-live")
     page.goto(page.url)
-    assert page.locator("section.round h2").first.inner_text() == "Round 0" and "541" in page.inner_text("#rounds")
+    assert page.locator("section.round h2").first.inner_text() == "Round 1" and "541" in page.inner_text("#rounds")
     shot(page, tmp_path, "6-run")
     context.close()
     assert not [p for p in problems if "Content Security Policy" in p or "Refused" in p or "Uncaught" in p], problems
     print(f"screenshots in {tmp_path}")
+
+
+# ---- browsing (issue 32 §2): every entry, .json twins, the site's 404, the preview arranged, a reading picked ----
+
+
+def test_entries_page_json_twins_404_and_an_arranged_preview(served):
+    import json
+    import re
+
+    server, lake = served["server"], served["lake"]
+    entries = lake.entries()
+    code, page, _ = fetch(server.url("/entries"))
+    assert code == 200 and all(f'href="/entries/{quote(e["path"])}"' in page for e in entries)
+    assert f"{len(entries)} of {len(entries)} entries" in page
+    code, page, _ = fetch(server.url("/entries?sort=rows&desc=1"))
+    most = max((e for e in entries if e["rows"] is not None), key=lambda e: e["rows"])
+    assert re.search(r'<table id="entries">.*?<a href="/entries/([^"]+)"', page, re.S).group(1) == quote(most["path"])
+    code, page, _ = fetch(server.url("/entries?format=xlsx&q=station"))
+    assert "stations.xlsx" in page and "layout.xlsx" not in page and "sales.csv" not in page
+
+    def twin(path: str) -> dict[str, Any]:
+        code, body, headers = fetch(server.url(path))
+        assert code == 200 and headers["content-type"] == "application/json", (path, body[:200])
+        return json.loads(body)
+
+    assert twin("/entries.json?format=xlsx")["schema"] == "dslake.entries/1"
+    assert {e["path"] for e in twin("/entries.json")["entries"]} == {e["path"] for e in entries}
+    status = twin("/.json")
+    assert status["schema"] == "dslake.status/1" and status["files"] == lake.status().files
+    found = twin("/search.json?q=" + quote("units sold per region"))
+    assert found["schema"] == "dslake.search/1" and found["hits"][0]["path"] == "sales.csv"
+    assert found["hits"][0]["summary"][1] == "columns: date, region, product, units, price"
+    shown = twin("/entries/sales.csv.json")
+    assert shown["schema"] == "dslake.show/1" and shown["entry"]["format"] == "csv"
+    assert twin("/runs.json")["runs"][0]["id"] and twin(f"/runs/{served['answer'].run_id}.json")["meta"]["id"]
+
+    code, page, _ = fetch(server.url("/search?q=" + quote("units sold per region")))
+    assert "<mark>units</mark>" in page and "columns: date, <mark>region</mark>" in page
+    code, page, _ = fetch(server.url("/nowhere/at/all"))
+    assert code == 404 and "<header>" in page and "no page at /nowhere/at/all" in page  # the site's own page
+
+    def cells(page: str, column: int) -> list[str]:
+        body = page.split('<div id="preview">', 1)[1].split("</tbody>", 1)[0]
+        return [re.findall(r"<td>(.*?)</td>", row)[column] for row in re.findall(r"<tr>(.*?)</tr>", body, re.S)[1:]]
+
+    code, page, _ = fetch(server.url("/entries/sales.csv?sort=units&desc=1"))
+    units = [int(u) for u in cells(page, 3)]
+    assert code == 200 and units == sorted(units, reverse=True) and "sorted by units (descending)" in page
+    code, page, _ = fetch(server.url("/entries/sales.csv?where=region&has=nort"))
+    assert set(cells(page, 1)) == {"North"} and "those containing “nort”" in page
+
+
+def test_serve_without_a_catalog_or_on_a_port_in_use_is_one_line(served, tmp_path):
+    import socket
+
+    (tmp_path / "bare").mkdir()
+    (tmp_path / "bare" / "a.csv").write_text("a\n1\n")
+    result = CliRunner().invoke(cli, ["serve", "--lake", str(tmp_path / "bare")])
+    assert result.exit_code == 3 and result.stderr.startswith("error: no catalog at") and "serving" not in result.output
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = CliRunner().invoke(cli, ["serve", "--lake", str(served["root"]), "--port", str(port)])
+    assert result.exit_code == 2 and f"port {port} on 127.0.0.1 is in use" in result.stderr
+    assert "serving" not in result.output and "Traceback" not in result.output
+
+
+PICK_ROLES = {"planner": "Sum the Widget units in data/sales.csv.",
+              "coder": fenced(SUM_WIDGETS + "print('Alternative: North region only = 60')\n"),
+              "verifier": "Yes\nAssumption: every region is counted", "finalyzer": fenced(SUM_WIDGETS)}
+
+
+@pytest.fixture(scope="module")
+def picking(served, tmp_path_factory) -> Any:
+    """A server over the same lake whose (scripted) model leaves two readings that differ, for a person to pick."""
+    import json
+
+    from dsstar_lake.lake import Lake
+    from dsstar_lake.llm.flags import LlmFlags
+
+    rules = tmp_path_factory.mktemp("rules") / "rules.jsonl"
+    rules.write_text("".join(json.dumps({"role": r, "response": text}) + "\n" for r, text in PICK_ROLES.items()))
+    lake = Lake.open(served["root"], llm=LlmFlags(provider="scripted", scripted_file=str(rules)),
+                     overrides={k: v for k, v in FAST.items() if k.startswith("sandbox.")})
+    with Server(lake) as server:
+        yield server
+    lake.close()
+
+
+def test_browsing_entries_json_404_and_picking_a_reading_in_chromium(served, picking, browser, tmp_path):
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.set_default_timeout(120_000)
+    page.goto(served["server"].url("/entries"))
+    assert page.locator("#entries tr").count() == len(served["lake"].entries()) + 1
+    with page.expect_navigation():
+        page.click('#entries th a:text("rows")')
+    assert "sort=rows" in page.url and "▲" in page.inner_text("#entries th:nth-child(3)")
+    page.fill("#filter input[name=q]", "region")
+    with page.expect_navigation():
+        page.click("#filter button")
+    assert "sales.csv" in page.inner_text("#entries") and "iss.tle" not in page.inner_text("#entries")
+    shot(page, tmp_path, "entries")
+    page.goto(served["server"].url("/entries/sales.csv.json"))
+    assert '"schema": "dslake.show/1"' in page.inner_text("body").replace('":"', '": "')
+    response = page.goto(served["server"].url("/no/such/page"))
+    assert response.status == 404 and "no page at /no/such/page" in page.inner_text("#message")
+    assert page.locator("header a[href='/entries']").count() == 1  # the site's own page, with its header
+    # ask from the page; the readings differ, so the run waits for the person's pick on the run page
+    page.goto(picking.url("/"))
+    assert page.is_checked("#ask input[name=clarify]")
+    page.fill("#ask input[name=q]", "How many Widget units were sold in sales.csv?")
+    with page.expect_navigation(url="**/runs/*"):
+        page.click("#ask button")
+    page.wait_for_selector("#pick button.reading")
+    buttons = page.locator("#pick button.reading").all_inner_texts()
+    assert buttons == ["1. every region is counted: 541", "2. North region only: 60"], buttons
+    shot(page, tmp_path, "pick")
+    with page.expect_navigation():
+        page.click("#pick button.reading >> nth=1")
+    page.wait_for_selector("#status.ok, #status.bad")
+    if page.locator("#pick").count() or not page.locator("#chosen").count():
+        page.reload()
+    assert page.inner_text("#answer").strip() == "60"
+    assert page.inner_text("#chosen") == "chosen reading: North region only because the user picked it on the web page"
+    assert "every region is counted: 541" in page.inner_text("#alternatives")
+    assert page.locator("section.round h2").first.inner_text() == "Round 1"
+    shot(page, tmp_path, "picked")
+    page.close()
+
+
+def test_a_notebook_in_a_real_kernel_shows_hits_status_an_entry_runs_and_a_report(served):
+    """Issue 32 §4: what Jupyter shows, from a real kernel run by nbclient (over the lake and runs made above)."""
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    pytest.importorskip("ipykernel")
+    report = served["report"]
+    cells = [f"from dsstar_lake import Lake\nlake = Lake.open({str(served['root'])!r})",
+             'lake.search("units sold per region", k=2)', "lake.status()", 'lake.show("sales.csv")', "lake.runs()",
+             f"lake.run({report.run_id!r})"]
+    book = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code) for code in cells])
+    nbclient.NotebookClient(book, timeout=300, kernel_name="python3").execute()
+    shown = [next((o["data"] for o in cell.outputs if o.get("output_type") == "execute_result"), {})
+             for cell in book.cells]
+    hits, status, entry, runs, run = (shown[i].get("text/html", "") for i in range(1, 6))
+    assert "<mark>units</mark>" in hits and "48 rows × 5 columns" in hits and "sales csv" not in hits
+    assert "lake status" in status and "corrupt.xlsx" in status
+    assert "lake.load(&#x27;sales.csv&#x27;)" in entry and "<summary>description</summary>" in entry
+    assert "columns: date, region, product, units, price" in entry
+    assert "ShowView('sales.csv': csv file" in shown[3]["text/plain"]  # not a raw dict with its 128-character hash
+    assert report.run_id in runs and served["answer"].run_id in runs
+    assert "sub-question" in run and html.escape(REGION) in run and "North sold the most units" in run

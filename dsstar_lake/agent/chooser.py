@@ -113,7 +113,8 @@ def choose(agent: Agent, state: AgentState, settled: Readings, guidelines: str) 
         picked = agent.clarify(state.question, [a.to_dict() for a in readings])
         if picked is not None and 1 <= picked <= len(readings):
             chosen = readings[picked - 1]
-            return Choice(picked, chosen.reading, PICKED, chosen.value)
+            # where the person picked it: the terminal's by default, a web page's or a notebook's pick says its own
+            return Choice(picked, chosen.reading, str(getattr(agent.clarify, "because", PICKED)), chosen.value)
     stated = "\n".join(f"- {a.reading} = {a.value}" for a in settled.stated) or "(none)"
     prompt = render("chooser", question=state.question, principles=principles(),
                     candidates=frame(_listed(readings), "output"),

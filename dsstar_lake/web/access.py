@@ -44,6 +44,22 @@ def check_bind(host: str, allow_remote: bool, token: str | None) -> None:
                               "`python -c 'import secrets; print(secrets.token_urlsafe())'`")
 
 
+def check_port(host: str, port: int) -> None:
+    """Raise UsageError when host:port cannot be bound (in use, or not an address of this machine)."""
+    import errno
+    import socket
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds: a closing socket is no bar
+        try:
+            probe.bind((host.strip("[]"), port))
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                raise UsageError(f"port {port} on {host} is in use", hint="give another with --port") from None
+            raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+
+
 class Guard:
     """ASGI middleware: a Host check on loopback, a token check when serving remotely."""
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
@@ -41,6 +41,14 @@ PAGE_CSP = ("default-src 'none'; img-src data: 'self'; style-src 'unsafe-inline'
 FIGURE_CSP = "default-src 'none'; style-src 'unsafe-inline'; sandbox"
 STATIC = Path(__file__).parent / "static"
 SHUTDOWN_S = 3
+SORTABLE = ("path", "format", "rows", "columns", "files")  # the entries page's columns a person can sort by
+ENTRIES_SHOWN = 1000  # rows of the entries page (a filter narrows a big lake; the .json twin has them all)
+
+
+def preview_options(params: Any) -> dict[str, Any]:
+    """Return the entry page's preview options from its query: sort (a column), desc, where (column) and has."""
+    return {"sort": params.get("sort", "")[:200] or None, "desc": params.get("desc", "") == "1",
+            "where": params.get("where", "")[:200] or None, "has": params.get("has", "")[:200] or None}
 
 
 def _templates() -> Any:
@@ -49,7 +57,33 @@ def _templates() -> Any:
     env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(default=True))
     env.filters["when"] = when
     env.filters["size"] = _size
+    env.filters["marked"] = _marked
+    env.filters["folded"] = _folded
     return env
+
+
+def _marked(text: str, terms: list[str]) -> Any:
+    """Return text escaped, with the words a query matched in <mark> (a Jinja2 filter)."""
+    from markupsafe import Markup
+
+    from dsstar_lake.hitlines import marked_html
+
+    return Markup(marked_html(str(text), terms))
+
+
+def _folded(hit: Any) -> list[str]:
+    """Return the near-identical paths folded under a hit (a Jinja2 filter)."""
+    return list(getattr(hit, "kin", None) or [])
+
+
+JSON_SUFFIX = ".json"
+
+
+def twin(command: str, data: Any) -> Response:
+    """Return a page's `.json` twin: the object `dslake COMMAND --json` prints (docs/json.md)."""
+    from dsstar_lake.jsonout import envelope
+
+    return JSONResponse(envelope(command, data), headers={"Content-Security-Policy": "default-src 'none'"})
 
 
 def _size(n: Any) -> str:
@@ -80,47 +114,103 @@ class Pages:
         status = 404 if isinstance(exc, RunNotFound) or "not in the catalog" in exc.message else 400
         return self.page("error.html", code=status, message=exc.message, hint=exc.hint)
 
+    async def not_found(self, request: Request, exc: Exception) -> Response:
+        """The site's own page for an unknown route (and the method a route does not take)."""
+        code = getattr(exc, "status_code", 404)
+        return self.page("error.html", code=code, message=f"no page at {request.url.path}" if code == 404
+                         else f"{request.method} is not allowed here",
+                         hint="the pages: / (status), /search, /entries, /runs; add .json for the data")
+
     async def home(self, request: Request) -> Response:
         status = await self.call(self.lake.status)
+        if request.url.path == "/" + JSON_SUFFIX:
+            return twin("status", status.to_dict())
         return self.page("index.html", status=status, runs=(await self.call(self.lake.runs))[:5],
                          not_ready=self.asks.ready())
 
     async def search(self, request: Request) -> Response:
+        from dsstar_lake.hitlines import terms_of
+
+        as_json = request.url.path.endswith(JSON_SUFFIX)
         query = request.query_params.get("q", "").strip()
         k = request.query_params.get("k", "")
-        if not query:
-            return self.page("search.html", query="", hits=[])
-        try:
-            hits = await self.call(self.lake.search, query, int(k) if k.isdigit() and int(k) > 0 else None)
-        except DslakeError as exc:
-            return self.problem(exc)
-        return self.page("search.html", query=query, hits=hits)
+        hits: list[Any] = []
+        if query:
+            try:
+                hits = await self.call(self.lake.search, query, int(k) if k.isdigit() and int(k) > 0 else None)
+            except DslakeError as exc:
+                return self.problem(exc)
+        if as_json:
+            return twin("search", {"question": query, "hits": [h.to_dict() for h in hits]})
+        return self.page("search.html", query=query, hits=hits, terms=terms_of(query))
+
+    async def entries(self, request: Request) -> Response:
+        """Every entry with its format, rows, columns and files; sorted by ?sort=COLUMN (&desc=1), filtered by
+        ?q=WORDS (in the path or what it holds) and ?format=F."""
+        rows = await self.call(self.lake.entries)
+        params = request.query_params
+        words = params.get("q", "").strip().lower().split()
+        fmt = params.get("format", "").strip()
+        formats = sorted({str(r["format"]) for r in rows if r["format"]})
+        shown = [r for r in rows if (not fmt or r["format"] == fmt)
+                 and all(w in (r["path"] + " " + " ".join(r["summary"])).lower() for w in words)]
+        sort = params.get("sort", "path")
+        sort = sort if sort in SORTABLE else "path"
+        desc = params.get("desc", "") == "1"
+        present = [r for r in shown if r[sort] is not None]
+        shown = sorted(present, key=lambda r: (r[sort], r["path"]) if sort != "path" else r["path"],
+                       reverse=desc) + [r for r in shown if r[sort] is None]
+        if request.url.path.endswith(JSON_SUFFIX):
+            return twin("entries", {"entries": shown})
+        return self.page("entries.html", entries=shown[:ENTRIES_SHOWN], matched=len(shown), total=len(rows),
+                         limit=ENTRIES_SHOWN, sort=sort, desc=desc,
+                         q=params.get("q", ""), format=fmt, formats=formats, columns=SORTABLE)
 
     async def entry(self, request: Request) -> Response:
         path = request.path_params["path"]
+        as_json = False
         try:
             shown = await self.call(self.lake.show, path)
         except DslakeError as exc:
-            return self.problem(exc)
-        data = await self.call(self.previewer.preview, self.lake, path)
-        return self.page("entry.html", shown=shown, preview=data)
+            # the twin of /entries/PATH is /entries/PATH.json (a lake file named x.json has x.json.json)
+            if not path.endswith(JSON_SUFFIX):
+                return self.problem(exc)
+            try:
+                shown = await self.call(self.lake.show, path.removesuffix(JSON_SUFFIX))
+            except DslakeError:
+                return self.problem(exc)  # neither PATH nor PATH without .json: say so of the path asked
+            as_json = True
+        if as_json:
+            return twin("show", dict(shown))
+        options = preview_options(request.query_params)
+        data = await self.call(self.previewer.preview, self.lake, shown["path"], **options)
+        return self.page("entry.html", shown=shown, preview=data, options=options)
 
     async def runs(self, request: Request) -> Response:
-        return self.page("runs.html", runs=await self.call(self.lake.runs))
+        runs = await self.call(self.lake.runs)
+        if request.url.path.endswith(JSON_SUFFIX):
+            return twin("runs list", list(runs))
+        return self.page("runs.html", runs=runs)
 
     async def run(self, request: Request) -> Response:
+        run_id = request.path_params["run_id"]
+        as_json = run_id.endswith(JSON_SUFFIX)
         try:
-            view = await self.call(self.lake.run, request.path_params["run_id"])
+            view = await self.call(self.lake.run, run_id.removesuffix(JSON_SUFFIX))
         except DslakeError as exc:
             return self.problem(exc)
+        if as_json:
+            return twin("runs show", dict(view))
         return self.page("run.html", **await self.call(self.run_context, view))
 
     def run_context(self, view: dict[str, Any]) -> dict[str, Any]:
         """Return what the run templates show of a run: its view with scripts, and its own pending prompts."""
         views.run_scripts(view)
         meta = view.get("meta") or {}
-        pending = self.asks.pending(meta.get("id")) if meta.get("status") == "running" else []
-        return {"run": view, "meta": meta, "answer": view.get("answer") or {}, "pending": pending}
+        running = meta.get("status") == "running"
+        pending = self.asks.pending(meta.get("id")) if running else []
+        pick = self.asks.picks.get(meta.get("id") or "") if running else None
+        return {"run": view, "meta": meta, "answer": view.get("answer") or {}, "pending": pending, "pick": pick}
 
     def run_parts(self, run_id: str) -> tuple[list[dict[str, Any]], bool]:
         """Return a run page's parts (id, html, where a new one goes), and whether the run is still running."""
@@ -133,6 +223,8 @@ class Pages:
         parts = [part("run_head.html", "run-head"), part("run_summary.html", "run-summary"),
                  part("run_calls.html", "run-calls")]
         parts += [part("run_pending.html", f"pending-{p['stem']}", "pending", True, p=p) for p in context["pending"]]
+        if context["pick"]:
+            parts.append(part("run_pick.html", "pick", "pending", True))
         parts += [part("run_round.html", f"round-{r['round']}", "rounds", r=r) for r in context["run"]["rounds"]]
         return parts, context["meta"].get("status") == "running"
 
@@ -143,7 +235,7 @@ class Pages:
             return self.problem(exc)
         run_id = view["meta"].get("id") or request.path_params["run_id"]
         stream = follow(partial(self.run_parts, run_id), self.call, Path(view["folder"]), self.asks.manual_dir(),
-                        request.is_disconnected)
+                        request.is_disconnected, lambda: self.asks.picks_changed)
         return StreamingResponse(stream, media_type="text/event-stream",
                                  headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
@@ -167,12 +259,23 @@ class Pages:
         why = self.asks.ready() or ("" if question else "the question is empty")
         if why:
             return self.page("error.html", code=400, message=why, hint="see `dslake models` and `dslake doctor`")
-        run_id = await asyncio.get_running_loop().run_in_executor(None, self.asks.start, question)
+        clarify = form.get("clarify") == "1"
+        run_id = await asyncio.get_running_loop().run_in_executor(None, self.asks.start, question, clarify)
         if run_id is None:
             failure = self.asks.failures.pop(question, None)
             if failure:
                 return self.page("error.html", code=400, message=failure)
         return RedirectResponse(f"/runs/{run_id}" if run_id else "/runs", status_code=303)
+
+    async def pick(self, request: Request) -> Response:
+        """A person's pick between readings that give different answers (the run waits for it)."""
+        form = await _form(request)
+        if form is None:
+            return self.page("error.html", code=403, message="a form from another site cannot pick a reading")
+        run_id = request.path_params["run_id"]
+        if not self.asks.pick(run_id, form.get("n", "")):
+            return self.page("error.html", code=400, message=f"run {run_id} is not waiting for a pick")
+        return RedirectResponse(f"/runs/{run_id}", status_code=303)
 
     async def manual(self, request: Request) -> Response:
         form = await _form(request)
@@ -210,9 +313,12 @@ def build_app(lake: Any, token: str | None = None) -> Any:
     """Return the ASGI app over an open Lake (token: required on every request, for a non-loopback bind)."""
     pages = Pages(lake)
     routes = [
-        Route("/", pages.home), Route("/search", pages.search), Route("/entries/{path:path}", pages.entry),
-        Route("/runs", pages.runs), Route("/runs/{run_id}", pages.run), Route("/reports/{run_id}", pages.report),
+        Route("/", pages.home), Route("/.json", pages.home), Route("/search", pages.search),
+        Route("/search.json", pages.search), Route("/entries", pages.entries), Route("/entries.json", pages.entries),
+        Route("/entries/{path:path}", pages.entry), Route("/runs", pages.runs), Route("/runs.json", pages.runs),
+        Route("/runs/{run_id}", pages.run), Route("/reports/{run_id}", pages.report),
         Route("/ask", pages.ask, methods=["POST"]), Route("/manual/{stem}", pages.manual, methods=["POST"]),
+        Route("/pick/{run_id}", pages.pick, methods=["POST"]),
         Route("/runs/{run_id}/events", pages.events), Route("/runs/{run_id}/figures/{name:path}", pages.figure),
         Mount("/static", StaticFiles(directory=STATIC)),
     ]
@@ -221,7 +327,8 @@ def build_app(lake: Any, token: str | None = None) -> Any:
         yield
         pages.previewer.close()  # its worker process goes with the server
 
-    return Guard(Starlette(routes=routes, lifespan=lifespan), token)
+    handlers = {404: pages.not_found, 405: pages.not_found}
+    return Guard(Starlette(routes=routes, lifespan=lifespan, exception_handlers=handlers), token)
 
 
 def serve(lake: Any, host: str = "127.0.0.1", port: int = 8765, allow_remote: bool = False,

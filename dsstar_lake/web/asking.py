@@ -21,6 +21,8 @@ from dsstar_lake.errors import DslakeError
 STEM = re.compile(r"^\d{4,}-[A-Za-z0-9_-]{1,60}$")
 START_WAIT_S = 20.0  # how long POST /ask waits for the run's folder to appear before showing the run list
 MAX_QUESTION = 4000
+PICK_WAIT_S = 600.0  # how long a run waits for the person to pick a reading on its page; then the model chooses
+PICKED_ON_PAGE = "the user picked it on the web page"
 
 
 class Asks:
@@ -29,6 +31,9 @@ class Asks:
     def __init__(self, lake: Any) -> None:
         self.lake = lake
         self.failures: dict[str, str] = {}  # question -> why it stopped before its run existed
+        # run id -> the readings a run waits for the person to pick between (ask --clarify, on the page)
+        self.picks: dict[str, dict[str, Any]] = {}
+        self.picks_changed = 0  # counts picks offered and settled: the run page's event stream follows it
 
     def ready(self) -> str | None:
         """Return None when the page may start an ask, else why not (one line)."""
@@ -42,15 +47,35 @@ class Asks:
             return "the manual provider answers from the page only with a prompt folder: give --manual-dir DIR"
         return None
 
-    def start(self, question: str) -> str | None:
-        """Start `lake.ask(question)` in the background; return its run id once its folder exists (else None)."""
+    def start(self, question: str, clarify: bool = False) -> str | None:
+        """Start `lake.ask(question)` in the background; return its run id once its folder exists (else None).
+
+        clarify: when the readings give different answers, the run waits for the person to pick one on its page
+        (PICK_WAIT_S at most, then the model chooses), as `dslake ask --clarify` does on a terminal."""
         from dsstar_lake.runs import list_runs
 
         before = {r["id"] for r in list_runs(self.lake.catalog_dir)}
+        slot: dict[str, str | None] = {"run_id": None}
+
+        def pick(question: str, readings: list[dict[str, str]]) -> int | None:
+            run_id = slot["run_id"]
+            if run_id is None:
+                return None
+            waiting: dict[str, Any] = {"readings": readings, "done": threading.Event(), "choice": None}
+            self.picks[run_id] = waiting
+            self.picks_changed += 1
+            try:
+                waiting["done"].wait(PICK_WAIT_S)
+            finally:
+                self.picks.pop(run_id, None)
+                self.picks_changed += 1
+            return waiting["choice"]
+
+        pick.because = PICKED_ON_PAGE  # type: ignore[attr-defined]
 
         def run() -> None:
             try:
-                self.lake.ask(question)
+                self.lake.ask(question, clarify=pick if clarify else None)
             except DslakeError as exc:  # the run record keeps the failure; this keeps one that came before it
                 self.failures[question] = exc.message
             finally:
@@ -62,11 +87,22 @@ class Asks:
         while time.monotonic() < deadline:
             new = [r["id"] for r in list_runs(self.lake.catalog_dir) if r["id"] not in before]
             if new:
+                slot["run_id"] = new[0]
                 return new[0]
             if not worker.is_alive():
                 return None
             time.sleep(0.1)
         return None
+
+    def pick(self, run_id: str, choice: str) -> bool:
+        """Settle a run's waiting pick: a reading's number, or '' to let the model choose; False when none waits."""
+        waiting = self.picks.get(run_id)
+        if waiting is None or waiting["done"].is_set():
+            return False
+        n = int(choice) if choice.isdigit() else None
+        waiting["choice"] = n if n is not None and 1 <= n <= len(waiting["readings"]) else None
+        waiting["done"].set()
+        return True
 
     def manual_dir(self) -> Path | None:
         """Return the manual provider's prompt folder, when that is the provider and it has one."""

@@ -40,17 +40,17 @@ def signature(folder: Path, manual: Path | None) -> tuple[Any, ...]:
 
 
 async def follow(parts: Callable[[], Any], call: Callable[..., Any], folder: Path, manual: Path | None,
-                 disconnected: Callable[[], Any]) -> AsyncIterator[str]:
+                 disconnected: Callable[[], Any], extra: Callable[[], Any] | None = None) -> AsyncIterator[str]:
     """Yield the run page's changed parts as events until the run stops running (then `end`) or the client goes.
 
     parts: returns (the page's parts as {id, html, into?, keep?}, whether the run is still running);
-    call: runs a function on the pages' worker thread.
+    call: runs a function on the pages' worker thread; extra: what else changes the page (a pick offered).
     """
     sent: dict[str, str] = {}
     last: tuple[Any, ...] | None = None
     quiet_since = time.monotonic()
     while not await disconnected():
-        now = await call(signature, folder, manual)
+        now = (await call(signature, folder, manual), extra() if extra else None)
         if now != last:
             last = now
             shown, running = await call(parts)

@@ -40,8 +40,12 @@ class Previewer:
         return cls(int(settings["serve.preview_rows"]), int(settings["serve.preview_bytes"]),
                    float(settings["profile.timeout_s"]), int(settings["profile.memory_mb"]))
 
-    def preview(self, lake: Any, path: str) -> dict[str, Any]:
-        """Return {"error": reason or None, "tables": [...]} for an entry: escaped HTML tables or short text."""
+    def preview(self, lake: Any, path: str, sort: str | None = None, desc: bool = False, where: str | None = None,
+                has: str | None = None) -> dict[str, Any]:
+        """Return {"error": reason or None, "tables": [...]} for an entry: escaped HTML tables or short text.
+
+        sort, desc, where and has arrange the rows read (never more than the preview's bound): sorted by the column
+        sort, and only rows whose column `where` (any column when None) contains `has`, case aside."""
         from concurrent.futures import TimeoutError as FutureTimeout
 
         from pebble import ProcessExpired
@@ -58,7 +62,8 @@ class Previewer:
             f = too_big[0]
             return {"error": f"{f.rel} is {_size(f.path):,} bytes, over the preview's {self.max_bytes:,}: "
                              "load it with `lake.load` to see it", "tables": []}
-        future = self._worker().schedule(preview_files, args=(family, files, self.rows, self.max_bytes),
+        arrange = {"sort": sort, "desc": desc, "where": where, "has": has}
+        future = self._worker().schedule(preview_files, args=(family, files, self.rows, self.max_bytes, arrange),
                                          timeout=self.timeout_s)
         try:
             return future.result()
@@ -107,8 +112,10 @@ def _child_init(memory_mb: int) -> None:
     limit_memory(memory_mb)
 
 
-def preview_files(family: bool, files: list[Any], rows: int, max_chars: int) -> dict[str, Any]:
-    """Run in the worker: read the planned files with at most `rows` rows each; return small, escaped tables."""
+def preview_files(family: bool, files: list[Any], rows: int, max_chars: int,
+                  arrange: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Run in the worker: read the planned files with at most `rows` rows each, sort and filter those rows as
+    `arrange` asks, and return small, escaped tables."""
     from dsstar_lake.loading import run_plan
 
     try:
@@ -119,18 +126,42 @@ def preview_files(family: bool, files: list[Any], rows: int, max_chars: int) -> 
     tables = []
     for name, value in list(items)[:PREVIEW_TABLES]:
         if isinstance(value, dict) and value and all(hasattr(v, "to_html") for v in value.values()):
-            tables += [_table(f"{name} / {k}" if name else str(k), v, rows) for k, v in list(value.items())[:2]]
+            tables += [_table(f"{name} / {k}" if name else str(k), v, rows, arrange)
+                       for k, v in list(value.items())[:2]]
         else:
-            tables.append(_table(str(name), value, rows))
+            tables.append(_table(str(name), value, rows, arrange))
     return {"error": None, "tables": tables}
 
 
-def _table(name: str, value: Any, rows: int) -> dict[str, Any]:
+def arranged(frame: Any, sort: str | None = None, desc: bool = False, where: str | None = None,
+             has: str | None = None) -> Any:
+    """Return the frame's rows filtered (column `where`, or any column, containing `has`, case aside) and sorted
+    by the column `sort`; a column it does not have is ignored. Mixed types sort as text."""
+    if has:
+        columns = [c for c in frame.columns if str(c) == where] or list(frame.columns)
+        wanted = has.lower()
+        keep = frame[columns].astype("string").apply(lambda col: col.str.lower().str.contains(wanted, regex=False))
+        frame = frame[keep.fillna(False).any(axis=1)]
+    column = next((c for c in frame.columns if str(c) == sort), None)
+    if column is not None:
+        try:
+            frame = frame.sort_values(column, ascending=not desc, na_position="last", kind="stable")
+        except TypeError:
+            frame = frame.sort_values(column, ascending=not desc, na_position="last", kind="stable",
+                                      key=lambda col: col.astype("string"))
+    return frame
+
+
+def _table(name: str, value: Any, rows: int, arrange: dict[str, Any] | None = None) -> dict[str, Any]:
     if hasattr(value, "head") and hasattr(value, "to_html"):
+        read = tuple(getattr(value, "shape", ()) or ()) or None
+        if arrange and hasattr(value, "columns"):
+            value = arranged(value.head(rows), **arrange)
         shape = tuple(getattr(value, "shape", ()) or ()) or None
         # to_html escapes cell text and column names by default (escape=True): a cell cannot become markup.
         return {"name": name, "html": value.head(rows).to_html(escape=True, border=0, max_cols=HTML_COLUMNS),
-                "shape": shape, "text": None}
+                "shape": shape, "read": read, "text": None,
+                "columns": [str(c) for c in getattr(value, "columns", [])][:HTML_COLUMNS]}
     text = repr(value)
     cut = text if len(text) <= TEXT_CHARS else text[:TEXT_CHARS] + f"\n… ({len(text) - TEXT_CHARS} more characters)"
-    return {"name": name, "html": None, "shape": None, "text": cut}
+    return {"name": name, "html": None, "shape": None, "read": None, "text": cut, "columns": []}
