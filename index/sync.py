@@ -8,6 +8,7 @@ from typing import Any, Protocol
 
 from dslake_index.catalog import get_meta, set_meta, transaction
 from dslake_index.remote import card_metadata
+from dslake_index.timings import phase
 from dslake_index.vector_check import compare, drift_problem
 
 EMBED_BATCH = 256
@@ -47,7 +48,8 @@ def sync_vectors(
     ).fetchall()
     if not orphans and not todo and not _model_changed(conn, None):
         return 0
-    store = store_factory()
+    with phase("vectors: open store"):
+        store = store_factory()
     if orphans:
         store.delete(orphans)
         with transaction(conn):
@@ -55,6 +57,10 @@ def sync_vectors(
     if not todo:
         return 0
     embedder = embedder_factory()
+    with phase("vectors: load model"):
+        load = getattr(embedder, "load", None)
+        if load is not None:
+            load()  # charged here, not to the first batch (usually done already, while the profilers ran)
     if _model_changed(conn, embedder.model_id):
         # Vectors from another model are not comparable: start the collection over.
         store.reset()
@@ -73,12 +79,14 @@ def sync_vectors(
                 "ON CONFLICT(entry_id) DO UPDATE SET card_hash = excluded.card_hash, state = 'pending'",
                 [(row["id"], row["card_hash"]) for row in batch],
             )
-        vectors = embedder.encode([row["card"] for row in batch])
-        store.upsert(
-            [row["id"] for row in batch],
-            vectors,
-            [card_metadata(row) for row in batch],  # what a search without the manifest shows (index.remote)
-        )
+        with phase("vectors: embed cards", len(batch)):
+            vectors = embedder.encode([row["card"] for row in batch])
+        with phase("vectors: upsert", len(batch)):
+            store.upsert(
+                [row["id"] for row in batch],
+                vectors,
+                [card_metadata(row) for row in batch],  # what a search without the manifest shows (index.remote)
+            )
         with transaction(conn):
             conn.executemany("UPDATE vectors SET state = 'ok' WHERE entry_id = ?", [(row["id"],) for row in batch])
         done += len(batch)
