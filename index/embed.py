@@ -19,10 +19,13 @@ import warnings
 from collections.abc import Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-import numpy as np
 from dslake_index.errors import ConfigError
+
+if TYPE_CHECKING:
+    import numpy as np
+# numpy is imported where it is used: reading the model's id (a re-index with nothing to embed) needs none of it.
 
 MODEL_NAME = "all-MiniLM-L6-v2"
 DIM = 384
@@ -94,6 +97,8 @@ def default_cache_dir() -> Path:
 
 
 def _normalize(vectors: np.ndarray) -> np.ndarray:
+    import numpy as np
+
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     return (vectors / np.maximum(norms, 1e-12)).astype(np.float32)
 
@@ -114,6 +119,8 @@ class _SentenceTransformersBackend:
         self.batch_size = batch_size
 
     def encode(self, texts: list[str]) -> np.ndarray:
+        import numpy as np
+
         vectors = self.model.encode(
             texts,
             batch_size=self.batch_size,
@@ -180,6 +187,8 @@ class _OnnxBackend:
         self.threads = max(1, threads)
 
     def encode(self, texts: list[str]) -> np.ndarray:
+        import numpy as np
+
         encodings = self.tokenizer.encode_batch(texts)
         out = np.empty((len(texts), DIM), dtype=np.float32)
         batches = _batches([len(e.ids) for e in encodings], self.batch_size, BATCH_TOKENS)
@@ -196,6 +205,8 @@ class _OnnxBackend:
         return out
 
     def _encode_batch(self, encodings: list[Any]) -> np.ndarray:
+        import numpy as np
+
         width = max(len(e.ids) for e in encodings)
         ids = np.full((len(encodings), width), self.pad_id, dtype=np.int64)
         mask = np.zeros((len(encodings), width), dtype=np.int64)
@@ -291,6 +302,8 @@ def _failure_reason(failed_path: Path) -> str:
 
 def _export_and_verify(folder: Path, target_dir: Path, threads: int) -> None:
     """Export the transformer to ONNX in a temp file, compare it with sentence-transformers, then rename."""
+    import numpy as np
+
     started = time.perf_counter()
     tmp_path = target_dir / f"model.onnx.tmp-{os.getpid()}"
     try:
@@ -439,6 +452,8 @@ class Embedder:
         if isinstance(texts, str) or not all(isinstance(t, str) for t in texts):
             raise TypeError("Embedder.encode takes a list of strings")
         if not texts:
+            import numpy as np
+
             return np.zeros((0, DIM), dtype=np.float32)
         impl = self._impl or self.load()._impl
         assert impl is not None

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 DIM = 384
 # Above this many entries the HNSW index beats reading every vector into each searching process (~0.4 GB at 275k).
@@ -28,6 +29,8 @@ _ROWS = (
 
 def to_blob(vector: Any) -> bytes:
     """Return one vector as the bytes the manifest keeps (little-endian float32)."""
+    import numpy as np  # here, not at the top: an index with nothing to embed does not import numpy
+
     return np.asarray(vector, dtype="<f4").tobytes()
 
 
@@ -61,6 +64,8 @@ class ManifestVectors:
             return None
         if any(blob is None or len(blob) != DIM * 4 for _, blob in rows):
             return None  # an entry not embedded yet, or embedded before the copies were kept
+        import numpy as np
+
         matrix = np.frombuffer(b"".join(blob for _, blob in rows), dtype="<f4").reshape(len(rows), DIM)
         return cls([entry_id for entry_id, _ in rows], matrix, version)
 
@@ -70,6 +75,8 @@ class ManifestVectors:
 
     def query(self, embedding: Any, n: int = 10) -> list[tuple[str, float]]:
         """Return up to n (id, cosine distance) pairs nearest to one unit query vector, nearest first."""
+        import numpy as np
+
         if n <= 0 or not self.ids:
             return []
         scores = self.matrix @ np.asarray(embedding, dtype=np.float32)
@@ -79,6 +86,8 @@ class ManifestVectors:
 
     def similarities(self, embedding: Any, ids: Sequence[str]) -> list[tuple[str, float]]:
         """Return (id, cosine similarity to the query vector) for those of the given ids held here."""
+        import numpy as np
+
         rows = [(entry_id, self._row[entry_id]) for entry_id in ids if entry_id in self._row]
         if not rows:
             return []
