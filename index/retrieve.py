@@ -138,8 +138,9 @@ class Retriever:
         t1 = time.perf_counter()
         if self._store is None or (isinstance(self._store, ManifestVectors) and not self._store.current(self._conn)):
             # The manifest's copies of the vectors when they are complete (index/local_vectors.py): no Chroma.
+            # A RemoteRetriever has no manifest (conn None): it always asks the store.
             model_id = getattr(self._embedder, "model_id", None)
-            local = ManifestVectors.load(self._conn, model_id) if model_id else None
+            local = ManifestVectors.load(self._conn, model_id) if model_id and self._conn is not None else None
             self._store = local if local is not None else self._store_factory()
         results = self._store.query(vector, n)
         if timing is not None:
