@@ -113,6 +113,14 @@ MIGRATIONS: list[tuple[str, str]] = [
         );
         """,
     ),
+    (
+        "006_vector_values",
+        """
+        -- The vector itself (little-endian float32), written with state 'ok': a search reads these instead of
+        -- starting Chroma (index/local_vectors.py). NULL for vectors embedded before this migration.
+        ALTER TABLE vectors ADD COLUMN embedding BLOB;
+        """,
+    ),
 ]
 
 

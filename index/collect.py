@@ -21,6 +21,7 @@ from dslake_index.profile_task import crash_result, timeout_result
 from dslake_index.profilers.base import PROFILER_VERSION
 from dslake_index.progress import Progress
 from dslake_index.scan import FileStat
+from dslake_index.timings import add_work, phase
 
 
 class ResultWriter:
@@ -37,6 +38,7 @@ class ResultWriter:
     def add(self, f: FileStat, result: dict[str, Any]) -> None:
         """Record one file's result; write the batch when it is full or 2 s old."""
         self.pending.append((f, result))
+        add_work(result.get("work_seconds"), result.get("format"))
         if result.get("profile"):
             self.summary.profiled += 1
         elif result.get("hash") and not result.get("error"):
@@ -52,7 +54,8 @@ class ResultWriter:
     def flush(self) -> None:
         """Write what is pending (on every way out: what was profiled is kept)."""
         if self.pending:
-            write_results(self.conn, self.pending)
+            with phase("manifest: file rows and profiles", len(self.pending)):
+                write_results(self.conn, self.pending)
             self.pending = []
         self.last_flush = time.monotonic()
 

@@ -24,6 +24,7 @@ from dslake_index.profile_task import limit_memory, profile_file_task
 from dslake_index.profilers.base import PROFILER_VERSION, Limits, Profile
 from dslake_index.progress import Progress
 from dslake_index.scan import FileStat, ScanResult
+from dslake_index.timings import phase, recording
 
 
 @dataclass
@@ -49,6 +50,7 @@ class IndexSummary:
     vectors_repaired: int = 0  # vectors the store had lost or changed behind the manifest's back (re-embedded)
     notes: list[str] = field(default_factory=list)  # what else the user should hear about this run
     cluster: dict[str, Any] | None = None  # where --cluster profiled: address, workers, tasks, files (None: here)
+    phases: dict[str, dict[str, float]] = field(default_factory=dict)  # where the time went (index/timings.py)
 
     def to_dict(self) -> dict[str, Any]:
         """Return the summary as JSON-ready data."""
@@ -156,12 +158,31 @@ def run_index(
     loading what embedding will need while the profilers run. enrichers (index/enrich.py) run in order on the
     rendered entries; what they change is rendered again, and every changed card is embedded once, at the end.
     """
+    with recording() as clock:
+        clock.add("scan", scan.seconds, scan.cpu_seconds, len(scan.files))
+        summary = _run_index(conn, db_path, lake, scan, options, sync_vectors, progress, on_work, enrichers)
+    summary.phases = clock.to_dict()
+    return summary
+
+
+def _run_index(
+    conn: sqlite3.Connection,
+    db_path: Path,
+    lake: Path | Any,
+    scan: ScanResult,
+    options: IndexOptions,
+    sync_vectors: Callable[[sqlite3.Connection, Progress], int],
+    progress: Progress,
+    on_work: Callable[[], None] | None,
+    enrichers: Sequence[Enricher],
+) -> IndexSummary:
     started = time.perf_counter()
     summary = IndexSummary(skipped=len(scan.skipped), skipped_files=list(scan.skipped))
     from dslake_index.hint_sweep import recheck_hints
 
-    recheck_hints(conn)  # an old catalog's load hints that no longer parse: those files are profiled again
-    new, changed, removed, unchanged = plan_changes(conn, scan)
+    with phase("plan"):
+        recheck_hints(conn)  # an old catalog's load hints that no longer parse: those files are profiled again
+        new, changed, removed, unchanged = plan_changes(conn, scan)
     summary.unchanged = unchanged
     summary.removed = len(removed)
     if removed:
@@ -175,8 +196,10 @@ def run_index(
         on_work()
     progress("plan", {"total": len(todo), "new": len(new), "changed": len(changed), "removed": len(removed)})
     if todo:
-        _profile_all(conn, db_path, lake, todo, {f.path for f in new}, options, summary, progress)
-    _rebuild_dirty_entries(conn, options, progress, force=new_render is not None)
+        with phase("profile: whole pool (wall)", len(todo)):
+            _profile_all(conn, db_path, lake, todo, {f.path for f in new}, options, summary, progress)
+    with phase("entries: whole rebuild"):
+        _rebuild_dirty_entries(conn, options, progress, force=new_render is not None)
     from dslake_index.summaries import apply_summaries
 
     apply_summaries(conn)  # a rebuilt entry gets its stored model summary back before its card is embedded
@@ -191,7 +214,8 @@ def run_index(
         # entries rendered so far are still embedded, so search sees them, and the error is reported.
         summary.embedded = sync_vectors(conn, progress)
         raise
-    summary.embedded = sync_vectors(conn, progress)
+    with phase("vectors: whole sync"):
+        summary.embedded = sync_vectors(conn, progress)
     summary.entries, summary.families = conn.execute(
         "SELECT count(*), coalesce(sum(kind = 'family'), 0) FROM entries"
     ).fetchone()
@@ -369,7 +393,8 @@ def _rebuild_folder(conn: sqlite3.Connection, key: str, folders: list[str], opti
                     force: bool = False) -> None:
     """Rebuild the entries of sibling folders (one folder pattern): families may span them."""
     marks = ",".join("?" * len(folders))
-    rows = conn.execute(_MEMBER_QUERY.format(marks=marks), folders).fetchall()
+    with phase("entries: read members"):
+        rows = conn.execute(_MEMBER_QUERY.format(marks=marks), folders).fetchall()
     hashes = {row["path"]: row["hash"] for row in rows}
     analyses = {
         row["hash"]: (row["text"], row["source"])
@@ -394,11 +419,14 @@ def _rebuild_folder(conn: sqlite3.Connection, key: str, folders: list[str], opti
     def related(group: Group) -> Profile:
         return load(hashes[group.members[0].path])
 
-    for group in group_files(members, options.min_members):
+    with phase("entries: family grouping"):
+        groups = group_files(members, options.min_members)
+    for group in groups:
         if group.is_family:
             first = group.members[0].path
-            row = family_entry(group, load(hashes[first]), options.max_members_listed, analyses.get(hashes[first]),
-                               related)
+            with phase("entries: descriptions and cards"):
+                row = family_entry(group, load(hashes[first]), options.max_members_listed,
+                                   analyses.get(hashes[first]), related)
             wanted[row.id] = row
         else:
             path = group.members[0].path
@@ -413,8 +441,14 @@ def _rebuild_folder(conn: sqlite3.Connection, key: str, folders: list[str], opti
                 wanted[entry_id] = None  # unchanged single file: keep its row as it is
                 conn.execute("UPDATE files SET entry_id = ? WHERE path = ?", (entry_id, path))
                 continue
-            row = file_entry(path, folder, hashes[path], load(hashes[path]), analyses.get(hashes[path]))
-            wanted[entry_id] = with_relations(row, group, related) if linked else row
+            with phase("entries: descriptions and cards"):
+                row = file_entry(path, folder, hashes[path], load(hashes[path]), analyses.get(hashes[path]))
+                wanted[entry_id] = with_relations(row, group, related) if linked else row
+    with phase("entries: manifest rows and full text"):
+        _write_entries(conn, existing, wanted)
+
+
+def _write_entries(conn: sqlite3.Connection, existing: dict[str, Any], wanted: dict[str, EntryRow | None]) -> None:
     stale = [entry_id for entry_id in existing if entry_id not in wanted]
     if stale:
         conn.executemany("DELETE FROM entries WHERE id = ?", [(i,) for i in stale])

@@ -12,6 +12,7 @@ from typing import Any
 
 from dslake_index.profilers.base import PROFILER_VERSION, Limits
 from dslake_index.scan import hash_file
+from dslake_index.timings import Stopwatch
 
 _readers: dict[str, sqlite3.Connection] = {}
 
@@ -62,17 +63,23 @@ def profile_file_task(abs_path: str, db_path: str | Callable[[str], bool], limit
     from dslake_index.profilers.registry import profile_path
 
     path = Path(abs_path)
-    result: dict[str, Any] = {"hash": None, "profile": None, "error": None, "error_kind": None}
+    watch = Stopwatch()
+    result: dict[str, Any] = {"hash": None, "profile": None, "error": None, "error_kind": None,
+                              "work_seconds": watch.laps}  # index/timings.py: where this file's time went
     try:
         before = _stat(path)
         result["size"], result["mtime_ns"] = before
         result["hash"] = hash_file(path, algorithm)
+        watch.lap("hash")
         cached = db_path(result["hash"]) if callable(db_path) else _has_profile(db_path, result["hash"])
+        watch.lap("lookup")
         if not cached:
             profile = profile_path(path, limits)
+            watch.lap("profile")
             result["profile"] = json.dumps(profile.to_dict(), default=str, ensure_ascii=False)
             result["format"] = profile.format
             result["signature"] = profile.signature()
+            watch.lap("serialize")
         if _stat(path) != before:
             result.update(error="file changed while it was being indexed", error_kind="changed", profile=None)
     except FileNotFoundError:

@@ -12,6 +12,7 @@ from dslake_index import fulltext
 from dslake_index.errors import CatalogError, ConfigError
 from dslake_index.gist import gist
 from dslake_index.kin import are_kin, kin_key, kin_line, question_words
+from dslake_index.local_vectors import ManifestVectors
 from dslake_index.sidecars import sidecar_pairs, with_sidecar
 
 
@@ -158,8 +159,12 @@ class Retriever:
             self._embedder = self._embedder_factory()
         vector = self._embedder.encode([query])[0]
         t1 = time.perf_counter()
-        if self._store is None:
-            self._store = self._store_factory()
+        if self._store is None or (isinstance(self._store, ManifestVectors) and not self._store.current(self._conn)):
+            # The manifest's copies of the vectors when they are complete (index/local_vectors.py): no Chroma.
+            # A RemoteRetriever has no manifest (conn None): it always asks the store.
+            model_id = getattr(self._embedder, "model_id", None)
+            local = ManifestVectors.load(self._conn, model_id) if model_id and self._conn is not None else None
+            self._store = local if local is not None else self._store_factory()
         results = self._store.query(vector, n)
         if timing is not None:
             timing.embed_ms = (t1 - t0) * 1000

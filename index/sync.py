@@ -7,7 +7,9 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from dslake_index.catalog import get_meta, set_meta, transaction
+from dslake_index.local_vectors import to_blob
 from dslake_index.remote import card_metadata
+from dslake_index.timings import phase
 from dslake_index.vector_check import compare, drift_problem
 
 EMBED_BATCH = 256
@@ -18,6 +20,7 @@ class Store(Protocol):
     def delete(self, ids: list[str]) -> None: ...
     def ids(self) -> set[str]: ...
     def card_hashes(self) -> dict[str, str | None]: ...
+    def embeddings(self, ids: list[str]) -> dict[str, Any]: ...
     def reset(self) -> None: ...
 
 
@@ -45,16 +48,30 @@ def sync_vectors(
         "FROM entries e LEFT JOIN vectors v ON v.entry_id = e.id "
         "WHERE v.entry_id IS NULL OR v.card_hash != e.card_hash OR v.state != 'ok' ORDER BY e.id"
     ).fetchall()
-    if not orphans and not todo and not _model_changed(conn, None):
+    uncopied = [row[0] for row in conn.execute(
+        "SELECT v.entry_id FROM vectors v JOIN entries e ON e.id = v.entry_id AND e.card_hash = v.card_hash "
+        "WHERE v.state = 'ok' AND v.embedding IS NULL")]
+    # Vectors of another model or recipe are re-embedded even when no card changed (the model id is read from
+    # the model's files, without loading it).
+    stale_model = (not todo and get_meta(conn, "embed_model") is not None
+                   and _model_changed(conn, embedder_factory().model_id))
+    if not orphans and not todo and not uncopied and not stale_model:
         return 0
-    store = store_factory()
+    with phase("vectors: open store"):
+        store = store_factory()
     if orphans:
         store.delete(orphans)
         with transaction(conn):
             conn.executemany("DELETE FROM vectors WHERE entry_id = ?", [(i,) for i in orphans])
-    if not todo:
+    if uncopied:
+        _copy_from_store(conn, store, uncopied)
+    if not todo and not stale_model:
         return 0
     embedder = embedder_factory()
+    with phase("vectors: load model"):
+        load = getattr(embedder, "load", None)
+        if load is not None:
+            load()  # charged here, not to the first batch (usually done already, while the profilers ran)
     if _model_changed(conn, embedder.model_id):
         # Vectors from another model are not comparable: start the collection over.
         store.reset()
@@ -73,17 +90,29 @@ def sync_vectors(
                 "ON CONFLICT(entry_id) DO UPDATE SET card_hash = excluded.card_hash, state = 'pending'",
                 [(row["id"], row["card_hash"]) for row in batch],
             )
-        vectors = embedder.encode([row["card"] for row in batch])
-        store.upsert(
-            [row["id"] for row in batch],
-            vectors,
-            [card_metadata(row) for row in batch],  # what a search without the manifest shows (index.remote)
-        )
+        with phase("vectors: embed cards", len(batch)):
+            vectors = embedder.encode([row["card"] for row in batch])
+        with phase("vectors: upsert", len(batch)):
+            store.upsert(
+                [row["id"] for row in batch],
+                vectors,
+                [card_metadata(row) for row in batch],  # what a search without the manifest shows (index.remote)
+            )
         with transaction(conn):
-            conn.executemany("UPDATE vectors SET state = 'ok' WHERE entry_id = ?", [(row["id"],) for row in batch])
+            conn.executemany("UPDATE vectors SET state = 'ok', embedding = ? WHERE entry_id = ?",
+                             [(to_blob(vector), row["id"]) for row, vector in zip(batch, vectors, strict=True)])
         done += len(batch)
         progress("embedded", {"n": len(batch)})
     return done
+
+
+def _copy_from_store(conn: sqlite3.Connection, store: Store, ids: list[str]) -> None:
+    """Copy vectors embedded before the manifest kept them (migration 006) from the store, without embedding."""
+    for start in range(0, len(ids), EMBED_BATCH * 4):
+        found = store.embeddings(ids[start : start + EMBED_BATCH * 4])
+        with transaction(conn):
+            conn.executemany("UPDATE vectors SET embedding = ? WHERE entry_id = ? AND state = 'ok'",
+                             [(to_blob(vector), entry_id) for entry_id, vector in found.items()])
 
 
 def _model_changed(conn: sqlite3.Connection, model_id: str | None) -> bool:

@@ -286,6 +286,15 @@ class VectorStore:
         cosine = stored @ query / np.where(norms > 0, norms, 1.0)
         return [(entry_id, float(value)) for entry_id, value in zip(result["ids"], cosine, strict=True)]
 
+    def embeddings(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """Return {id: stored vector} for those of the given ids the store holds."""
+        if not ids:
+            return {}
+        with self._errors("read vectors"):
+            result = self._collection.get(ids=list(ids), include=["embeddings"])
+        stored = np.asarray(result["embeddings"], dtype=np.float32) if result["ids"] else np.zeros((0, 384))
+        return dict(zip(result["ids"], stored, strict=True))
+
     def card_hashes(self) -> dict[str, str | None]:
         """Return {id: the card hash stored with the vector} for every vector (None where none was stored)."""
         return {entry_id: meta.get("card_hash") for entry_id, meta in self.metadata().items()}

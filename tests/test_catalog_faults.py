@@ -47,9 +47,10 @@ def test_deleted_vector_folder_is_re_embedded_by_a_plain_index_without_profiling
     profiles = profile_rows(lake)
     lake.close()
     shutil.rmtree(table_lake / ".dslake" / "chroma")
-    # A search before the next index makes an empty store again: the folder exists, every vector is gone.
+    # A search before the next index still ranks by meaning: it reads the manifest's copies of the vectors
+    # (index/local_vectors.py), not the store.
     blind = Lake.open(table_lake)
-    assert all(hit.dense is None for hit in blind.search(QUESTION, k=3))
+    assert blind.search(QUESTION, k=3)[0].dense == pytest.approx(top.dense, abs=1e-5)
     blind.close()
     status = CliRunner().invoke(cli, ["status", str(table_lake), "--check", "--json"])
     problems = json.loads(status.stdout)["problems"]
@@ -286,3 +287,23 @@ def test_is_disk_full_reads_os_sqlite_and_chroma_errors() -> None:
     assert is_disk_full(Exception("error returned from database: (code: 13) database or disk is full"))
     assert not is_disk_full(OSError(errno.EACCES, "Permission denied"))
     assert not is_disk_full(sqlite3.DatabaseError("database disk image is malformed"))
+
+
+def test_search_reads_the_manifests_vectors_only_when_every_card_has_its_own(table_lake: Path) -> None:
+    from dslake_index.local_vectors import ManifestVectors
+
+    lake = indexed(table_lake)
+    conn = lake.connection()
+    embedder = lake.embedder()
+    local = ManifestVectors.load(conn, embedder.model_id)
+    assert local is not None and len(local.ids) == 4
+    query = embedder.encode([QUESTION])[0]
+    store = lake.vector_store()
+    # the same ranking as Chroma's, with the same distances
+    assert [i for i, _ in local.query(query, 3)] == [i for i, _ in store.query(query, 3)]
+    assert local.query(query, 3)[0][1] == pytest.approx(store.query(query, 3)[0][1], abs=1e-5)
+    assert ManifestVectors.load(conn, "another-model") is None
+    with catalog_db.transaction(conn):
+        conn.execute("UPDATE vectors SET state = 'pending' WHERE entry_id = ?", (local.ids[0],))
+    assert not local.current(conn)  # a search reloads, and then falls back to the store
+    assert ManifestVectors.load(conn, embedder.model_id) is None

@@ -84,6 +84,13 @@ def test_onnx_matches_sentence_transformers(onnx_embedder: Embedder) -> None:
     assert reference.model_id == onnx_embedder.model_id  # same vector space, no re-embedding on switch
 
 
+def test_batches_on_several_threads_give_the_same_vectors_in_order(onnx_embedder: Embedder) -> None:
+    parallel = Embedder(backend="onnx", batch_size=2, threads=2, cache_dir=onnx_embedder.cache_dir)
+    got = parallel.encode(TEXTS)  # four batches of two, run two at a time
+    assert np.allclose(got, onnx_embedder.encode(TEXTS), atol=1e-5)
+    assert embed._batches([3, 300, 20, 300], batch_size=8, budget=600) == [[1, 3], [2, 0]]
+
+
 def test_export_is_cached_and_recorded(onnx_embedder: Embedder) -> None:
     folders = list(onnx_embedder.cache_dir.iterdir())
     assert len(folders) == 1

@@ -27,10 +27,17 @@ def test_first_index_then_nothing_changed(table_lake):
     assert (first.added, first.changed, first.removed, first.unchanged) == (8, 0, 0, 0)
     assert first.families == 1 and first.entries == 4
     assert first.profiled == 8 - 0 and first.failed == 0
+    # where the time went: each phase counts what it did (index/timings.py)
+    phases = first.phases
+    assert phases["scan"]["n"] == 8 and phases["workers: hash"]["n"] == 8
+    assert sum(v["n"] for k, v in phases.items() if k.startswith("workers: profile ")) == 8
+    assert phases["vectors: embed cards"]["n"] == 4 and phases["vectors: upsert"]["n"] == 4
+    assert all(v["wall"] >= 0 and v["cpu"] >= 0 for v in phases.values())
     _consistent(lake)
     again = lake.index()
     assert (again.added, again.changed, again.removed, again.unchanged, again.profiled, again.embedded) == (
         0, 0, 0, 8, 0, 0)
+    assert "vectors: embed cards" not in again.phases and "workers: hash" not in again.phases
 
 
 def test_change_rename_copy_delete(table_lake):
