@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-PROFILER_VERSION = 5  # bump to re-profile every file when profilers change what they extract
+PROFILER_VERSION = 6  # bump to re-profile every file when profilers change what they extract
 
 
 class ProfileError(Exception):
@@ -57,6 +57,9 @@ class Column:
     unit: str | None = None
     fill: Any = None  # a sentinel such as 9.99e+32 or -9999 standing for missing data (min/max/mean exclude it)
     fill_count: int | None = None  # cells holding the fill value
+    # kinds of rows a text column mixes, by the words its values share at their end or start:
+    # [["end", "Metropolitan Statistical Area", 380], ["end", "Micropolitan Statistical Area", 20]]
+    kinds: list[Any] = field(default_factory=list)
 
 
 @dataclass

@@ -8,11 +8,12 @@ import math
 import re
 import unicodedata
 import warnings
+from collections import Counter
 from typing import Any
 
 from dslake_index.profilers.base import Column, Limits
 
-MAX_TEXT = 60  # characters kept of one example value
+MAX_TEXT = 80  # characters kept of one example value
 TOP_MAX_UNIQUE = 50  # a text column with at most this many distinct values gets top values
 _UNIT_IN_NAME = re.compile(r"[\(\[]\s*([^()\[\]]{1,24}?)\s*[\)\]]\s*$")
 _UNIT_SUFFIX = re.compile(
@@ -68,7 +69,11 @@ def jsonable(value: Any) -> Any:
     if isinstance(value, bytes):
         value = value[:MAX_TEXT].decode("utf-8", "replace")
     text = str(value)
-    return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 1] + "…"
+    if len(text) <= MAX_TEXT:
+        return text
+    cut = text[: MAX_TEXT - 1]
+    space = cut.rfind(" ")  # after a whole word: a name cut in half cannot be matched to the question's
+    return (cut[:space] if space >= MAX_TEXT // 2 else cut).rstrip(" ,;:(") + "…"
 
 
 def _iso(value: Any) -> str:
@@ -237,8 +242,10 @@ def _fill_of(values: Any, low: Any, high: Any) -> float | None:
         if not looks_like_fill(cand) or (cand < 0 and cand != low):
             continue
         others = values[(values != cand) & ~np.isnan(values.astype(np.float64))]
-        # 99 among 0..98 is a value; 99 among 51..52, or 9.99e+32 among 1e-13, is a marker
-        if others.size == 0 or abs(cand) > 1.5 * float(np.abs(others.astype(np.float64)).max()):
+        # 99 among 0..98 is a value; 99 among 51..52, or 9.99e+32 among 1e-13, is a marker. A column holding
+        # nothing else (ELEMENT_SET_NO: 999 in every row) shows no other value to stand apart from: it is the
+        # column's own value, a code, not missing data.
+        if others.size and abs(cand) > 1.5 * float(np.abs(others.astype(np.float64)).max()):
             return cand
     return None
 
@@ -269,10 +276,28 @@ def fill_notes(columns: list[Column]) -> list[str]:
             found.setdefault(_num_text(col.fill), []).append(col.name)
     if not found:
         return []
-    each = [f"{v} in column(s) {', '.join(names[:12])}{' …' if len(names) > 12 else ''}"
-            for v, names in sorted(found.items())]
+    each = [f"{v} in column(s) {column_list(names)}" for v, names in sorted(found.items())]
     return ["fill values that stand for missing data (replace them with NaN before computing; the ranges and "
             "means below leave them out): " + "; ".join(each)]
+
+
+MAX_NAMES_LISTED = 12  # named (not numbered) columns a note lists before it counts the rest
+
+
+def column_list(names: list[str]) -> str:
+    """Return column names for a note, whole: numbered columns as runs ('8-21, 23'), named ones up to
+    MAX_NAMES_LISTED and then how many more (a list cut with '…' read as if it ended there)."""
+    if names and all(n.isdigit() for n in names):
+        numbers = sorted(int(n) for n in names)
+        runs: list[list[int]] = []
+        for n in numbers:
+            if runs and n == runs[-1][-1] + 1:
+                runs[-1].append(n)
+            else:
+                runs.append([n])
+        return ", ".join(str(r[0]) if len(r) == 1 else f"{r[0]}-{r[-1]}" for r in runs)
+    shown = ", ".join(names[:MAX_NAMES_LISTED])
+    return shown if len(names) <= MAX_NAMES_LISTED else f"{shown} and {len(names) - MAX_NAMES_LISTED} more"
 
 
 def _num_text(value: Any) -> str:
@@ -377,11 +402,66 @@ def _text_facts(col: Column, non_null: Any) -> None:
         if not nums.empty:
             col.min, col.max = jsonable(nums.min()), jsonable(nums.max())
     elif sk == "money/percent":
-        col.dtype = "text (money or percent)"
+        col.dtype = money_dtype(strings)
+    elif col.dtype == "text" and col.unique is not None and col.unique >= 2:
+        col.kinds = row_kinds(strings.iloc[:20000].tolist())
     if col.unique is not None and col.unique <= TOP_MAX_UNIQUE and col.unique < len(non_null):
         counts = strings.value_counts()
         pairs = sorted(counts.items(), key=lambda kv: (-kv[1], str(kv[0])))[:5]
         col.top_values = [[jsonable(k), int(v)] for k, v in pairs]
+
+
+MAX_KINDS = 6
+KINDS_SHARE = 0.9  # share of values that must share the words the kinds are told apart next to
+
+
+def row_kinds(values: list[str]) -> list[list[Any]]:
+    """Return the kinds of rows a text column mixes: values that share their last (or first) words and differ
+    in the word before (after) them, e.g. '... Metropolitan Statistical Area' and '... Micropolitan Statistical
+    Area' in one column of areas. [[where, words, count], ...], most frequent first; [] when there are none."""
+    words = [v.split() for v in values if isinstance(v, str)]
+    if len(words) < 2:
+        return []
+    for where in ("end", "start"):
+        seqs = [w[::-1] if where == "end" else w for w in words]
+        depth = 1
+        while True:
+            # values with more words than depth: the kind is part of a value (a place's name goes before it)
+            level = Counter(tuple(s[:depth]) for s in seqs if len(s) > depth)
+            if not level or sum(level.values()) < KINDS_SHARE * len(seqs):
+                break
+            if len(level) == 1:  # every value shares these words: the kinds differ further in
+                depth += 1
+                continue
+            if depth >= 2 and len(level) <= MAX_KINDS:
+                return [[where, " ".join(k[::-1] if where == "end" else k), n]
+                        for k, n in sorted(level.items(), key=lambda kv: (-kv[1], kv[0]))]
+            break
+    return []
+
+
+_GROUPED_INSIDE = re.compile(r"\d,\d{3}(?!\d)")
+_SCALE_SUFFIX = re.compile(r"\d\s*([kKmMbB]n?)\s*$")
+
+
+def money_dtype(strings: Any) -> str:
+    """Name what a money or percent column's text holds beyond digits, with a cell that shows it: '$2,089M'
+    among '$275M' has a thousands separator inside that a conversion dropping only '$' and 'M' would trip on."""
+    values = [v.strip() for v in strings.iloc[:5000].tolist()]
+    marks = [m for m in ("$", "€", "£", "%") if any(m in v for v in values)]
+    parts = [f"'{m}'" for m in marks]
+    grouped = next((v for v in values if _GROUPED_INSIDE.search(v)), None)
+    if grouped is not None:
+        parts.append(f"',' thousands separators in {sum(1 for v in values if _GROUPED_INSIDE.search(v)):,} "
+                     f"cell(s), e.g. {grouped!r}")
+    suffixes = sorted({m.group(1) for v in values if (m := _SCALE_SUFFIX.search(v))})
+    if suffixes:
+        scale = {"k": "thousands", "m": "millions", "b": "billions", "bn": "billions"}
+        parts.append("a scale suffix " + ", ".join(f"{x!r} ({scale[x.lower()]})" for x in suffixes))
+    if not parts:
+        return "text (money or percent)"
+    return ("text (money or percent: " + ", ".join(parts) + "; convert with pd.to_numeric(s.str.replace("
+            "r'[^0-9.eE+-]', '', regex=True))" + (" and apply the scale)" if suffixes else ")"))
 
 
 def _odd_cells(strings: Any) -> tuple[int, str, bool] | None:

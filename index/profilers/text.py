@@ -13,6 +13,7 @@ from dslake_index.profilers.stats import column_stats, fill_notes, sample_rows
 from dslake_index.profilers.textio import count_lines, decode_head, detect_encoding, printable
 
 SAMPLE_CHARS = 1500
+WHOLE_TABLE_BYTES = 16 << 20  # a text file holding an aligned table is read whole up to this size
 PROSE_SHARE = 0.1  # aligned rows covering less than this share of a text's lines do not make it a table
 CODE_EXT = {".py": "Python", ".r": "R", ".sql": "SQL", ".sh": "shell", ".js": "JavaScript", ".ipynb": "Jupyter",
             ".m": "MATLAB", ".jl": "Julia", ".java": "Java", ".c": "C", ".cpp": "C++", ".go": "Go", ".rs": "Rust"}
@@ -98,6 +99,10 @@ def profile_text(path: Path, head: bytes, size: int, limits: Limits, ext: str) -
         return prof
     prof.title, prof.headings = text_title_headings(lines)
     runs = find_runs(lines)
+    if not whole and size <= WHOLE_TABLE_BYTES and runs and runs[0].end >= len(lines) - 1:
+        # An aligned table runs to the end of the head: read the whole (small) file, so its ranges are the
+        # file's own (omni2_2024.dat, 2.8 MB: day of year 1 .. 134 from the head, 1 .. 366 in the file).
+        return profile_text(path, path.read_bytes(), size, limits, ext)
     nonblank = sum(1 for ln in lines if ln.strip())
     for run in runs[:3]:
         to_eof = run.end == len(lines) and all(not ln.strip() for ln in lines[run.end :])
