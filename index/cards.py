@@ -113,7 +113,7 @@ def _column_line(c: Column) -> str:
         if c.mean is not None:
             rng += f", mean {_v(c.mean)}"
         parts.append(rng)
-    if c.kinds:
+    if len(c.kinds) > 1:
         where = "end" if c.kinds[0][0] == "end" else "start"
         parts.append(f"{len(c.kinds)} kinds of rows by the words at the {where}: "
                      + ", ".join(f"{_v(words, 50)} ({n:,})" for _, words, n in c.kinds))

@@ -18,6 +18,7 @@ from dslake_index.catalog import set_meta, transaction
 from dslake_index.collect import collect
 from dslake_index.entries import EntryRow, family_entry, file_entry, with_relations
 from dslake_index.families import Group, Member, file_entry_id, folder_pattern, group_files, layout_signature
+from dslake_index.family_stats import member_facts
 from dslake_index.interrupt import ctrl_c_deferred, raise_if_pressed
 from dslake_index.profile_task import limit_memory, profile_file_task
 from dslake_index.profilers.base import PROFILER_VERSION, Limits, Profile
@@ -386,7 +387,7 @@ def _rebuild_folder(conn: sqlite3.Connection, key: str, folders: list[str], opti
         if group.is_family:
             first = group.members[0].path
             row = family_entry(group, load(hashes[first]), options.max_members_listed, analyses.get(hashes[first]),
-                               related)
+                               related, member_facts(conn, [(m.path, hashes[m.path]) for m in group.members]))
             wanted[row.id] = row
         else:
             path = group.members[0].path

@@ -76,6 +76,11 @@ class Table:
     skip_rows: int = 0  # lines before the header (preamble)
     location: str | None = None  # e.g. "B3:H40" on a sheet
     read_hint: str | None = None  # one line of pandas that loads it
+    duplicate_rows: int | None = None  # rows equal to an earlier row of the rows read (None: not computed)
+    # the ROW_SKETCH smallest hashes of the distinct rows read: members of a family compare them to find the
+    # rows they share (rolling windows, a metro area listed in each of its states' files) without a second read
+    row_hashes: list[int] = field(default_factory=list)
+    edge_hashes: list[int] = field(default_factory=list)  # hashes of the first and the last row (a shared boundary)
 
 
 @dataclass

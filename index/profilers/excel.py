@@ -15,6 +15,7 @@ from dslake_index.profilers.stats import (
     fill_notes,
     header_misfits,
     name_notes,
+    row_facts,
     sample_rows,
     unique_column_names,
     year_outliers,
@@ -233,6 +234,7 @@ def block_table(grid: list[list[Any]], b: Block, sheet: str, several: bool, limi
                   skip_rows=(header_abs if header_abs is not None else b.r0), location=loc)
     df = _frame(data, filled)
     table.columns = column_stats(df, limits)
+    table.duplicate_rows, table.row_hashes = row_facts(df)
     notes += name_notes(filled) + header_misfits(df) + year_outliers(df) + fill_notes(table.columns)
     if h is not None:
         for j, unit in units.items():

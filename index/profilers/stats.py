@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import hashlib
 import math
 import re
 import unicodedata
@@ -281,6 +282,20 @@ def fill_notes(columns: list[Column]) -> list[str]:
             "means below leave them out): " + "; ".join(each)]
 
 
+def repeated_times(columns: list[Column]) -> list[str]:
+    """Return notes on time columns that are nearly but not quite unique: rows sharing one time are repeated
+    records (element sets issued twice for one epoch), which a count or a mean per time would take twice."""
+    notes = []
+    for col in columns:
+        if not col.dtype.startswith(("text (dates)", "datetime")) or not col.unique or not col.non_null:
+            continue
+        if 0.5 * col.non_null <= col.unique < col.non_null:
+            notes.append(f"column {col.name!r} holds {col.unique:,} distinct times in {col.non_null:,} rows: "
+                         f"{col.non_null - col.unique:,} row(s) repeat a time of another row (a record issued "
+                         f"again); drop them with drop_duplicates(subset=[{col.name!r}]) if each time should count once")
+    return notes
+
+
 MAX_NAMES_LISTED = 12  # named (not numbered) columns a note lists before it counts the rest
 
 
@@ -332,6 +347,37 @@ def _numeric_column(arr: Any, name: str, kind: str, limits: Limits) -> Column:
             col.min, col.max = jsonable(finite.min()), jsonable(finite.max())
             col.mean = _round(float(finite.mean()))
     return col
+
+
+ROW_SKETCH = 64  # smallest row hashes kept per table: exact for small tables, an estimate beyond
+_HASH_BITS = 53  # hashes are cut to what a JSON number holds exactly
+
+
+def row_facts(df: Any) -> tuple[int, list[int]]:
+    """Return (rows equal to an earlier row, the ROW_SKETCH smallest distinct row hashes) of a frame."""
+    import numpy as np
+    import pandas as pd
+
+    if df.empty:
+        return 0, []
+    try:
+        hashes = pd.util.hash_pandas_object(df, index=False).to_numpy() >> np.uint64(64 - _HASH_BITS)
+    except TypeError:  # unhashable cells (lists read from JSON)
+        return 0, []
+    distinct = np.unique(hashes)
+    return int(len(hashes) - len(distinct)), [int(h) for h in distinct[:ROW_SKETCH]]
+
+
+def _line_hash(line: str) -> int:
+    return int.from_bytes(hashlib.blake2b(line.strip().encode(), digest_size=8).digest(), "big") >> (64 - _HASH_BITS)
+
+
+def line_facts(lines: list[str]) -> tuple[int, list[int], list[int]]:
+    """Return row_facts of a table's data lines, from their text (cheaper than hashing a parsed frame), and the
+    hashes of its first and last line (a boundary row two files share)."""
+    hashes = [_line_hash(ln) for ln in lines]
+    distinct = set(hashes)
+    return len(lines) - len(distinct), sorted(distinct)[:ROW_SKETCH], [hashes[0], hashes[-1]] if hashes else []
 
 
 def sample_rows(df: Any, limits: Limits) -> list[list[Any]]:
@@ -403,8 +449,8 @@ def _text_facts(col: Column, non_null: Any) -> None:
             col.min, col.max = jsonable(nums.min()), jsonable(nums.max())
     elif sk == "money/percent":
         col.dtype = money_dtype(strings)
-    elif col.dtype == "text" and col.unique is not None and col.unique >= 2:
-        col.kinds = row_kinds(strings.iloc[:20000].tolist())
+    elif col.dtype == "text" and col.unique is not None and (col.unique >= 2 or len(strings) <= SMALL_TABLE):
+        col.kinds = row_kinds(strings.iloc[:20000].tolist())  # a small member's one kind counts in its family
     if col.unique is not None and col.unique <= TOP_MAX_UNIQUE and col.unique < len(non_null):
         counts = strings.value_counts()
         pairs = sorted(counts.items(), key=lambda kv: (-kv[1], str(kv[0])))[:5]
@@ -412,19 +458,22 @@ def _text_facts(col: Column, non_null: Any) -> None:
 
 
 MAX_KINDS = 6
+SMALL_TABLE = 5  # rows of a table whose single kind of rows is kept for its family's count
 KINDS_SHARE = 0.9  # share of values that must share the words the kinds are told apart next to
 
 
 def row_kinds(values: list[str]) -> list[list[Any]]:
     """Return the kinds of rows a text column mixes: values that share their last (or first) words and differ
     in the word before (after) them, e.g. '... Metropolitan Statistical Area' and '... Micropolitan Statistical
-    Area' in one column of areas. [[where, words, count], ...], most frequent first; [] when there are none."""
+    Area' in one column of areas. [[where, words, count], ...], most frequent first; one kind when every value
+    shares two words or more and no split follows; [] when there are none."""
     words = [v.split() for v in values if isinstance(v, str)]
-    if len(words) < 2:
+    if not words:
         return []
     for where in ("end", "start"):
         seqs = [w[::-1] if where == "end" else w for w in words]
         depth = 1
+        shared: Counter[tuple[str, ...]] = Counter()
         while True:
             # values with more words than depth: the kind is part of a value (a place's name goes before it)
             level = Counter(tuple(s[:depth]) for s in seqs if len(s) > depth)
@@ -432,11 +481,15 @@ def row_kinds(values: list[str]) -> list[list[Any]]:
                 break
             if len(level) == 1:  # every value shares these words: the kinds differ further in
                 depth += 1
+                shared = level
                 continue
             if depth >= 2 and len(level) <= MAX_KINDS:
                 return [[where, " ".join(k[::-1] if where == "end" else k), n]
                         for k, n in sorted(level.items(), key=lambda kv: (-kv[1], kv[0]))]
             break
+        if depth > 2:  # one kind only ('TX Metropolitan Statistical Area' in every row): a family adds them up
+            (words, n), = shared.items()
+            return [[where, " ".join(words[::-1] if where == "end" else words), n]]
     return []
 
 
