@@ -17,7 +17,8 @@ HINT_PREFIX = "data/"  # where the coder's scripts see the lake (the paper's "da
 CARD_MAX = 1500
 DESC_MAX = 7000
 NOTES_MAX = 3000  # characters of notes per description: each note stays whole up to it, and a cut says so
-DETAIL_COLUMNS = 30  # columns described one per line in a table; the rest are listed by name
+DETAIL_COLUMNS = 30  # columns described one per line in a table; the rest are listed by name, type and unit
+REST_CHARS = 2400  # characters of that list of the rest
 MAX_TABLES_DETAILED = 6
 EXAMPLE_WIDTH = 64  # characters of one example cell: a metro area's or a contributor's whole name fits
 ROW_CELL_WIDTH = 32  # characters of one cell of the first rows
@@ -100,7 +101,7 @@ def word_cut(text: str, width: int) -> str:
 
 def _column_line(c: Column) -> str:
     parts = [f"{c.name!r}: {c.dtype}"]
-    if c.unit:
+    if _unit(c):
         parts[0] += f" [{c.unit}]"
     if c.nulls:
         parts.append(f"{c.nulls:,} missing")
@@ -122,6 +123,21 @@ def _column_line(c: Column) -> str:
     elif c.examples:
         parts.append("e.g. " + ", ".join(_v(e, EXAMPLE_WIDTH) for e in c.examples[:3]))
     return "; ".join(parts)
+
+
+def _short_kind(c: Column) -> str:
+    """Return a column's type and unit without the details after them ('int [ppm]', 'text (dates)')."""
+    kind = c.dtype.split(";", 1)[0].split(":", 1)[0].strip()
+    if kind.count("(") > kind.count(")"):
+        kind = kind[: kind.rfind("(")].strip()
+    return kind + (f" [{c.unit}]" if _unit(c) else "")
+
+
+def _unit(c: Column) -> str | None:
+    """Return the unit a column's name gives when its values are numbers: '_s' ending a column of words
+    ('dominant_strategy_25_s') is no unit."""
+    words = c.dtype.startswith("text") and not c.dtype.startswith(("text (numbers", "text (money", "text: numbers"))
+    return None if words or c.dtype.startswith("mixed") else c.unit
 
 
 def stats_share(t: Table) -> str:
@@ -170,8 +186,11 @@ def _table_block(t: Table, relpath: str, index: int, n_tables: int, detailed: bo
         out.append("    - " + _column_line(c))
     rest = t.columns[DETAIL_COLUMNS:]
     if rest:
-        out.append(f"    - and {t.n_cols - DETAIL_COLUMNS} more: " + ", ".join(repr(c.name) for c in rest)[:1200]
-                   + (" …" if t.n_cols > len(t.columns) else ""))
+        # every name stays, with its type and unit: only the statistics are cut (a wildfire table's 37th column,
+        # station_verified_in_psa, was a name lost in a cut list)
+        names = ", ".join(f"{c.name!r} {_short_kind(c)}" for c in rest)
+        out.append(f"    - and {t.n_cols - DETAIL_COLUMNS} more (statistics left out): " + clip(names, REST_CHARS)
+                   + (f", and {t.n_cols - len(t.columns)} not described" if t.n_cols > len(t.columns) else ""))
     elif t.n_cols > len(t.columns):
         out.append(f"    - and {t.n_cols - len(t.columns)} more columns not described")
     if t.sample_rows:
