@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from dslake_index.layouts import parse_layouts
 from dslake_index.profilers import document
 from dslake_index.profilers.base import Limits, Profile, Table
 from dslake_index.profilers.fixedwidth import find_runs, is_sp3, is_tle, run_table, sp3_facts, tle_facts
@@ -144,6 +145,11 @@ def profile_text(path: Path, head: bytes, size: int, limits: Limits, ext: str) -
         elif len(text) > SAMPLE_CHARS and not prof.tables:
             heads = heading_lines(lines)
             prof.structure = {"outline": document.outline(lines, set(heads))}
+            layouts = parse_layouts(lines)  # a format document: the words of another file's columns
+            if layouts:
+                prof.structure["layouts"] = layouts
+                prof.notes.append("defines the columns (words) of data files: " + "; ".join(
+                    f"{lay['title'] or 'a table'} at line {lay['line']} ({len(lay['words'])} words)" for lay in layouts))
             prof.text_sample = printable(document.excerpt(lines, set(heads)), document.EXCERPT_CHARS + 400)
         prof.read_hint = f"open({{path}}, encoding={encoding!r}).read()"
     return prof
