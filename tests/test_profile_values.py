@@ -96,3 +96,16 @@ def test_a_small_aligned_text_table_is_described_whole_not_from_its_head(tmp_pat
     table = profile.tables[0]
     assert (table.n_rows, table.n_rows_exact) == (732, True)
     assert (table.columns[1].min, table.columns[1].max) == (1, 366)
+
+
+def test_shares_that_imply_another_total_than_the_rows_sum_are_said():
+    from dslake_index.profilers.stats import share_totals
+
+    df = pd.DataFrame({"Report Type": ["Fraud", "Identity Theft", "Other"],
+                       "# of Reports": [2600678, 1135291, 2759963],
+                       "share": ["40.2% of total reports", "17.5% of total reports", "42.6% of total reports"]})
+    (note,) = share_totals(df)
+    assert "imply a total of 6,471,191 .. 6,477,405" in note and "rows sum to 6,495,932" in note
+    df["# of Reports"] = [2594330, 1132520, 2749190]  # shares of their own sum: nothing to say
+    df["share"] = ["40.0%", "17.5%", "42.5%"]
+    assert share_totals(df) == []

@@ -24,6 +24,7 @@ from dslake_index.profilers.stats import (
     repeated_times,
     row_facts,
     sample_rows,
+    share_totals,
     year_outliers,
 )
 from dslake_index.profilers.textio import clip, count_lines, decode_head, detect_encoding, read_at
@@ -520,7 +521,7 @@ def profile_delimited(path: Path | None, head: bytes, size: int, limits: Limits,
                          + (" and chunks spread over the file" if stats_df is not df else "")
                          + "; the row count is estimated from the average line length")
     table.columns = column_stats(stats_df, limits)
-    notes += fill_notes(table.columns) + repeated_times(table.columns)
+    notes += fill_notes(table.columns) + repeated_times(table.columns) + share_totals(df)
     if whole and lay.data_lines is None and not lay.repeats and not lay.comment:
         data_start = lay.first_line + (1 if lay.header_line is not None else 0)
         body = [ln for ln in lines[data_start:] if ln.strip()]

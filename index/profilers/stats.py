@@ -296,6 +296,44 @@ def repeated_times(columns: list[Column]) -> list[str]:
     return notes
 
 
+_PERCENT = re.compile(r"(-?\d+(?:\.\d+)?)\s*%")
+SHARE_SLACK = 0.003  # implied totals this far from the rows' sum are rounding of the shares, not a disagreement
+
+
+def share_totals(df: Any) -> list[str]:
+    """Return a note where a table's own numbers disagree: a count column and a percent column whose shares imply
+    a total other than the sum of the counts (report types summing to 6,495,932 with shares of a stated
+    6,471,708: the rows overlap, or the shares are of another total). Each share is taken as rounded to its own
+    decimals, so the implied total is a range; the note is written only when the sum lies outside it."""
+    import pandas as pd
+
+    if len(df) < 2 or len(df) > 1000:
+        return []
+    counts = [c for c in df.columns if df[c].dtype.kind in "iu"]
+    texts = [c for c in df.columns if df[c].dtype.kind == "O" or str(df[c].dtype) in ("str", "string")]
+    notes = []
+    for p in texts:
+        found = df[p].astype(str).str.extract(_PERCENT, expand=False)
+        shares = pd.to_numeric(found, errors="coerce")
+        if shares.notna().sum() < 2 or shares.notna().sum() < 0.8 * df[p].notna().sum() or shares.sum() > 101:
+            continue
+        half = found.map(lambda t: 0.5 * 10 ** -(len(t.split(".")[1]) if isinstance(t, str) and "." in t else 0))
+        for c in counts:
+            both = shares.notna() & (shares - half > 0)
+            if both.sum() < 2:
+                continue
+            total = float(df[c].sum())
+            low = (df.loc[both, c] / ((shares[both] + half[both]) / 100)).max()
+            high = (df.loc[both, c] / ((shares[both] - half[both]) / 100)).min()
+            if not total or low > high or low <= total <= high:
+                continue  # shares agree with the sum, or not even with each other
+            notes.append(f"the shares in column {str(p)!r} imply a total of {low:,.0f} .. {high:,.0f} for column "
+                         f"{str(c)!r}, whose rows sum to {total:,.0f}: the rows overlap or the shares are of another "
+                         "stated total; use the stated total for shares, not the rows' sum")
+            break
+    return notes
+
+
 MAX_NAMES_LISTED = 12  # named (not numbered) columns a note lists before it counts the rest
 
 
