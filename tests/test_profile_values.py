@@ -85,6 +85,11 @@ def test_sampled_statistics_say_their_share(tmp_path):
 
     table = Table(n_rows=8360, n_rows_exact=False, n_cols=1, columns=[Column("Age", "float", 2666, 0)])
     assert stats_share(table).startswith(" (statistics, ranges and counts of 2,666 of about 8,360 rows, 32%")
+    from dsstar_lake.agent.brief import brief
+
+    lines = ["File: data/w.xlsx", "Table: 8,360 (approximate) rows x 1 columns", f"  columns{stats_share(table)}:",
+             "    - 'Age': float; range 0 .. 9"]
+    assert "  columns: 'Age' float" in brief("\n".join(lines))  # the brief still reads the column block
     table.columns[0].non_null = 8360
     assert stats_share(table) == ""
 

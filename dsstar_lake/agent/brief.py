@@ -64,7 +64,7 @@ def brief(description: str) -> str:
             flush_columns()
             out.append(_clip(line, 2 * LINE_CHARS))
             block = "table"
-        elif stripped == "columns:":
+        elif stripped == "columns:" or (stripped.startswith("columns (") and stripped.endswith("):")):
             block = "columns"
         elif stripped.startswith("columns: "):
             out.append(_clip(line, 2 * LINE_CHARS))
