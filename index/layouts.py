@@ -4,7 +4,7 @@ A data set often ships a text that lays out the words of its header-less tables:
 `omni2_YYYY.dat`, 55 words with their Fortran format, fill value, meaning and unit. A coder given only the table
 reads 55 numbered columns blind. The text profiler finds such word tables (parse_layouts); when the entries of a
 folder are built, a header-less table whose column count equals a layout's word count in a document beside it is
-linked to it (match_layout), and its entry names each column from it (layout_lines, layout_card).
+linked to it (match_layout), and its entry names each column from it (layout_lines).
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ _TITLE = re.compile(r"[A-Za-z][\w.]*\.(?:DAT|TXT|ASC|LST)\b", re.I)
 MIN_WORDS = 5  # a layout lists at least this many consecutive words
 MAX_GAP = 8  # lines between two words of one layout (continuation lines of a long meaning)
 LINE_WORDS = 60  # words named one per line in a description; beyond, the rest in one line
-CARD_CHARS = 900
 
 
 def parse_layouts(lines: list[str]) -> list[dict[str, Any]]:
@@ -88,12 +87,6 @@ def layout_lines(doc: str, layout: dict[str, Any]) -> list[str]:
     return out
 
 
-def layout_card(doc: str, layout: dict[str, Any]) -> str:
-    """Return the card terms of a linked layout: the meanings and units of the table's columns."""
-    terms = "; ".join(w[3] + (f" {w[4]}" if w[4] else "") for w in layout["words"])
-    return f"columns (from {doc}): " + (terms if len(terms) <= CARD_CHARS else terms[:CARD_CHARS].rsplit(";", 1)[0])
-
-
 def layout_docs(rows: list[Any]) -> list[tuple[str, list[dict[str, Any]]]]:
     """Return (path, layouts) of the documents among a folder's file rows (path, structure JSON) that have any."""
     import json
@@ -123,8 +116,11 @@ def linked_layout(members: list[Any], docs: list[tuple[str, list[dict[str, Any]]
 
 
 def with_layout(description: str, card: str, doc: str, layout: dict[str, Any]) -> tuple[str, str]:
-    """Return a description with the layout's column names before its (first) table, and the card with them."""
+    """Return a description with the layout's column names before its (first) table, and the card naming the
+    document. The meanings stay out of the card: 55 measures' words made the table the best match of questions
+    about other sources (a workbook's potassium in ppm); the document's own card carries them for search."""
     lines = description.split("\n")
     at = next((i for i, ln in enumerate(lines) if ln.startswith(("Table", "Description of the first member"))),
               len(lines))
-    return "\n".join(lines[:at] + layout_lines(doc, layout) + lines[at:]), card + "\n" + layout_card(doc, layout)
+    return ("\n".join(lines[:at] + layout_lines(doc, layout) + lines[at:]),
+            card + f"\ncolumns named by {doc.rpartition('/')[2]}")
