@@ -27,6 +27,7 @@ ESTIMATE_MARGIN = 0.1  # an estimated share of repeated rows below this is withi
 MAX_NOTE_KINDS = 4  # notes some members have and the first lacks, shown
 NOTE_CHARS = 300
 TABLES_AGGREGATED = 3
+WINDOWS_SPREAD = 2  # overlapping members whose union spans this many times one member's span are rolling windows
 
 
 @dataclass
@@ -87,16 +88,20 @@ def family_view(representative: Profile, facts: list[MemberFacts]) -> FamilyView
     if repeats is not None:
         text, across, within = repeats
         lines.append(text)
-        if across:
+        if across and overlap:  # windows of one series, or files sharing a boundary: the repeats are copies
             view.dedup = ".drop_duplicates()"
             view.dedup_why = ("drop_duplicates() keeps one copy of each row repeated across members"
-                              + ("; it would drop the duplicates inside a member too" if within else "")
-                              + "; leave it out where each member's copy counts, as in per-file totals")
+                              + ("; it would drop the duplicates inside a member too" if within else ""))
+        elif across:
+            lines[-1] += (" The load line keeps them: one copy each (.drop_duplicates()) is right for totals "
+                          "across members, but a member's own counts need its copy (a metro area listed under each "
+                          "of its states).")
         elif overlap:
             lines[-1] += (f" Members cover overlapping {time_name!r} times but share no rows: they are different "
                           "series over one period (other objects, stations or versions), not copies.")
         elif within:
-            lines[-1] += "; drop_duplicates() would drop those, so decide whether a repeated row counts twice"
+            lines[-1] = (lines[-1][:-1] + "; drop_duplicates() would drop those, so decide whether a repeated row "
+                         "counts twice.")
     lines += _note_lines(representative.notes, facts)
     return view
 
@@ -229,6 +234,12 @@ def _describe_spans(name: str, spans: list[tuple[datetime, datetime, str]]) -> t
     touching = [(a, b) for a, b in pairs if b[0] == a[1]]
     gaps = [(a, b) for a, b in pairs if b[0] > a[1]]
     length = sorted(s[1] - s[0] for s in spans)[len(spans) // 2]
+    if overlapping and len(overlapping) >= len(pairs) / 2 and (last - first) < WINDOWS_SPREAD * length:
+        # every member covers about the same period: parallel series (one per beach, object, station)
+        text = (f"{head}. Members cover one period side by side (each spans about {_span(length)}): parallel "
+                "series (other sites, objects or versions), so rows equal across members are not copies of one "
+                "series.")
+        return text, card, False
     if overlapping and len(overlapping) >= len(pairs) / 2:
         step = sorted(b[0] - a[0] for a, b in pairs)[len(pairs) // 2]
         depth = min(len(spans), round(length / step)) if step.total_seconds() > 0 else len(spans)
