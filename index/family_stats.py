@@ -73,7 +73,8 @@ def family_view(representative: Profile, facts: list[MemberFacts]) -> FamilyView
         stored = [m.tables[t] for m in facts if len(m.tables) > t]
         if len(stored) < 2:
             continue
-        table.columns = [_merged(col, [_column_of(s, col.name) for s in stored]) for col in table.columns]
+        by_name = [{c.get("name"): c for c in s.get("columns") or []} for s in stored]  # one pass per member
+        table.columns = [_merged(col, [named.get(col.name) for named in by_name]) for col in table.columns]
     view = FamilyView(profile, lines)
     if not profile.tables or len(facts) < 2:
         return view
