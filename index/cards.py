@@ -17,8 +17,11 @@ HINT_PREFIX = "data/"  # where the coder's scripts see the lake (the paper's "da
 CARD_MAX = 1500
 DESC_MAX = 7000
 NOTES_MAX = 3000  # characters of notes per description: each note stays whole up to it, and a cut says so
-DETAIL_COLUMNS = 30  # columns described one per line in a table; the rest are listed by name
+DETAIL_COLUMNS = 30  # columns described one per line in a table; the rest are listed by name, type and unit
+REST_CHARS = 2400  # characters of that list of the rest
 MAX_TABLES_DETAILED = 6
+EXAMPLE_WIDTH = 64  # characters of one example cell: a metro area's or a contributor's whole name fits
+ROW_CELL_WIDTH = 32  # characters of one cell of the first rows
 _SPLIT = re.compile(r"[\s_\-.,()\[\]{}+=&@#'\"!;:*?/\\%$^~`|<>]+")
 _PLACE_WORDS = (r"(state|county|country|city|town|region|province|site|station|location|place|beach|community|"
                 r"municipality|district|area|zone|basin|lake|river|continent|territory|metropolitan area|msa)s?")
@@ -77,14 +80,28 @@ def _v(value: Any, width: int = 40) -> str:
         text = str(int(value)) if value.is_integer() and abs(value) < 1e15 else f"{value:.6g}"
     elif isinstance(value, str):
         text = repr(value)
+        if len(text) > width:  # cut after a whole word: 'FTC - Web Reports (Fra…' could not be matched to a name
+            return repr(word_cut(value, width - 3))
     else:
         text = json.dumps(value, ensure_ascii=False, default=str) if isinstance(value, (list, dict)) else str(value)
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+def word_cut(text: str, width: int) -> str:
+    """Return text whole when it fits, else its words up to width and '…' (a word is never cut in half unless it
+    alone is longer than half the width)."""
+    if len(text) <= width:
+        return text
+    cut = text[: width - 1]
+    space = max(cut.rfind(" "), cut.rfind("-"), cut.rfind("/"))
+    if space >= width // 2:
+        cut = cut[: space + (cut[space] != " ")]
+    return cut.rstrip(" ,;:(") + "…"
+
+
 def _column_line(c: Column) -> str:
     parts = [f"{c.name!r}: {c.dtype}"]
-    if c.unit:
+    if _unit(c):
         parts[0] += f" [{c.unit}]"
     if c.nulls:
         parts.append(f"{c.nulls:,} missing")
@@ -97,11 +114,43 @@ def _column_line(c: Column) -> str:
         if c.mean is not None:
             rng += f", mean {_v(c.mean)}"
         parts.append(rng)
+    if len(c.kinds) > 1:
+        where = "end" if c.kinds[0][0] == "end" else "start"
+        parts.append(f"{len(c.kinds)} kinds of rows by the words at the {where}: "
+                     + ", ".join(f"{_v(words, 50)} ({n:,})" for _, words, n in c.kinds))
     if c.top_values:
-        parts.append("top " + ", ".join(f"{_v(v, 30)} ({n})" for v, n in c.top_values[:4]))
+        parts.append("top " + ", ".join(f"{_v(v, EXAMPLE_WIDTH)} ({n})" for v, n in c.top_values[:4]))
     elif c.examples:
-        parts.append("e.g. " + ", ".join(_v(e, 30) for e in c.examples[:3]))
+        parts.append("e.g. " + ", ".join(_v(e, EXAMPLE_WIDTH) for e in c.examples[:3]))
     return "; ".join(parts)
+
+
+def _short_kind(c: Column) -> str:
+    """Return a column's type and unit without the details after them ('int [ppm]', 'text (dates)')."""
+    kind = c.dtype.split(";", 1)[0].split(":", 1)[0].strip()
+    if kind.count("(") > kind.count(")"):
+        kind = kind[: kind.rfind("(")].strip()
+    return kind + (f" [{c.unit}]" if _unit(c) else "")
+
+
+def _unit(c: Column) -> str | None:
+    """Return the unit a column's name gives when its values are numbers: '_s' ending a column of words
+    ('dominant_strategy_25_s') is no unit."""
+    words = c.dtype.startswith("text") and not c.dtype.startswith(("text (numbers", "text (money", "text: numbers"))
+    return None if words or c.dtype.startswith("mixed") else c.unit
+
+
+def stats_share(t: Table) -> str:
+    """Return ' (statistics of the first 2,666 of about 8,360 rows, 32%)' when a table's column statistics come
+    from part of its rows, else '': a range read from part of a table is not the table's range."""
+    if not t.columns or t.n_rows is None or t.columns[0].non_null is None:
+        return ""
+    seen = (t.columns[0].non_null or 0) + (t.columns[0].nulls or 0)
+    if seen >= t.n_rows or seen <= 0:
+        return ""
+    about = "" if t.n_rows_exact else "about "
+    return (f" (statistics, ranges and counts of {seen:,} of {about}{t.n_rows:,} rows, {seen / t.n_rows:.0%}: "
+            "the rest were not read)")
 
 
 def shape_text(t: Table) -> str:
@@ -132,19 +181,22 @@ def _table_block(t: Table, relpath: str, index: int, n_tables: int, detailed: bo
         names = ", ".join(repr(c.name) for c in t.columns[:40])
         out.append(f"  columns: {names}" + (" …" if t.n_cols > 40 else ""))
         return out
-    out.append("  columns:")
+    out.append(f"  columns{stats_share(t)}:")
     for c in t.columns[:DETAIL_COLUMNS]:
         out.append("    - " + _column_line(c))
     rest = t.columns[DETAIL_COLUMNS:]
     if rest:
-        out.append(f"    - and {t.n_cols - DETAIL_COLUMNS} more: " + ", ".join(repr(c.name) for c in rest)[:1200]
-                   + (" …" if t.n_cols > len(t.columns) else ""))
+        # every name stays, with its type and unit: only the statistics are cut (a wildfire table's 37th column,
+        # station_verified_in_psa, was a name lost in a cut list)
+        names = ", ".join(f"{c.name!r} {_short_kind(c)}" for c in rest)
+        out.append(f"    - and {t.n_cols - DETAIL_COLUMNS} more (statistics left out): " + clip(names, REST_CHARS)
+                   + (f", and {t.n_cols - len(t.columns)} not described" if t.n_cols > len(t.columns) else ""))
     elif t.n_cols > len(t.columns):
         out.append(f"    - and {t.n_cols - len(t.columns)} more columns not described")
     if t.sample_rows:
         out.append("  first rows:")
         for r in t.sample_rows[:3]:
-            line = " | ".join(_v(v, 24) for v in r[:12]) + (" | …" if len(r) > 12 else "")
+            line = " | ".join(_v(v, ROW_CELL_WIDTH) for v in r[:12]) + (" | …" if len(r) > 12 else "")
             out.append("    " + line[:300])
     return out
 

@@ -12,16 +12,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dslake_index.families import Group, as_date, describe_values, family_id, file_entry_id, value_sort_key
+from dslake_index.family_stats import FamilyView, MemberFacts, family_view
 from dslake_index.profilers.base import PATH_PLACEHOLDER, Profile
 from dslake_index.profilers.textio import clip
 
 
 def render_version() -> str:
     """Return a fingerprint of the code that writes descriptions and cards; entries are rebuilt when it changes."""
-    from dslake_index import cards, families
+    from dslake_index import cards, families, family_stats, layouts
 
     digest = hashlib.sha1()
-    for module in (cards, families, sys.modules[__name__]):
+    for module in (cards, families, family_stats, layouts, sys.modules[__name__]):
         digest.update(Path(module.__file__).read_bytes())
     return digest.hexdigest()[:16]
 
@@ -83,9 +84,12 @@ CARD_NUMBERS = 30  # a family's card names every value of a '*' up to this many 
 
 def family_entry(group: Group, representative: Profile, max_listed: int,
                  analysis: tuple[str, str] | None = None,
-                 related: Callable[[Group], Profile] | None = None) -> EntryRow:
+                 related: Callable[[Group], Profile] | None = None,
+                 facts: list[MemberFacts] | None = None) -> EntryRow:
     """Build the entry of a family: glob, count, the values behind each '*', rows across members, one reader for
-    all, sidecars, and the first member's description (related: the representative profile of a linked group)."""
+    all, how members relate, sidecars, and the first member's description with each column's statistics over
+    every member (related: the representative profile of a linked group; facts: every member's stored profile
+    facts, in member order)."""
     from dslake_index.cards import card, describe
 
     members = [m.path for m in group.members]
@@ -93,20 +97,22 @@ def family_entry(group: Group, representative: Profile, max_listed: int,
     glob = group.glob
     values_text, card_values = _values_text(group, max_listed)
     where = ", in sibling folders" if group.spans_folders else ""
+    view = family_view(representative, facts) if facts and len(facts) == len(members) else None
     header = [
         f"Family of {len(members)} files matching `{glob}` (one schema, one name pattern{where}).",
         f"First: {first}; last: {last}. {values_text} {_listing_text(group)}",
-        _family_loader(group, representative, glob, named=_names_strays(group)),
+        _family_loader(group, representative, glob, named=_names_strays(group), view=view),
         *_rows_lines(group, representative),
+        *(view.lines if view else []),
     ]
     side_lines, side_card, tail = _relations(group, related)
     header += side_lines
-    own = describe(representative, first)
+    own = describe(view.profile if view else representative, first)
     if group.documents is not None:
         own = _without_sample(own)  # a header's fields say what its text sample would
-    header += ["", _member_heading(group, representative), with_analysis(own, analysis), *tail]
+    header += ["", _member_heading(group, representative, view is not None), with_analysis(own, analysis), *tail]
     card_head = (f"family of {len(members)} files {glob} " + (f"names {card_values} " if card_values else "")
-                 + _card_rows(group))
+                 + _card_rows(group) + ("dates: " + "; ".join(view.coverage) + " " if view and view.coverage else ""))
     return EntryRow(
         id=family_id(group.folder, group.pattern, group.signature),
         kind="family",
@@ -140,7 +146,11 @@ def with_relations(row: EntryRow, group: Group, related: Callable[[Group], Profi
                     description, row.card + "\n" + card_extra.strip(), row.members)
 
 
-def _member_heading(group: Group, representative: Profile) -> str:
+def _member_heading(group: Group, representative: Profile, aggregated: bool = False) -> str:
+    if representative.tables and aggregated:
+        return ("Description of the first member (every member has these columns), with each column's missing and "
+                "fill values, range, mean and kinds over all members; its rows, load line, notes and first rows are "
+                "its own:")
     if representative.tables:
         return ("Description of the first member (every member has these columns; rows and values are each "
                 "file's own):")
@@ -247,10 +257,15 @@ def _rows_lines(group: Group, representative: Profile) -> list[str]:
     return lines
 
 
-def _family_loader(group: Group, representative: Profile, glob: str, named: bool = False) -> str:
+def _family_loader(group: Group, representative: Profile, glob: str, named: bool = False,
+                   view: FamilyView | None = None) -> str:
     """Return how to read every member: texts are read whole, tables with one reader that fits every member
-    (named: the members' listing is in a variable `files` the line above defines)."""
+    (named: the members' listing is in a variable `files` the line above defines), de-duplicated when members
+    repeat each other's rows."""
     code, remark = _loader(group, representative, glob, named)
+    if view is not None and view.dedup and code.startswith("pd.concat("):
+        code += view.dedup
+        remark = f" ({view.dedup_why}; {remark[2:]}" if remark.startswith(" (") else f" ({view.dedup_why}){remark}"
     verb = "Load" if code.startswith("pd.") else ("List" if code.startswith("sorted(") else "Read")
     return f"{verb} them all with glob, e.g. `{code}`{remark}"
 

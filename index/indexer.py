@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import multiprocessing
 import os
@@ -19,7 +20,9 @@ from dslake_index.collect import collect
 from dslake_index.enrich import Enricher
 from dslake_index.entries import EntryRow, family_entry, file_entry, with_relations
 from dslake_index.families import Group, Member, file_entry_id, folder_pattern, group_files, layout_signature
+from dslake_index.family_stats import member_facts
 from dslake_index.interrupt import ctrl_c_deferred, raise_if_pressed
+from dslake_index.layouts import layout_docs, linked_layout, with_layout
 from dslake_index.profile_task import limit_memory, profile_file_task
 from dslake_index.profilers.base import PROFILER_VERSION, Limits, Profile
 from dslake_index.progress import Progress
@@ -389,6 +392,13 @@ _MEMBER_QUERY = (
 )
 
 
+def _with_layout(row: EntryRow, layout: tuple[str, dict] | None) -> EntryRow:
+    if layout is None:
+        return row
+    description, card = with_layout(row.description, row.card, *layout)
+    return dataclasses.replace(row, description=description, card=card)
+
+
 def _rebuild_folder(conn: sqlite3.Connection, key: str, folders: list[str], options: IndexOptions,
                     force: bool = False) -> None:
     """Rebuild the entries of sibling folders (one folder pattern): families may span them."""
@@ -419,21 +429,24 @@ def _rebuild_folder(conn: sqlite3.Connection, key: str, folders: list[str], opti
     def related(group: Group) -> Profile:
         return load(hashes[group.members[0].path])
 
+    docs = layout_docs(rows)  # format documents that name the columns of header-less tables beside them
     with phase("entries: family grouping"):
         groups = group_files(members, options.min_members)
     for group in groups:
+        layout = linked_layout(group.members, docs)
         if group.is_family:
             first = group.members[0].path
             with phase("entries: descriptions and cards"):
                 row = family_entry(group, load(hashes[first]), options.max_members_listed,
-                                   analyses.get(hashes[first]), related)
-            wanted[row.id] = row
+                                   analyses.get(hashes[first]), related,
+                                   member_facts(conn, [(m.path, hashes[m.path]) for m in group.members]))
+            wanted[row.id] = _with_layout(row, layout)
         else:
             path = group.members[0].path
             folder = group.members[0].folder
             entry_id = file_entry_id(path)
             old = existing.get(entry_id)
-            linked = bool(group.sidecars) or group.documents is not None
+            linked = bool(group.sidecars) or group.documents is not None or layout is not None
             # An analysed or linked file is always rebuilt: its analysis or its partner may be newer than its row;
             # so is every file when descriptions and cards are written differently (force: a new render version).
             if (not force and old is not None and old["kind"] == "file" and old["content_hash"] == hashes[path]
@@ -443,7 +456,7 @@ def _rebuild_folder(conn: sqlite3.Connection, key: str, folders: list[str], opti
                 continue
             with phase("entries: descriptions and cards"):
                 row = file_entry(path, folder, hashes[path], load(hashes[path]), analyses.get(hashes[path]))
-                wanted[entry_id] = with_relations(row, group, related) if linked else row
+                wanted[entry_id] = _with_layout(with_relations(row, group, related) if linked else row, layout)
     with phase("entries: manifest rows and full text"):
         _write_entries(conn, existing, wanted)
 

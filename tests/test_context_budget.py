@@ -84,6 +84,20 @@ def test_a_brief_condenses_detailed_columns_to_name_type_and_unit():
     assert line.startswith("data/core.csv · Table: 10 rows x 3 columns · columns 'Depth', 'Count', 'Rank'")
 
 
+def test_a_wide_table_keeps_every_column_name_in_its_description_and_its_brief():
+    from dslake_index.cards import DETAIL_COLUMNS, describe
+    from dslake_index.profilers.base import Column, Profile, Table
+
+    columns = [Column(f"measure_{i}", "int", 40, 0, 5, min=0, max=9) for i in range(DETAIL_COLUMNS)]
+    columns += [Column("station_verified_in_psa", "int", 40, 0, 2, min=0, max=1),
+                Column("dominant_strategy_25_s", "text", 40, 0, 3, unit="s")]
+    table = Table(n_rows=40, n_cols=len(columns), columns=columns, read_hint="pd.read_csv({path})")
+    description = describe(Profile(format="csv", tables=[table]), "fires.csv")
+    assert "and 2 more (statistics left out): 'station_verified_in_psa' int, 'dominant_strategy_25_s' text" in description
+    short = brief(description)
+    assert "'station_verified_in_psa' int" in short and "[s]" not in short  # words have no unit
+
+
 def _table(path: str, title: str, columns: list[str], rows: int = 40) -> str:
     """A description as the indexer writes one: title, table shape, load hint and one line per column with statistics."""
     lines = [f"File: data/{path} (9,999 bytes)", "Format: csv", f"Title: {title}", f"Table: {rows} rows x {len(columns)} columns",

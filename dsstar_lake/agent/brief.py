@@ -15,7 +15,7 @@ BRIEF_MARK = ("[brief: value ranges, notes, first rows and member lists left out
               "this file brings its full description next round]")
 
 _COLUMN = re.compile(r"^\s+- ('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"): ([^;]+)")
-_MORE_COLUMNS = re.compile(r"^\s+- and (\d+) more")
+_MORE_COLUMNS = re.compile(r"^\s+- and (\d+) more(?: \(statistics left out\): (.*))?")
 _DROPPED = ("Notes:", "Members", "[... truncated")  # blocks whose lines a brief leaves out entirely
 _SHORTENED = ("Text sample:", "Excerpt", "Outline")  # blocks a brief keeps the first lines of
 _SKIPPED_HEADINGS = ("Description of the first member", "Member description")  # the member's lines follow
@@ -64,7 +64,7 @@ def brief(description: str) -> str:
             flush_columns()
             out.append(_clip(line, 2 * LINE_CHARS))
             block = "table"
-        elif stripped == "columns:":
+        elif stripped == "columns:" or (stripped.startswith("columns (") and stripped.endswith("):")):
             block = "columns"
         elif stripped.startswith("columns: "):
             out.append(_clip(line, 2 * LINE_CHARS))
@@ -75,6 +75,8 @@ def brief(description: str) -> str:
             match, more = _COLUMN.match(line), _MORE_COLUMNS.match(line)
             if match:
                 columns.append(f"{match.group(1)} {_kind(match.group(2))}")
+            elif more and more.group(2):
+                columns.append(more.group(2))  # names, types and units: a brief keeps every column's name
             elif more:
                 columns.append(f"and {more.group(1)} more")
         elif block == "other" and left > 0:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-PROFILER_VERSION = 5  # bump to re-profile every file when profilers change what they extract
+PROFILER_VERSION = 6  # bump to re-profile every file when profilers change what they extract
 
 
 class ProfileError(Exception):
@@ -57,6 +57,9 @@ class Column:
     unit: str | None = None
     fill: Any = None  # a sentinel such as 9.99e+32 or -9999 standing for missing data (min/max/mean exclude it)
     fill_count: int | None = None  # cells holding the fill value
+    # kinds of rows a text column mixes, by the words its values share at their end or start:
+    # [["end", "Metropolitan Statistical Area", 380], ["end", "Micropolitan Statistical Area", 20]]
+    kinds: list[Any] = field(default_factory=list)
 
 
 @dataclass
@@ -73,6 +76,11 @@ class Table:
     skip_rows: int = 0  # lines before the header (preamble)
     location: str | None = None  # e.g. "B3:H40" on a sheet
     read_hint: str | None = None  # one line of pandas that loads it
+    duplicate_rows: int | None = None  # rows equal to an earlier row of the rows read (None: not computed)
+    # the ROW_SKETCH smallest hashes of the distinct rows read: members of a family compare them to find the
+    # rows they share (rolling windows, a metro area listed in each of its states' files) without a second read
+    row_hashes: list[int] = field(default_factory=list)
+    edge_hashes: list[int] = field(default_factory=list)  # hashes of the first and the last row (a shared boundary)
 
 
 @dataclass

@@ -15,12 +15,17 @@ from dslake_index.profilers.stats import (
     fill_notes,
     header_misfits,
     name_notes,
+    row_facts,
     sample_rows,
     unique_column_names,
     year_outliers,
 )
 from dslake_index.profilers.textio import clip
 
+# A small workbook is read whole, so its statistics are its own: a climate workbook's ranges came from 2,666 of
+# its 7,507 rows (about 1.2 s more for its 2.4 MB); beyond WHOLE_BYTES the budget is SCAN_CELLS.
+WHOLE_BYTES = 4 << 20
+WHOLE_CELLS = 400_000
 SCAN_CELLS = 80_000  # cells read per sheet to find tables; beyond, the row count comes from the dimension tag
 MAX_COLS = 400  # columns looked at per sheet
 NOTE_CHARS = 1000  # a text cell is kept whole up to this (a footnote can decide an answer); longer ones say so
@@ -229,6 +234,7 @@ def block_table(grid: list[list[Any]], b: Block, sheet: str, several: bool, limi
                   skip_rows=(header_abs if header_abs is not None else b.r0), location=loc)
     df = _frame(data, filled)
     table.columns = column_stats(df, limits)
+    table.duplicate_rows, table.row_hashes = row_facts(df)
     notes += name_notes(filled) + header_misfits(df) + year_outliers(df) + fill_notes(table.columns)
     if h is not None:
         for j, unit in units.items():
@@ -306,11 +312,11 @@ def _block_text(grid: list[list[Any]], b: Block) -> str:
     return clip(" | ".join(parts), NOTE_CHARS)
 
 
-def _read_grid(ws: Any) -> tuple[list[list[Any]], bool, int | None, int | None]:
+def _read_grid(ws: Any, cells: int = 0) -> tuple[list[list[Any]], bool, int | None, int | None]:
     dim_rows, dim_cols = ws.max_row, ws.max_column
     ws.reset_dimensions()
     per_row = min(MAX_COLS, dim_cols or 50)
-    budget = max(200, SCAN_CELLS // max(1, per_row))
+    budget = max(200, (cells or SCAN_CELLS) // max(1, per_row))
     grid: list[list[Any]] = []
     truncated = False
     for r, row in enumerate(ws.iter_rows(values_only=True)):
@@ -323,11 +329,12 @@ def _read_grid(ws: Any) -> tuple[list[list[Any]], bool, int | None, int | None]:
     return grid, truncated, dim_rows, dim_cols
 
 
-def sheet_tables(ws: Any, limits: Limits) -> tuple[list[Table], dict[str, Any], list[str]]:
-    """Find and describe the tables of one sheet; return them, the sheet's facts and notes."""
+def sheet_tables(ws: Any, limits: Limits, cells: int = 0) -> tuple[list[Table], dict[str, Any], list[str]]:
+    """Find and describe the tables of one sheet (reading up to cells cells, SCAN_CELLS when 0); return them, the
+    sheet's facts and notes."""
     import numpy as np
 
-    grid, truncated, dim_rows, dim_cols = _read_grid(ws)
+    grid, truncated, dim_rows, dim_cols = _read_grid(ws, cells)
     info: dict[str, Any] = {"name": ws.title, "dimension": None, "tables": 0, "notes": []}
     if getattr(ws, "sheet_state", "visible") != "visible":
         info["state"] = ws.sheet_state
@@ -389,7 +396,7 @@ def profile_xlsx(path: Path, size: int, limits: Limits) -> Profile:
     try:
         names = wb.sheetnames
         for ws in wb.worksheets[: limits.max_sheets]:
-            tables, info, notes = sheet_tables(ws, limits)
+            tables, info, notes = sheet_tables(ws, limits, WHOLE_CELLS if size <= WHOLE_BYTES else SCAN_CELLS)
             prof.tables += tables
             prof.notes += notes
             sheets.append(info)

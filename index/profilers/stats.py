@@ -8,11 +8,13 @@ import math
 import re
 import unicodedata
 import warnings
+import zlib
+from collections import Counter
 from typing import Any
 
 from dslake_index.profilers.base import Column, Limits
 
-MAX_TEXT = 60  # characters kept of one example value
+MAX_TEXT = 80  # characters kept of one example value
 TOP_MAX_UNIQUE = 50  # a text column with at most this many distinct values gets top values
 _UNIT_IN_NAME = re.compile(r"[\(\[]\s*([^()\[\]]{1,24}?)\s*[\)\]]\s*$")
 _UNIT_SUFFIX = re.compile(
@@ -68,7 +70,11 @@ def jsonable(value: Any) -> Any:
     if isinstance(value, bytes):
         value = value[:MAX_TEXT].decode("utf-8", "replace")
     text = str(value)
-    return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 1] + "…"
+    if len(text) <= MAX_TEXT:
+        return text
+    cut = text[: MAX_TEXT - 1]
+    space = cut.rfind(" ")  # after a whole word: a name cut in half cannot be matched to the question's
+    return (cut[:space] if space >= MAX_TEXT // 2 else cut).rstrip(" ,;:(") + "…"
 
 
 def _iso(value: Any) -> str:
@@ -237,8 +243,10 @@ def _fill_of(values: Any, low: Any, high: Any) -> float | None:
         if not looks_like_fill(cand) or (cand < 0 and cand != low):
             continue
         others = values[(values != cand) & ~np.isnan(values.astype(np.float64))]
-        # 99 among 0..98 is a value; 99 among 51..52, or 9.99e+32 among 1e-13, is a marker
-        if others.size == 0 or abs(cand) > 1.5 * float(np.abs(others.astype(np.float64)).max()):
+        # 99 among 0..98 is a value; 99 among 51..52, or 9.99e+32 among 1e-13, is a marker. A column holding
+        # nothing else (ELEMENT_SET_NO: 999 in every row) shows no other value to stand apart from: it is the
+        # column's own value, a code, not missing data.
+        if others.size and abs(cand) > 1.5 * float(np.abs(others.astype(np.float64)).max()):
             return cand
     return None
 
@@ -269,10 +277,83 @@ def fill_notes(columns: list[Column]) -> list[str]:
             found.setdefault(_num_text(col.fill), []).append(col.name)
     if not found:
         return []
-    each = [f"{v} in column(s) {', '.join(names[:12])}{' …' if len(names) > 12 else ''}"
-            for v, names in sorted(found.items())]
+    each = [f"{v} in column(s) {column_list(names)}" for v, names in sorted(found.items())]
     return ["fill values that stand for missing data (replace them with NaN before computing; the ranges and "
             "means below leave them out): " + "; ".join(each)]
+
+
+def repeated_times(columns: list[Column]) -> list[str]:
+    """Return notes on time columns that are nearly but not quite unique: rows sharing one time are repeated
+    records (element sets issued twice for one epoch), which a count or a mean per time would take twice."""
+    notes = []
+    for col in columns:
+        if not col.dtype.startswith(("text (dates)", "datetime")) or not col.unique or not col.non_null:
+            continue
+        if 0.5 * col.non_null <= col.unique < col.non_null:
+            notes.append(f"column {col.name!r} holds {col.unique:,} distinct times in {col.non_null:,} rows: "
+                         f"{col.non_null - col.unique:,} row(s) repeat a time of another row (a record issued "
+                         f"again); drop them with drop_duplicates(subset=[{col.name!r}]) if each time should count once")
+    return notes
+
+
+_PERCENT = re.compile(r"(-?\d+(?:\.\d+)?)\s*%")
+SHARE_SLACK = 0.003  # implied totals this far from the rows' sum are rounding of the shares, not a disagreement
+
+
+def share_totals(df: Any) -> list[str]:
+    """Return a note where a table's own numbers disagree: a count column and a percent column whose shares imply
+    a total other than the sum of the counts (report types summing to 6,495,932 with shares of a stated
+    6,471,708: the rows overlap, or the shares are of another total). Each share is taken as rounded to its own
+    decimals, so the implied total is a range; the note is written only when the sum lies outside it."""
+    import pandas as pd
+
+    if len(df) < 2 or len(df) > 1000:
+        return []
+    counts = [c for c in df.columns if df[c].dtype.kind in "iu"]
+    if not counts:
+        return []
+    texts = [c for c in df.columns if (df[c].dtype.kind == "O" or str(df[c].dtype) in ("str", "string"))
+             and any("%" in str(v) for v in df[c].iloc[:20].tolist())]  # cheap first look: shares show '%'
+    notes = []
+    for p in texts:
+        found = df[p].astype(str).str.extract(_PERCENT, expand=False)
+        shares = pd.to_numeric(found, errors="coerce")
+        if shares.notna().sum() < 2 or shares.notna().sum() < 0.8 * df[p].notna().sum() or shares.sum() > 101:
+            continue
+        half = found.map(lambda t: 0.5 * 10 ** -(len(t.split(".")[1]) if isinstance(t, str) and "." in t else 0))
+        for c in counts:
+            both = shares.notna() & (shares - half > 0)
+            if both.sum() < 2:
+                continue
+            total = float(df[c].sum())
+            low = (df.loc[both, c] / ((shares[both] + half[both]) / 100)).max()
+            high = (df.loc[both, c] / ((shares[both] - half[both]) / 100)).min()
+            if not total or low > high or low <= total <= high:
+                continue  # shares agree with the sum, or not even with each other
+            notes.append(f"the shares in column {str(p)!r} imply a total of {low:,.0f} .. {high:,.0f} for column "
+                         f"{str(c)!r}, whose rows sum to {total:,.0f}: the rows overlap or the shares are of another "
+                         "stated total; use the stated total for shares, not the rows' sum")
+            break
+    return notes
+
+
+MAX_NAMES_LISTED = 12  # named (not numbered) columns a note lists before it counts the rest
+
+
+def column_list(names: list[str]) -> str:
+    """Return column names for a note, whole: numbered columns as runs ('8-21, 23'), named ones up to
+    MAX_NAMES_LISTED and then how many more (a list cut with '…' read as if it ended there)."""
+    if names and all(n.isdigit() for n in names):
+        numbers = sorted(int(n) for n in names)
+        runs: list[list[int]] = []
+        for n in numbers:
+            if runs and n == runs[-1][-1] + 1:
+                runs[-1].append(n)
+            else:
+                runs.append([n])
+        return ", ".join(str(r[0]) if len(r) == 1 else f"{r[0]}-{r[-1]}" for r in runs)
+    shown = ", ".join(names[:MAX_NAMES_LISTED])
+    return shown if len(names) <= MAX_NAMES_LISTED else f"{shown} and {len(names) - MAX_NAMES_LISTED} more"
 
 
 def _num_text(value: Any) -> str:
@@ -307,6 +388,40 @@ def _numeric_column(arr: Any, name: str, kind: str, limits: Limits) -> Column:
             col.min, col.max = jsonable(finite.min()), jsonable(finite.max())
             col.mean = _round(float(finite.mean()))
     return col
+
+
+ROW_SKETCH = 64  # smallest row hashes kept per table: exact for small tables, an estimate beyond
+_HASH_BITS = 53  # hashes are cut to what a JSON number holds exactly
+
+
+def row_facts(df: Any) -> tuple[int, list[int]]:
+    """Return (rows equal to an earlier row, the ROW_SKETCH smallest distinct row hashes) of a frame."""
+    import numpy as np
+    import pandas as pd
+
+    if df.empty:
+        return 0, []
+    try:
+        hashes = pd.util.hash_pandas_object(df, index=False).to_numpy() >> np.uint64(64 - _HASH_BITS)
+    except TypeError:  # unhashable cells (lists read from JSON)
+        return 0, []
+    distinct = np.unique(hashes)
+    return int(len(hashes) - len(distinct)), [int(h) for h in distinct[:ROW_SKETCH]]
+
+
+def _line_hash(line: str) -> int:
+    # two CRC-32s with different seeds make 53 bits: C speed (a cryptographic hash cost 7% of a CSV's profile),
+    # and collisions among a family's rows are as rare as they need to be for a sketch
+    data = line.strip().encode()
+    return ((zlib.crc32(data) << 21) ^ zlib.crc32(data, 0x9E3779B9)) & ((1 << _HASH_BITS) - 1)
+
+
+def line_facts(lines: list[str]) -> tuple[int, list[int], list[int]]:
+    """Return row_facts of a table's data lines, from their text (cheaper than hashing a parsed frame), and the
+    hashes of its first and last line (a boundary row two files share)."""
+    hashes = [_line_hash(ln) for ln in lines]
+    distinct = set(hashes)
+    return len(lines) - len(distinct), sorted(distinct)[:ROW_SKETCH], [hashes[0], hashes[-1]] if hashes else []
 
 
 def sample_rows(df: Any, limits: Limits) -> list[list[Any]]:
@@ -377,11 +492,73 @@ def _text_facts(col: Column, non_null: Any) -> None:
         if not nums.empty:
             col.min, col.max = jsonable(nums.min()), jsonable(nums.max())
     elif sk == "money/percent":
-        col.dtype = "text (money or percent)"
+        col.dtype = money_dtype(strings)
+    elif col.dtype == "text" and col.unique is not None and (col.unique >= 2 or len(strings) <= SMALL_TABLE):
+        col.kinds = row_kinds(strings.iloc[:20000].tolist())  # a small member's one kind counts in its family
     if col.unique is not None and col.unique <= TOP_MAX_UNIQUE and col.unique < len(non_null):
         counts = strings.value_counts()
         pairs = sorted(counts.items(), key=lambda kv: (-kv[1], str(kv[0])))[:5]
         col.top_values = [[jsonable(k), int(v)] for k, v in pairs]
+
+
+MAX_KINDS = 6
+SMALL_TABLE = 5  # rows of a table whose single kind of rows is kept for its family's count
+KINDS_SHARE = 0.9  # share of values that must share the words the kinds are told apart next to
+
+
+def row_kinds(values: list[str]) -> list[list[Any]]:
+    """Return the kinds of rows a text column mixes: values that share their last (or first) words and differ
+    in the word before (after) them, e.g. '... Metropolitan Statistical Area' and '... Micropolitan Statistical
+    Area' in one column of areas. [[where, words, count], ...], most frequent first; one kind when every value
+    shares two words or more and no split follows; [] when there are none."""
+    words = [v.split() for v in values if isinstance(v, str)]
+    if not words:
+        return []
+    for where in ("end", "start"):
+        seqs = [w[::-1] if where == "end" else w for w in words]
+        depth = 1
+        shared: Counter[tuple[str, ...]] = Counter()
+        while True:
+            # values with more words than depth: the kind is part of a value (a place's name goes before it)
+            level = Counter(tuple(s[:depth]) for s in seqs if len(s) > depth)
+            if not level or sum(level.values()) < KINDS_SHARE * len(seqs):
+                break
+            if len(level) == 1:  # every value shares these words: the kinds differ further in
+                depth += 1
+                shared = level
+                continue
+            if depth >= 2 and len(level) <= MAX_KINDS:
+                return [[where, " ".join(k[::-1] if where == "end" else k), n]
+                        for k, n in sorted(level.items(), key=lambda kv: (-kv[1], kv[0]))]
+            break
+        if depth > 2:  # one kind only ('TX Metropolitan Statistical Area' in every row): a family adds them up
+            (words, n), = shared.items()
+            return [[where, " ".join(words[::-1] if where == "end" else words), n]]
+    return []
+
+
+_GROUPED_INSIDE = re.compile(r"\d,\d{3}(?!\d)")
+_SCALE_SUFFIX = re.compile(r"\d\s*([kKmMbB]n?)\s*$")
+
+
+def money_dtype(strings: Any) -> str:
+    """Name what a money or percent column's text holds beyond digits, with a cell that shows it: '$2,089M'
+    among '$275M' has a thousands separator inside that a conversion dropping only '$' and 'M' would trip on."""
+    values = [v.strip() for v in strings.iloc[:5000].tolist()]
+    marks = [m for m in ("$", "€", "£", "%") if any(m in v for v in values)]
+    parts = [f"'{m}'" for m in marks]
+    grouped = next((v for v in values if _GROUPED_INSIDE.search(v)), None)
+    if grouped is not None:
+        parts.append(f"',' thousands separators in {sum(1 for v in values if _GROUPED_INSIDE.search(v)):,} "
+                     f"cell(s), e.g. {grouped!r}")
+    suffixes = sorted({m.group(1) for v in values if (m := _SCALE_SUFFIX.search(v))})
+    if suffixes:
+        scale = {"k": "thousands", "m": "millions", "b": "billions", "bn": "billions"}
+        parts.append("a scale suffix " + ", ".join(f"{x!r} ({scale[x.lower()]})" for x in suffixes))
+    if not parts:
+        return "text (money or percent)"
+    return ("text (money or percent: " + ", ".join(parts) + "; convert with pd.to_numeric(s.str.replace("
+            "r'[^0-9.eE+-]', '', regex=True))" + (" and apply the scale)" if suffixes else ")"))
 
 
 def _odd_cells(strings: Any) -> tuple[int, str, bool] | None:

@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from dslake_index.layouts import parse_layouts
 from dslake_index.profilers import document
 from dslake_index.profilers.base import Limits, Profile, Table
 from dslake_index.profilers.fixedwidth import find_runs, is_sp3, is_tle, run_table, sp3_facts, tle_facts
@@ -13,6 +14,7 @@ from dslake_index.profilers.stats import column_stats, fill_notes, sample_rows
 from dslake_index.profilers.textio import count_lines, decode_head, detect_encoding, printable
 
 SAMPLE_CHARS = 1500
+WHOLE_TABLE_BYTES = 16 << 20  # a text file holding an aligned table is read whole up to this size
 PROSE_SHARE = 0.1  # aligned rows covering less than this share of a text's lines do not make it a table
 CODE_EXT = {".py": "Python", ".r": "R", ".sql": "SQL", ".sh": "shell", ".js": "JavaScript", ".ipynb": "Jupyter",
             ".m": "MATLAB", ".jl": "Julia", ".java": "Java", ".c": "C", ".cpp": "C++", ".go": "Go", ".rs": "Rust"}
@@ -98,6 +100,10 @@ def profile_text(path: Path, head: bytes, size: int, limits: Limits, ext: str) -
         return prof
     prof.title, prof.headings = text_title_headings(lines)
     runs = find_runs(lines)
+    if not whole and size <= WHOLE_TABLE_BYTES and runs and runs[0].end >= len(lines) - 1:
+        # An aligned table runs to the end of the head: read the whole (small) file, so its ranges are the
+        # file's own (omni2_2024.dat, 2.8 MB: day of year 1 .. 134 from the head, 1 .. 366 in the file).
+        return profile_text(path, path.read_bytes(), size, limits, ext)
     nonblank = sum(1 for ln in lines if ln.strip())
     for run in runs[:3]:
         to_eof = run.end == len(lines) and all(not ln.strip() for ln in lines[run.end :])
@@ -139,6 +145,11 @@ def profile_text(path: Path, head: bytes, size: int, limits: Limits, ext: str) -
         elif len(text) > SAMPLE_CHARS and not prof.tables:
             heads = heading_lines(lines)
             prof.structure = {"outline": document.outline(lines, set(heads))}
+            layouts = parse_layouts(lines)  # a format document: the words of another file's columns
+            if layouts:
+                prof.structure["layouts"] = layouts
+                prof.notes.append("defines the columns (words) of data files: " + "; ".join(
+                    f"{lay['title'] or 'a table'} at line {lay['line']} ({len(lay['words'])} words)" for lay in layouts))
             prof.text_sample = printable(document.excerpt(lines, set(heads)), document.EXCERPT_CHARS + 400)
         prof.read_hint = f"open({{path}}, encoding={encoding!r}).read()"
     return prof
