@@ -9,7 +9,7 @@ from functools import cache
 # Import names worth telling the model about, in the order shown; anything missing is simply not listed.
 CANDIDATES = (
     "pandas", "numpy", "pyarrow", "openpyxl", "scipy", "sklearn", "statsmodels", "matplotlib", "astropy",
-    "skyfield", "sgp4", "cdflib", "lxml",
+    "skyfield", "sgp4", "cdflib", "lxml", "duckdb", "deltalake", "pyiceberg",
 )
 # Distribution names where they differ from the import name, for the version.
 DISTRIBUTIONS = {"sklearn": "scikit-learn"}
