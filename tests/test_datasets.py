@@ -107,17 +107,38 @@ def test_a_new_commit_rebuilds_only_the_table(lake_dir, tmp_path):
     assert after["sales"]["updated_at"] == before["sales"]["updated_at"]
 
 
-def test_a_file_too_big_for_a_script_gets_a_streaming_line_and_load_refuses_it(tmp_path):
+def test_the_hint_checker_runs_each_dataset_line_on_the_whole_dataset(lake_dir):
+    from dslake_index.hint_check import check_catalog_datasets
+
+    conn = sqlite3.connect(lake_dir / ".dslake" / "manifest.sqlite")
+    checks = {c.path: c for c in check_catalog_datasets(lake_dir, conn)}
+    assert {p for p, c in checks.items() if c.skipped} == {"gap", "garbled", "wh2/ns/events"}
+    assert all(c.executed == c.matched == 1 for p, c in checks.items() if not c.skipped)
+    assert len(checks) == 7
+
+
+def test_a_file_or_dataset_too_big_for_a_script_gets_a_streaming_line_and_load_refuses_it(tmp_path):
+    from dslake_index.hint_check import check_catalog_datasets
+
     root = tmp_path / "lake"
     root.mkdir()
     (root / "big.csv").write_text("station,value\n" + "".join(f"s{i % 7},{i}\n" for i in range(40_000)))
-    lake = Lake.open(root, overrides={"sandbox.memory_mb": 1})  # 1 MB: the 0.4 MB file does not fit
+    rows = write_hive(root / "sales", rows=20_000)
+    lake = Lake.open(root, overrides={"sandbox.memory_mb": 1})  # 1 MB: neither the 0.4 MB file nor the dataset fits
     lake.index()
-    description = _entries(root)["big.csv"]["description"]
+    entries = _entries(root)
+    description = entries["big.csv"]["description"]
     assert "Too big to load whole" in description and "rel = duckdb.read_csv('data/big.csv')" in description
+    assert "load: df =" not in description
     with pytest.raises(LoadError, match="too big to load whole") as caught:
         lake.load("big.csv")
     assert "duckdb.read_csv('data/big.csv')" in caught.value.hint
+    sales = entries["sales"]["description"]
+    assert "duckdb.read_parquet('data/sales/**/*.parquet', hive_partitioning=True)" in sales
+    with pytest.raises(LoadError, match="too big to load whole"):
+        lake.load("sales")
+    (check,) = check_catalog_datasets(root, sqlite3.connect(root / ".dslake" / "manifest.sqlite"))
+    assert check.matched == 1 and rows == 80_000  # the streaming line counts every row, partition columns too
 
 
 def test_duckdb_in_the_sandbox_runs_under_the_sandbox_limits(tmp_path):

@@ -112,7 +112,7 @@ class Sandbox:
         """Return one sentence naming the analysis packages scripts can import here, with versions."""
         from dsstar_lake.sandbox.packages import packages_line
 
-        return packages_line(self.python)
+        return packages_line(self.python, self.memory_mb)
 
     @property
     def memory_limit(self) -> str:
