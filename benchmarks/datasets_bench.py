@@ -230,6 +230,7 @@ def main() -> None:
     size = sum(p.stat().st_size for p in lake_root.rglob("*") if p.is_file())
     print(f"lake: {lake_root} ({files:,} files, {size / (1 << 30):.2f} GB), made in {time.perf_counter() - started:.0f} s")
 
+    from dsstar_lake.errors import DslakeError
     from dsstar_lake.lake import Lake
 
     lake = Lake.open(lake_root)
@@ -240,6 +241,13 @@ def main() -> None:
     conn = sqlite3.connect(lake_root / ".dslake" / "manifest.sqlite")
     for path, kind, fmt, members in conn.execute("SELECT path, kind, format, member_count FROM entries ORDER BY path"):
         print(f"  {kind:8} {fmt:8} {members:6,} files  {path}")
+    print("lake.load (in this process):")
+    for entry in tasks:
+        try:
+            frame = lake.load(entry)
+            print(f"  {entry}: {len(frame):,} rows x {frame.shape[1]} columns ({', '.join(map(str, frame.columns))})")
+        except DslakeError as exc:
+            print(f"  {entry}: refused: {exc.message}; hint: {exc.hint}")
     lake.close()
     if args.skip_ask:
         return

@@ -160,3 +160,38 @@ def test_duckdb_in_the_sandbox_runs_under_the_sandbox_limits(tmp_path):
     assert "'400.0 MB'" in limits or "381.4 MiB" in limits  # 40% of the 1,000 MB bound
     assert f"{work}/duckdb_spill" in limits and "False" in limits  # spill in the work folder; no downloads
     assert int(threads.strip("[(,)]")) <= 2 and total == "[(9900,)]"
+
+
+@pytest.mark.parametrize("text", [
+    "pd.read_parquet({path})",
+    "pd.read_parquet({path}, ignore_prefixes=['.', '_', 'extra.parquet'], filters=[('year', '=', 2024)])",
+    "DeltaTable({path}).to_pandas()",
+    "DeltaTable({path}, version=3).to_pandas()",
+    "DeltaTable({path}).to_pyarrow_dataset()",
+    "StaticTable.from_metadata({path}).scan().to_pandas()",
+    "StaticTable.from_metadata({path}).scan().to_arrow_batch_reader()",
+    "ds.dataset({path}, format='csv', partitioning='hive').to_table().to_pandas()",
+    "duckdb.read_parquet({path}, hive_partitioning=True)",
+    "duckdb.read_csv({path})",
+])
+def test_the_dataset_load_lines_are_of_the_safe_form(text):
+    from dslake_index.load_hint import parse, render
+
+    assert render(parse(text)) == text
+
+
+@pytest.mark.parametrize(("text", "named"), [
+    ("pd.read_parquet({path}, filters=[('year', '=', __import__('os').getpid())])", "not a literal"),
+    ("pd.read_parquet({path}, filters=[('year', 'like', 2024)])", "a filter"),
+    ("ds.dataset({path}, format='ipc')", "format="),
+    ("ds.dataset({path}, partitioning='directory')", "partitioning="),
+    ("DeltaTable({path}, version='3').to_pandas()", "version="),
+    ("duckdb.read_csv({path}, hive_partitioning=1)", "hive_partitioning="),
+    ("duckdb.sql('COPY t TO ' + {path})", "duckdb.sql"),
+    ("DeltaTable({path}).delete()", "delete"),
+])
+def test_the_grammar_refuses_what_the_dataset_readers_were_not_given(text, named):
+    from dslake_index.load_hint import HintRefused, parse
+
+    with pytest.raises(HintRefused, match=named):
+        parse(text)
