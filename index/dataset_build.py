@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from dslake_index.dataset_entries import DatasetRecord, dataset_entry
@@ -44,9 +45,20 @@ def build_datasets(conn: sqlite3.Connection, key: str, folders: Sequence[str], m
     unit, rest = find_dataset(key, tables, members)
     if unit is None or not unit.members:
         return [], members
-    row, record = dataset_entry(unit, lambda path: load(hashes[path]), options.lake_root, options.script_memory_mb,
-                                stored_record(conn, record_id(key)))
+    row, record = dataset_entry(unit, lambda path: load(hashes[path]), _lake_folder(conn, options),
+                                options.script_memory_mb)
     return [(row, record)], rest
+
+
+def _lake_folder(conn: sqlite3.Connection, options: Any) -> Path | None:
+    """Return the local lake folder tables are read from: the index run's, else the one the catalog was last
+    indexed from (entries rebuilt after an analysis), or None for a lake in object storage."""
+    if options.lake_root is not None:
+        return options.lake_root
+    from dslake_index.catalog import get_meta
+
+    value = get_meta(conn, "lake_root")
+    return Path(value) if value and "://" not in value and Path(value).is_dir() else None
 
 
 def parts_entry(group: Any, rows: Sequence[sqlite3.Row], load: Callable[[str], Profile],
@@ -61,13 +73,6 @@ def parts_entry(group: Any, rows: Sequence[sqlite3.Row], load: Callable[[str], P
         return None
     by_path = {r["path"]: r["hash"] for r in rows}
     return dataset_entry(unit, lambda path: load(by_path[path]), options.lake_root, options.script_memory_mb)
-
-
-def record_id(root: str) -> str:
-    """Return the entry id of the dataset rooted at root (the record's key)."""
-    from dslake_index.dataset_entries import dataset_id
-
-    return dataset_id(root)
 
 
 def stored_record(conn: sqlite3.Connection, entry_id: str) -> DatasetRecord | None:

@@ -62,10 +62,11 @@ def dataset_id(root: str) -> str:
 
 
 def dataset_entry(unit: DatasetUnit, profile_of: Callable[[str], Profile], lake: Path | None,
-                  budget_mb: int, stored: DatasetRecord | None = None) -> tuple[EntryRow, DatasetRecord]:
-    """Build a dataset's or table's entry and its load record (profile_of: a member path's profile)."""
+                  budget_mb: int) -> tuple[EntryRow, DatasetRecord]:
+    """Build a dataset's or table's entry and its load record (profile_of: a member path's profile; lake: the
+    local lake folder tables are read from, None in object storage)."""
     if unit.kind in ("delta", "iceberg"):
-        return _table_entry(unit, profile_of, lake, budget_mb, stored)
+        return _table_entry(unit, lake, budget_mb)
     return _files_entry(unit, profile_of, budget_mb)
 
 
@@ -149,7 +150,8 @@ def _whole_hint(fmt: str, hive: bool, skip: list[str] | None = None) -> str:
         return f"pd.read_parquet({{path}}, ignore_prefixes={['.', '_', *skip]!r})" if skip else \
             "pd.read_parquet({path})"
     partitioning = ", partitioning='hive'" if hive else ""
-    return f"ds.dataset({{path}}, format='csv'{partitioning}).to_table().to_pandas()"
+    ignore = f", ignore_prefixes={['.', '_', *skip]!r}" if skip else ""
+    return f"ds.dataset({{path}}, format='csv'{partitioning}{ignore}).to_table().to_pandas()"
 
 
 def _filter_example(fmt: str, whole: str, shown: str, keys: dict[str, list[str]]) -> str:
@@ -227,15 +229,15 @@ def _card_values(values: list[str]) -> str:
 
 # ---- Delta and Iceberg: facts from the log or metadata ----
 
-def _table_entry(unit: DatasetUnit, profile_of: Callable[[str], Profile], lake: Path | None, budget_mb: int,
-                 stored: DatasetRecord | None) -> tuple[EntryRow, DatasetRecord]:
+def _table_entry(unit: DatasetUnit, lake: Path | None, budget_mb: int) -> tuple[EntryRow, DatasetRecord]:
     name = "Delta table" if unit.kind == "delta" else "Iceberg table"
     shown = PREFIX + unit.root
     record = DatasetRecord(dataset_id(unit.root), unit.kind, unit.root, unit.kind)
     members = sorted(m.path for m in unit.members)
     facts: TableFacts | None = None
-    if lake is None:
-        record.error = stored.error if stored else "the table is read from a local lake folder only"
+    if lake is None:  # a lake in object storage: tables there are not read yet (only local folders are)
+        record.error = "its log and metadata are read from a lake folder on this machine only, and this lake " \
+                       "is in object storage"
     else:
         try:
             facts = read_table(lake / unit.root, unit.kind)

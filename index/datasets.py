@@ -107,7 +107,8 @@ def find_dataset(root: str, tables: dict[str, str], members: Iterable) -> tuple[
     schema = max(counts, key=lambda s: (counts[s], s))
     chosen = [m for m in data if m.signature == schema]
     rest = [m for m in members if m not in chosen]
-    strays = sorted(m.path for m in inside if m not in chosen)
+    # names starting with '_' or '.' (Spark's _SUCCESS, checksums) are skipped by every reader: not strays
+    strays = sorted(m.path for m in inside if m not in chosen and not m.name.startswith(("_", ".")))
     return DatasetUnit(root, "hive", chosen, strays), rest
 
 

@@ -42,7 +42,7 @@ READERS: dict[str, frozenset[str]] = {
     # a script asks for rows, so a file bigger than memory is queried where it lies).
     "DeltaTable": frozenset({"version"}),  # DeltaTable({path}[, version=N]).to_pandas()
     "StaticTable.from_metadata": frozenset(),  # StaticTable.from_metadata({path}).scan().to_pandas()
-    "ds.dataset": frozenset({"format", "partitioning"}),  # ds.dataset({path}, format='csv', partitioning='hive')
+    "ds.dataset": frozenset({"format", "partitioning", "ignore_prefixes"}),  # ds.dataset({path}, format='csv', partitioning='hive')
     "duckdb.read_parquet": frozenset({"hive_partitioning", "union_by_name"}),
     "duckdb.read_csv": frozenset({"hive_partitioning", "union_by_name", "header"}),
 }
@@ -216,7 +216,8 @@ def _read_table(reader: str, path: str, kw: dict[str, Any]) -> Any:
     if reader == "ds.dataset":
         import pyarrow.dataset as ds
 
-        return ds.dataset(path, format=kw.get("format", "parquet"), partitioning=kw.get("partitioning"))
+        return ds.dataset(path, format=kw.get("format", "parquet"), partitioning=kw.get("partitioning"),
+                          ignore_prefixes=kw.get("ignore_prefixes", [".", "_"]))
     if reader in ("duckdb.read_parquet", "duckdb.read_csv"):
         import duckdb
 

@@ -22,6 +22,10 @@ def lake_dir(tmp_path_factory) -> Path:
     write_hive(root / "sales")
     # a partition folder holding a file of another schema: noted on the dataset, an entry of its own
     pd.DataFrame({"other": ["x"]}).to_parquet(root / "sales" / "year=2024" / "month=01" / "extra.parquet")
+    (root / "sales" / "_SUCCESS").write_text("")  # a writer's marker: every reader skips it, so no note
+    for day in (1, 2):  # a Hive dataset of CSV files
+        (root / "clicks" / f"day={day}").mkdir(parents=True)
+        (root / "clicks" / f"day={day}" / "part-0.csv").write_text("page,n\nhome,3\nabout,1\n")
     write_parts(root / "events")
     write_delta(root / "trips")
     write_delta(root / "gap")
@@ -48,7 +52,7 @@ def _entries(root: Path) -> dict[str, sqlite3.Row]:
 def test_each_dataset_and_table_is_one_entry_and_loose_files_are_as_before(lake_dir):
     entries = _entries(lake_dir)
     datasets = {path: row["format"] for path, row in entries.items() if row["kind"] == "dataset"}
-    assert datasets == {"sales": "parquet", "events": "parquet", "trips": "delta", "gap": "delta",
+    assert datasets == {"sales": "parquet", "clicks": "csv", "events": "parquet", "trips": "delta", "gap": "delta",
                         "garbled": "delta", "wh/ns/events": "iceberg", "wh2/ns/events": "iceberg"}
     assert entries["loose.csv"]["kind"] == "file"
     # no file inside a table is an entry of its own; the stray file of another schema is
@@ -73,6 +77,8 @@ def test_load_gives_partition_columns_and_current_table_versions(lake_dir):
     assert len(sales) == 12 and {"year", "month"} <= set(sales.columns)
     assert sorted(sales["year"].astype(int).unique()) == [2023, 2024]
     assert len(lake.load("events")) == 12
+    clicks = lake.load("clicks")
+    assert len(clicks) == 4 and sorted(clicks["day"].unique()) == [1, 2]
     trips = lake.load("trips")
     assert len(trips) == 16 and trips["trip_id"].min() == 4  # the deleted rows are absent
     assert len(lake.load("wh/ns/events")) == 16
@@ -114,7 +120,7 @@ def test_the_hint_checker_runs_each_dataset_line_on_the_whole_dataset(lake_dir):
     checks = {c.path: c for c in check_catalog_datasets(lake_dir, conn)}
     assert {p for p, c in checks.items() if c.skipped} == {"gap", "garbled", "wh2/ns/events"}
     assert all(c.executed == c.matched == 1 for p, c in checks.items() if not c.skipped)
-    assert len(checks) == 7
+    assert len(checks) == 8
 
 
 def test_a_file_or_dataset_too_big_for_a_script_gets_a_streaming_line_and_load_refuses_it(tmp_path):
