@@ -201,3 +201,13 @@ def test_the_grammar_refuses_what_the_dataset_readers_were_not_given(text, named
 
     with pytest.raises(HintRefused, match=named):
         parse(text)
+
+
+def test_the_coder_is_told_the_memory_a_script_has_and_the_engine_past_it():
+    import sys
+
+    from dsstar_lake.sandbox.packages import packages_line
+
+    line = packages_line(sys.executable, 4096)
+    assert "duckdb" in line and "deltalake" in line and "pyiceberg" in line
+    assert "A script has 4,096 MB of memory" in line and "query it with DuckDB" in line
