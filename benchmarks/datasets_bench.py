@@ -2,7 +2,8 @@
 files bigger than a script's memory, then answer one question per dataset end to end.
 
 usage: python benchmarks/datasets_bench.py [--out DIR] [--hive-files 1000] [--rows-per-file 200]
-                                           [--delta-commits 20] [--big-gb 3.0] [--skip-ask]
+                                           [--delta-commits 20] [--big-gb 3.0] [--skip-ask] [--reuse]
+                                           [--profile-timeout 300]
 The lake is made at run time under --out (default a new folder in /tmp; never committed): `sales/` (Hive
 partitions year=/region=/category=, --hive-files Parquet files), `trips/` (a Delta table of --delta-commits
 commits with appends, deletes and one overwrite), `warehouse/db/events/` (an Iceberg table: appends and a
@@ -10,7 +11,10 @@ delete), and `big/readings.csv` plus `big/readings.parquet` of about --big-gb GB
 and the entries, then asks one question per dataset through `lake.ask` with the scripted provider: its coder
 runs the entry's own load line (the streaming one where a whole load does not fit) in the sandbox at the default
 memory limit, and the script reports its peak memory. Each answer is compared with the number the generator
-computed. Never run by CI.
+computed (--reuse: the lake under --out is kept and indexed anew; the expected numbers are then those the run
+that made it saved in tasks.json, else computed here by reference readers, the big files by a pyarrow scan).
+--profile-timeout raises profile.timeout_s (30 s): hashing and profiling a 3 GB file on a shared 2-core machine
+took longer than that. Never run by CI.
 """
 
 from __future__ import annotations
@@ -151,6 +155,44 @@ def make_big(folder: Path, gigabytes: float, rng: np.random.Generator) -> list[d
             for name in ("csv", "parquet")]
 
 
+def reference_tasks(lake_root: Path) -> dict[str, Any]:
+    """Rebuild the questions of a kept lake made before tasks.json existed: expected numbers from reference
+    readers (pandas, deltalake, pyiceberg; a pyarrow scan, batch by batch, for the big files)."""
+    import pyarrow.compute as pc
+    import pyarrow.dataset as ds
+    from deltalake import DeltaTable
+    from pyiceberg.table import StaticTable
+
+    sales = pd.read_parquet(lake_root / "sales", filters=[("year", "=", 2015), ("region", "=", "north")])
+    trips = DeltaTable(str(lake_root / "trips")).to_pandas()
+    events_root = lake_root / "warehouse" / "db" / "events"
+    metadata = max((events_root / "metadata").glob("*.metadata.json"), key=lambda p: p.name)
+    events = StaticTable.from_metadata(str(metadata)).scan().to_pandas()
+    tasks: dict[str, Any] = {
+        "sales": {"question": "What was the total sales amount in the north region in 2015?",
+                  "answer": round(float(sales["amount"].sum()), 2),
+                  "compute": "print(round(float(df[(df['year'].astype(int) == 2015) & (df['region'] == 'north')]"
+                             "['amount'].sum()), 2))"},
+        "trips": {"question": "How many trips in Lima are in the trips table now?",
+                  "answer": int((trips["city"] == "lima").sum()), "compute": "print(int((df['city'] == 'lima').sum()))"},
+        "warehouse/db/events": {"question": "How many buy events does the events table hold?",
+                                "answer": int((events["kind"] == "buy").sum()),
+                                "compute": "print(int((df['kind'] == 'buy').sum()))"}}
+    for name in ("csv", "parquet"):
+        scanner = ds.dataset(lake_root / "big" / f"readings.{name}", format=name).scanner(
+            columns=["value"], filter=ds.field("station") == "s07")
+        total = n = 0
+        for batch in scanner.to_batches():
+            total += pc.sum(batch.column(0)).as_py() or 0.0
+            n += batch.num_rows
+        tasks[f"big/readings.{name}"] = {
+            "question": f"What is the mean value of station s07 in readings.{name}?", "answer": round(total / n, 6),
+            "rel_compute": "print(round(float(rel.filter(\"station = 's07'\").aggregate('avg(value)')"
+                           ".fetchall()[0][0]), 6))",
+            "df_compute": "print(round(float(df[df['station'] == 's07']['value'].mean()), 6))"}
+    return tasks
+
+
 # ---- the questions ----
 
 def load_line(conn: sqlite3.Connection, path: str) -> tuple[str, str]:
@@ -213,19 +255,27 @@ def main() -> None:
     parser.add_argument("--delta-commits", type=int, default=20)
     parser.add_argument("--big-gb", type=float, default=3.0)
     parser.add_argument("--skip-ask", action="store_true")
+    parser.add_argument("--reuse", action="store_true", help="keep the lake under --out, index it anew")
+    parser.add_argument("--profile-timeout", type=float, default=300.0)
     args = parser.parse_args()
     out = args.out or Path(tempfile.mkdtemp(prefix="dslake-datasets-bench-"))
     lake_root = out / "lake"
-    shutil.rmtree(lake_root, ignore_errors=True)
-    lake_root.mkdir(parents=True)
-    rng = np.random.default_rng(7)
     started = time.perf_counter()
-    tasks = {"sales": make_hive(lake_root / "sales", args.hive_files, args.rows_per_file, rng),
-             "trips": make_delta(lake_root / "trips", args.delta_commits, rng)}
-    iceberg, tasks["events"] = make_iceberg(lake_root / "warehouse", rng)
-    tasks[iceberg.relative_to(lake_root).as_posix()] = tasks.pop("events")
-    for task in make_big(lake_root / "big", args.big_gb, rng):
-        tasks[task.pop("file")] = task
+    if args.reuse and lake_root.is_dir():
+        shutil.rmtree(lake_root / ".dslake", ignore_errors=True)
+        saved = out / "tasks.json"
+        tasks = json.loads(saved.read_text()) if saved.is_file() else reference_tasks(lake_root)
+    else:
+        shutil.rmtree(lake_root, ignore_errors=True)
+        lake_root.mkdir(parents=True)
+        rng = np.random.default_rng(7)
+        tasks = {"sales": make_hive(lake_root / "sales", args.hive_files, args.rows_per_file, rng),
+                 "trips": make_delta(lake_root / "trips", args.delta_commits, rng)}
+        iceberg, tasks["events"] = make_iceberg(lake_root / "warehouse", rng)
+        tasks[iceberg.relative_to(lake_root).as_posix()] = tasks.pop("events")
+        for task in make_big(lake_root / "big", args.big_gb, rng):
+            tasks[task.pop("file")] = task
+        (out / "tasks.json").write_text(json.dumps(tasks, indent=1))
     files = sum(1 for p in lake_root.rglob("*") if p.is_file())
     size = sum(p.stat().st_size for p in lake_root.rglob("*") if p.is_file())
     print(f"lake: {lake_root} ({files:,} files, {size / (1 << 30):.2f} GB), made in {time.perf_counter() - started:.0f} s")
@@ -233,7 +283,7 @@ def main() -> None:
     from dsstar_lake.errors import DslakeError
     from dsstar_lake.lake import Lake
 
-    lake = Lake.open(lake_root)
+    lake = Lake.open(lake_root, overrides={"profile.timeout_s": args.profile_timeout})
     started = time.perf_counter()
     summary = lake.index()
     print(f"index: {time.perf_counter() - started:.1f} s wall; {summary.entries} entries "
@@ -253,6 +303,10 @@ def main() -> None:
         return
     print("questions (scripted model; the coder runs the entry's own load line in the sandbox, default limits):")
     for entry, task in tasks.items():
+        if conn.execute("SELECT 1 FROM entries WHERE path = ?", (entry,)).fetchone() is None:
+            error = conn.execute("SELECT error FROM files WHERE path = ?", (entry,)).fetchone()
+            print(f"  {entry}: no entry ({error[0] if error else 'not indexed'})")
+            continue
         line, variable = load_line(conn, entry)
         result = ask(lake_root, entry, task, line, variable, out)
         mark = "right" if result["right"] else "WRONG"
