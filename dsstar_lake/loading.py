@@ -32,7 +32,22 @@ def load(access: Catalog, target: Any, limit: int | None = None) -> Any:
     member path to what that member gives, in path order, the first `limit` members only when limit is given.
     """
     family, files = plan(access, target, limit)
+    _refuse_too_big(files, access.settings["sandbox.memory_mb"])
     return run_plan(family, files)
+
+
+def _refuse_too_big(files: list[FileLoad], budget_mb: int) -> None:
+    """Refuse a whole load that would not fit a script's memory, naming the line that streams it instead (a load
+    that filled this process's memory would end it, not fail)."""
+    from dslake_index.bigfiles import load_bytes, size_text, too_big
+
+    for f in files:
+        if f.size and too_big(f.format, f.size, budget_mb):
+            raise LoadError(
+                f"{f.rel} is too big to load whole: {size_text(f.size)} on disk, about "
+                f"{size_text(load_bytes(f.format, f.size))} as a DataFrame, against the {budget_mb:,} MB a script "
+                f"has (sandbox.memory_mb)", hint=f"query it where it lies instead: {f.stream}",
+                api_hint=f"query it where it lies instead: {f.stream}")
 
 
 def plan(access: Catalog, target: Any, limit: int | None = None) -> tuple[bool, list[FileLoad]]:
@@ -74,6 +89,9 @@ class FileLoad:
     rel: str
     path: Path
     hints: list[tuple[str, LoadHint]]
+    format: str = ""  # what a whole load's memory is estimated from (index/bigfiles.py)
+    size: int = 0
+    stream: str = ""  # the line that queries it without loading it whole
 
 
 def run_plan(family: bool, files: list[FileLoad], nrows: int | None = None, max_chars: int | None = None) -> Any:
@@ -105,6 +123,8 @@ def _plan_entry(conn: sqlite3.Connection, root: Path, entry: sqlite3.Row,
     if not members:
         raise LoadError(f"the entry {entry['path']} has no files left in the catalog",
                         api_hint="run lake.index() to bring the catalog up to date")
+    if entry["kind"] == "dataset":
+        return False, [_plan_dataset(conn, root, entry)]
     rows = [lookup.file_record(conn, path) for path in members[:limit]]
     if entry["kind"] != "family":
         return False, [_plan_file(conn, root, rows[0])]
@@ -138,15 +158,55 @@ def _plan_file(conn: sqlite3.Connection, root: Path, row: sqlite3.Row) -> FileLo
             raise LoadError(f"the load line of {rel} ({name}) was refused: {exc}",
                             hint="`dslake index` re-profiles the file if its catalog is an old one",
                             api_hint="the catalog holds a load line dslake does not run; re-index the lake") from None
-    return FileLoad(rel, path, checked)
+    from dslake_index.bigfiles import stream_hint
+    from dslake_index.cards import HINT_PREFIX
+
+    stream = stream_hint(profile.format).replace("{path}", repr(HINT_PREFIX + rel))
+    return FileLoad(rel, path, checked, profile.format, int(row["size"] or 0), f"rel = {stream}")
 
 
-def _inside(root: Path, rel: str) -> Path:
-    """Return the file's path in the lake, refusing one that a link or '..' takes outside it."""
+def _plan_dataset(conn: sqlite3.Connection, root: Path, entry: sqlite3.Row) -> FileLoad:
+    """Plan a dataset's or table's load: its one hint, given the dataset's folder (or a table's metadata file)."""
+    from dslake_index.cards import HINT_PREFIX
+    from dslake_index.dataset_build import stored_record
+    from dslake_index.load_hint import HintRefused, parse
+
+    record = stored_record(conn, entry["id"])
+    name = entry["path"]
+    if record is None:
+        raise LoadError(f"{name} is not described yet", hint="run `dslake index LAKE`", api_hint="run lake.index()")
+    if record.error:
+        raise LoadError(f"the {record.kind} table {name} cannot be read: {record.error}",
+                        api_hint="repair the table, then run lake.index()")
+    stream = (record.stream or "").replace("{path}", repr(HINT_PREFIX + (record.stream_target or "")))
+    if record.hint is None or record.target is None:
+        raise LoadError(f"{name} is too big to load whole (about {record.load_bytes / (1 << 30):.1f} GB as a "
+                        "DataFrame, more than a script's memory)", hint=f"query it where it lies: {stream}",
+                        api_hint=f"query it where it lies: {stream}")
+    try:
+        hint = parse(record.hint)
+    except HintRefused as exc:
+        raise LoadError(f"the load line of {name} was refused: {exc}",
+                        api_hint="the catalog holds a load line dslake does not run; re-index the lake") from None
+    path = _inside(root, record.target, folder=record.kind in ("hive", "parts", "delta"))
+    # The estimate is the whole load's memory: expressed as parquet bytes, since that is what load_bytes scales.
+    return FileLoad(name, path, [(record.kind, hint)], "parquet" if record.format != "csv" else "csv",
+                    _on_disk(record), stream)
+
+
+def _on_disk(record: Any) -> int:
+    from dslake_index.bigfiles import EXPANSION
+
+    return int(record.load_bytes / EXPANSION.get(record.format if record.format == "csv" else "parquet", 1.0))
+
+
+def _inside(root: Path, rel: str, folder: bool = False) -> Path:
+    """Return the file's (or a dataset's folder's) path in the lake, refusing one that a link or '..' takes
+    outside it."""
     path = root / rel
     real, base = os.path.realpath(path), os.path.realpath(root)
     if os.path.commonpath([real, base]) != base:
         raise LoadError(f"{rel} leads outside the lake ({real}); dslake does not read it")
-    if not os.path.isfile(real):
+    if not (os.path.isdir(real) if folder else os.path.isfile(real)):
         raise LoadError(f"{rel} is no longer in the lake", api_hint="run lake.index() to bring the catalog up to date")
     return path

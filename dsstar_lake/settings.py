@@ -30,7 +30,8 @@ GUARDED = ("sandbox.", "llm.provider", "llm.base_url", "llm.scripted_file", "llm
 # DSLAKE_* variables that are not settings: the descriptor the sandbox's read tracer writes to, and the tests'
 # own knobs (DSLAKE_TEST_KILLS...). Any other DSLAKE_* name that names no setting is an error, not silence.
 OTHER_ENV = ("DSLAKE_TRACE_FD", "DSLAKE_TRACE_TOP", "DSLAKE_SERVE_TOKEN")  # the last: `dslake serve --allow-remote`'s token, a secret
-OTHER_ENV_PREFIXES = ("DSLAKE_TEST_",)
+# DSLAKE_DUCKDB_*: what dslake passes a script for DuckDB's limits (dsstar_lake/sandbox/env.py), not settings
+OTHER_ENV_PREFIXES = ("DSLAKE_TEST_", "DSLAKE_DUCKDB_")
 
 
 def _flatten(tree: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:

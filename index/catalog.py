@@ -121,6 +121,16 @@ MIGRATIONS: list[tuple[str, str]] = [
         ALTER TABLE vectors ADD COLUMN embedding BLOB;
         """,
     ),
+    (
+        "007_datasets",
+        """
+        CREATE TABLE datasets (             -- what loading a dataset or table entry runs (index/dataset_entries.py)
+            entry_id TEXT PRIMARY KEY,      -- the entry (kind 'dataset') of a Hive dataset, a folder of parts, a table
+            root TEXT NOT NULL,             -- its lake-relative folder
+            record TEXT NOT NULL            -- JSON: load hint and its target, streaming line, rows, columns, error
+        );
+        """,
+    ),
 ]
 
 

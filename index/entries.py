@@ -19,10 +19,10 @@ from dslake_index.profilers.textio import clip
 
 def render_version() -> str:
     """Return a fingerprint of the code that writes descriptions and cards; entries are rebuilt when it changes."""
-    from dslake_index import cards, families, family_stats, layouts
+    from dslake_index import cards, dataset_entries, datasets, families, family_stats, layouts
 
     digest = hashlib.sha1()
-    for module in (cards, families, family_stats, layouts, sys.modules[__name__]):
+    for module in (cards, families, family_stats, layouts, sys.modules[__name__], datasets, dataset_entries):
         digest.update(Path(module.__file__).read_bytes())
     return digest.hexdigest()[:16]
 

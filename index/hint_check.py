@@ -265,3 +265,50 @@ def check_files(root: Path, relpaths: list[str], workers: int = 2, timeout_s: fl
                                                                f"profile and hints took over {timeout_s:g} s")])
             except ProcessExpired as exc:
                 yield FileCheck(path=rel, mismatches=[Mismatch("error", "file", f"worker died: {exc}")])
+
+
+# ---- datasets and tables: the entry's one load line, run on the whole dataset ----
+
+def check_dataset(root: Path, record: Any) -> FileCheck:
+    """Run a dataset entry's load line (its streaming line when a whole load does not fit) and compare the rows and
+    columns it gives with the entry's (record: a dataset_entries.DatasetRecord)."""
+    result = FileCheck(path=record.root, format=record.format)
+    if record.error:
+        result.skipped = f"unreadable {record.kind} table: {record.error}"
+        return result
+    hint, target = (record.hint, record.target) if record.hint else (record.stream, record.stream_target)
+    result.hints = 1
+    try:
+        rows, columns = _rows_and_columns(load_hint.run(load_hint.parse(hint), root / target))
+    except Exception as exc:  # noqa: BLE001 - the hint's failure on the data is the finding
+        result.mismatches.append(Mismatch("error", "dataset", _error_text(exc)))
+        return result
+    result.executed = 1
+    if record.rows is not None and rows != record.rows:
+        result.mismatches.append(Mismatch("rows", "dataset", f"the line gives {rows:,} rows, the entry says "
+                                                              f"{record.rows:,}"))
+    if set(columns) != set(record.columns):
+        missing, extra = sorted(set(record.columns) - set(columns)), sorted(set(columns) - set(record.columns))
+        result.mismatches.append(Mismatch("column-names", "dataset", f"missing {_names(missing)}; "
+                                                                      f"not described {_names(extra)}"))
+    result.matched = int(not result.mismatches)
+    return result
+
+
+def _rows_and_columns(value: Any) -> tuple[int, list[str]]:
+    """Count the rows and name the columns of what a dataset's line gives, streaming what is lazy."""
+    if type(value).__module__.partition(".")[0] in ("duckdb", "_duckdb"):  # a lazy relation: DuckDB counts
+        return int(value.aggregate("count(*)").fetchall()[0][0]), list(value.columns)
+    if hasattr(value, "count_rows"):  # a pyarrow dataset
+        return int(value.count_rows()), list(value.schema.names)
+    if hasattr(value, "read_next_batch"):  # an Arrow stream of batches
+        return sum(batch.num_rows for batch in value), list(value.schema.names)
+    return len(value), [str(c) for c in value.columns]
+
+
+def check_catalog_datasets(root: Path, conn: Any) -> list[FileCheck]:
+    """Check the load line of every dataset and table entry a catalog holds."""
+    from dslake_index.dataset_entries import DatasetRecord
+
+    return [check_dataset(root, DatasetRecord.from_json(text))
+            for (text,) in conn.execute("SELECT record FROM datasets ORDER BY root")]

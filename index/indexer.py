@@ -10,7 +10,7 @@ import sqlite3
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +73,8 @@ class IndexOptions:
     min_members: int
     max_members_listed: int
     cluster: Any = None  # a connected ClusterSession (index/cluster.py): profile there, not in the local pool
+    script_memory_mb: int = 4096  # a script's memory (sandbox.memory_mb): a dataset or file past it gets a streaming line
+    lake_root: Path | None = None  # a local lake: tables (Delta, Iceberg) are read from their log or metadata there
 
     @classmethod
     def from_settings(cls, settings: Any, cluster: Any = None) -> IndexOptions:
@@ -88,6 +90,7 @@ class IndexOptions:
             min_members=settings["families.min_members"],
             max_members_listed=settings["families.max_members_listed"],
             cluster=cluster,
+            script_memory_mb=settings["sandbox.memory_mb"],
         )
 
 
@@ -181,6 +184,8 @@ def _run_index(
 ) -> IndexSummary:
     started = time.perf_counter()
     summary = IndexSummary(skipped=len(scan.skipped), skipped_files=list(scan.skipped))
+    if isinstance(lake, Path) and options.lake_root is None:
+        options = replace(options, lake_root=lake)
     from dslake_index.hint_sweep import recheck_hints
 
     with phase("plan"):
@@ -347,8 +352,13 @@ def _rebuild_dirty_entries(
 def _units(conn: sqlite3.Connection, dirty: list[str]) -> dict[str, tuple[set[str], list[str]]]:
     """Return, per folder pattern, the sibling folders rebuilt together (families form across them) and which of
     them were dirty. A folder without digits or dates in its path is a unit of its own."""
-    keys = {folder: folder_pattern(folder) for folder in dirty}
-    patterned = {key for folder, key in keys.items() if key != folder}
+    from dslake_index.datasets import dataset_root, folders_under, table_roots
+
+    tables = table_roots(conn) if dirty else {}
+    roots = {folder: root for folder in dirty if (root := dataset_root(folder, tables)) is not None}
+    # A dataset's or table's folders are rebuilt together, all of them: its one entry sums up every file.
+    keys = {folder: roots.get(folder) or folder_pattern(folder) for folder in dirty}
+    patterned = {key for folder, key in keys.items() if key != folder and folder not in roots}
     siblings: dict[str, set[str]] = defaultdict(set)
     if patterned:
         if len(patterned) > 32:  # a full index: one pass over every folder beats a query per pattern
@@ -359,14 +369,24 @@ def _units(conn: sqlite3.Connection, dirty: list[str]) -> dict[str, tuple[set[st
                 "SELECT DISTINCT folder FROM files WHERE folder GLOB ?", (_glob_escape(key),)))
         for (folder,) in rows:
             key = folder_pattern(folder)
-            if key in patterned:
+            if key in patterned and (not roots or dataset_root(folder, tables) is None):
                 siblings[key].add(folder)
+    for root in set(roots.values()):
+        siblings[root] |= folders_under(conn, root)
     units: dict[str, tuple[set[str], list[str]]] = {}
     for folder in dirty:
         unit, listed = units.setdefault(keys[folder], ({folder}, []))
         unit.update(siblings.get(keys[folder], ()))
         listed.append(folder)
     return units
+
+
+def _subtree(key: str, folders: list[str]) -> tuple[str, str]:
+    """Return the range of folders below a dataset's root (where an older catalog kept its files' families), or
+    an empty range for an ordinary unit."""
+    if key and key in folders and any(f.startswith(key + "/") for f in folders):
+        return key + "/", key + "0"
+    return "", ""
 
 
 def _glob_escape(pattern: str) -> str:
@@ -414,8 +434,8 @@ def _rebuild_folder(conn: sqlite3.Connection, key: str, folders: list[str], opti
     members = [_member(row) for row in rows]
     existing = {
         row["id"]: row
-        for row in conn.execute(f"SELECT id, kind, content_hash, card_hash FROM entries WHERE folder IN ({marks}, ?)",
-                                (*folders, key))
+        for row in conn.execute(f"SELECT id, kind, content_hash, card_hash FROM entries WHERE folder IN ({marks}, ?)"
+                                " OR (folder >= ? AND folder < ?)", (*folders, key, *_subtree(key, folders)))
     }
     wanted: dict[str, EntryRow | None] = {}
     profiles: dict[str, Profile] = {}
@@ -429,12 +449,21 @@ def _rebuild_folder(conn: sqlite3.Connection, key: str, folders: list[str], opti
     def related(group: Group) -> Profile:
         return load(hashes[group.members[0].path])
 
+    from dslake_index.dataset_build import build_datasets, parts_entry, streamed
+
     docs = layout_docs(rows)  # format documents that name the columns of header-less tables beside them
+    with phase("entries: datasets and tables"):
+        datasets, members = build_datasets(conn, key, folders, members, hashes, load, options)
+    wanted.update({row.id: row for row, _ in datasets})
     with phase("entries: family grouping"):
         groups = group_files(members, options.min_members)
     for group in groups:
         layout = linked_layout(group.members, docs)
-        if group.is_family:
+        parts = parts_entry(group, rows, load, options)
+        if parts is not None:
+            datasets.append(parts)
+            wanted[parts[0].id] = parts[0]
+        elif group.is_family:
             first = group.members[0].path
             with phase("entries: descriptions and cards"):
                 row = family_entry(group, load(hashes[first]), options.max_members_listed,
@@ -455,17 +484,22 @@ def _rebuild_folder(conn: sqlite3.Connection, key: str, folders: list[str], opti
                 conn.execute("UPDATE files SET entry_id = ? WHERE path = ?", (entry_id, path))
                 continue
             with phase("entries: descriptions and cards"):
-                row = file_entry(path, folder, hashes[path], load(hashes[path]), analyses.get(hashes[path]))
+                row = streamed(file_entry(path, folder, hashes[path], load(hashes[path]),
+                                          analyses.get(hashes[path])), group.members[0], options.script_memory_mb)
                 wanted[entry_id] = _with_layout(with_relations(row, group, related) if linked else row, layout)
     with phase("entries: manifest rows and full text"):
-        _write_entries(conn, existing, wanted)
+        _write_entries(conn, existing, wanted, [record for _, record in datasets])
 
 
-def _write_entries(conn: sqlite3.Connection, existing: dict[str, Any], wanted: dict[str, EntryRow | None]) -> None:
+def _write_entries(conn: sqlite3.Connection, existing: dict[str, Any], wanted: dict[str, EntryRow | None],
+                   dataset_records: list[Any]) -> None:
+    from dslake_index.dataset_build import write_records
+
     stale = [entry_id for entry_id in existing if entry_id not in wanted]
     if stale:
         conn.executemany("DELETE FROM entries WHERE id = ?", [(i,) for i in stale])
         fulltext.delete_rows(conn, stale)
+    write_records(conn, dataset_records, stale)
     changed = [row for row in wanted.values() if row is not None]
     now = time.time()
     for row in changed:

@@ -27,7 +27,9 @@ READERS: dict[str, frozenset[str]] = {
     "pd.read_fwf": _CSV_KW,
     "pd.read_excel": frozenset({"sheet_name", "header", "skiprows", "names", "usecols", "nrows"}),
     "pd.read_json": frozenset({"typ", "lines"}),
-    "pd.read_parquet": frozenset(),
+    # a file, or a dataset's folder (partition columns from its key=value folders); filters: [(col, op, value)]
+    # ignore_prefixes: file names a folder read skips (files of another schema beside the dataset's own)
+    "pd.read_parquet": frozenset({"filters", "columns", "ignore_prefixes"}),
     "pd.read_html": frozenset(),
     "np.load": frozenset({"allow_pickle"}),
     "open": frozenset({"encoding"}),  # open({path}[, encoding=...]).read(): read-only text
@@ -35,6 +37,14 @@ READERS: dict[str, frozenset[str]] = {
     "json.load": frozenset({"encoding"}),  # json.load(open({path}[, encoding=...]))
     "xml.etree.ElementTree.parse": frozenset(),
     "cdflib.CDF": frozenset(),  # cdflib.CDF(str({path}))
+    # Table formats and engines that stream (index/dataset_entries.py writes these): a Delta table's folder, an
+    # Iceberg table's metadata file, a pyarrow dataset's folder, and DuckDB relations (lazy: nothing is read until
+    # a script asks for rows, so a file bigger than memory is queried where it lies).
+    "DeltaTable": frozenset({"version"}),  # DeltaTable({path}[, version=N]).to_pandas()
+    "StaticTable.from_metadata": frozenset(),  # StaticTable.from_metadata({path}).scan().to_pandas()
+    "ds.dataset": frozenset({"format", "partitioning", "ignore_prefixes"}),  # ds.dataset({path}, format='csv', partitioning='hive')
+    "duckdb.read_parquet": frozenset({"hive_partitioning", "union_by_name"}),
+    "duckdb.read_csv": frozenset({"hive_partitioning", "union_by_name", "header"}),
 }
 ROW_LIMITED = frozenset({"pd.read_csv", "pd.read_fwf", "pd.read_excel"})  # readers that take nrows
 # method post-steps: name -> (positional argument count, keyword names)
@@ -45,7 +55,14 @@ METHODS: dict[str, tuple[int, frozenset[str]]] = {
     "droplevel": (1, frozenset({"axis"})),
     "rename_axis": (1, frozenset()),
     "reset_index": (0, frozenset({"name"})),
+    "to_pandas": (0, frozenset()),  # a Delta table, an Iceberg scan, an Arrow table
+    "to_table": (0, frozenset()),  # a pyarrow dataset
+    "scan": (0, frozenset()),  # an Iceberg table
+    "to_pyarrow_dataset": (0, frozenset()),  # a Delta table too big for memory: DuckDB scans it batch by batch
+    "to_arrow_batch_reader": (0, frozenset()),  # an Iceberg scan too big for memory, likewise
 }
+_FORMATS = ("parquet", "csv")
+_FILTER_OPS = ("=", "==", "!=", "<", "<=", ">", ">=", "in", "not in")
 _ENGINES = ("c", "python")
 _LITERAL_TYPES = (str, int, float, bool, type(None))
 
@@ -183,6 +200,28 @@ def _read(hint: LoadHint, path: str, nrows: int | None, max_chars: int | None, o
         import cdflib
 
         return cdflib.CDF(path)
+    return _read_table(reader, path, kw)
+
+
+def _read_table(reader: str, path: str, kw: dict[str, Any]) -> Any:
+    """Open a table format or a lazy engine relation (the readers after cdflib in READERS)."""
+    if reader == "DeltaTable":
+        from deltalake import DeltaTable
+
+        return DeltaTable(path, version=kw.get("version"))
+    if reader == "StaticTable.from_metadata":
+        from pyiceberg.table import StaticTable
+
+        return StaticTable.from_metadata(path)
+    if reader == "ds.dataset":
+        import pyarrow.dataset as ds
+
+        return ds.dataset(path, format=kw.get("format", "parquet"), partitioning=kw.get("partitioning"),
+                          ignore_prefixes=kw.get("ignore_prefixes", [".", "_"]))
+    if reader in ("duckdb.read_parquet", "duckdb.read_csv"):
+        import duckdb
+
+        return getattr(duckdb, reader[7:])(path, **kw)
     raise HintRefused(f"the reader {reader!r} is not allowed")  # a LoadHint built by hand, not by parse()
 
 
@@ -293,6 +332,7 @@ def _reader(name: str, node: ast.Call, source: str) -> tuple[list[Arg], list[Ste
             raise HintRefused(f"the argument {kw.arg or '**'}= of {name}")
         value = _skip_lines(kw.value, source) if kw.arg == "skiprows" else None
         value = _text_columns(kw.value, source) if kw.arg == "dtype" else value
+        value = _filters(kw.value, source) if kw.arg == "filters" else value
         arg = value or _literal(kw.value, source, f"{kw.arg}=")
         _check_value(name, Arg(kw.arg, arg.value, arg.text))
         args.append(Arg(kw.arg, arg.value, arg.text))
@@ -307,6 +347,20 @@ def _check_value(reader: str, arg: Arg) -> None:
     if arg.name in ("encoding", "sep", "comment", "decimal", "thousands", "typ", "name") \
             and not isinstance(arg.value, str):
         raise HintRefused(f"{arg.name}={arg.text} (not a string)")
+    if arg.name == "format" and arg.value not in _FORMATS:
+        raise HintRefused(f"format={arg.text}")
+    if arg.name == "partitioning" and arg.value != "hive":
+        raise HintRefused(f"partitioning={arg.text} (only 'hive')")
+    if arg.name == "version" and (type(arg.value) is not int or arg.value < 0):
+        raise HintRefused(f"version={arg.text} (not a table version)")
+    if (arg.name in ("hive_partitioning", "union_by_name") or (arg.name == "header" and reader.startswith("duckdb.")))\
+            and type(arg.value) is not bool:
+        raise HintRefused(f"{arg.name}={arg.text} (not True or False)")
+    if arg.name == "ignore_prefixes" and not (isinstance(arg.value, list)
+                                              and all(isinstance(c, str) and c for c in arg.value)):
+        raise HintRefused(f"ignore_prefixes={arg.text} (not a list of names)")
+    if arg.name == "columns" and not (isinstance(arg.value, list) and all(isinstance(c, str) for c in arg.value)):
+        raise HintRefused(f"columns={arg.text} (not a list of names)")
 
 
 def _method(node: ast.Call, source: str) -> Step:
@@ -356,6 +410,21 @@ def _skip_lines(node: ast.AST, source: str) -> Arg | None:
         else:
             raise HintRefused("skiprows with other than whole numbers")
     return Arg(None, values, ast.get_source_segment(source.strip(), node) or "")
+
+
+def _filters(node: ast.AST, source: str) -> Arg:
+    """`filters=[('year', '=', 2024), ...]` (pyarrow's partition filters): (name, operator, literal) triples."""
+    if not isinstance(node, ast.List) or not node.elts:
+        raise HintRefused("filters= other than a list of (column, operator, value)")
+    triples = []
+    for e in node.elts:
+        if not isinstance(e, ast.Tuple) or len(e.elts) != 3:
+            raise HintRefused("filters= other than a list of (column, operator, value)")
+        name, op, value = (_literal(x, source, "a filter") for x in e.elts)
+        if not isinstance(name.value, str) or op.value not in _FILTER_OPS:
+            raise HintRefused(f"a filter ({name.text}, {op.text}, …)")
+        triples.append((name.value, op.value, value.value))
+    return Arg(None, triples, ast.get_source_segment(source.strip(), node) or "")
 
 
 def _text_columns(node: ast.AST, source: str) -> Arg:

@@ -135,6 +135,8 @@ def _capped(text: str, max_chars: int) -> str:
 def _was_read(entry: ContextEntry, read_paths: list[str]) -> bool:
     if entry.kind == "family":
         return any(fnmatchcase(path, entry.path) for path in read_paths)
+    if entry.kind == "dataset":  # a dataset or table: any file below its folder
+        return any(path.startswith(entry.path + "/") for path in read_paths)
     return entry.path in read_paths
 
 

@@ -17,7 +17,7 @@ from typing import Any
 from dsstar_lake.errors import ConfigError, LakeNotFound, UsageError
 from dsstar_lake.sandbox import bwrap as bw
 from dsstar_lake.sandbox import limits, workfolder
-from dsstar_lake.sandbox.env import script_env
+from dsstar_lake.sandbox.env import engine_env, script_env
 from dsstar_lake.sandbox.fingerprint import catalog_stamps, changed, fingerprint, with_side_files
 from dsstar_lake.sandbox.lakemask import Masks, skipped_names
 from dsstar_lake.sandbox.pump import Pump, killpg
@@ -26,6 +26,7 @@ from dsstar_lake.sandbox.tracecheck import read_trace
 
 SHIM = str(Path(__file__).with_name("_shim.py"))
 READ_TRACER = Path(__file__).with_name("_readtrace.py")
+ENGINE_LIMITS = Path(__file__).with_name("_engines.py")  # appended to the sitecustomize: DuckDB under the limits
 LAUNCHER = Path(__file__).with_name("_launch.py")
 DEFAULTS: dict[str, Any] = {
     "backend": "auto",
@@ -111,7 +112,7 @@ class Sandbox:
         """Return one sentence naming the analysis packages scripts can import here, with versions."""
         from dsstar_lake.sandbox.packages import packages_line
 
-        return packages_line(self.python)
+        return packages_line(self.python, self.memory_mb)
 
     @property
     def memory_limit(self) -> str:
@@ -194,7 +195,9 @@ class Sandbox:
             scripts = scratch / "scripts"
             scripts.mkdir()
             (scripts / name).write_text(code, encoding="utf-8")
-            shutil.copyfile(READ_TRACER, scripts / "sitecustomize.py")
+            (scripts / "sitecustomize.py").write_text(
+                READ_TRACER.read_text(encoding="utf-8") + "\n\n" + ENGINE_LIMITS.read_text(encoding="utf-8"),
+                encoding="utf-8")
             return self._run_checked(scripts, name, workdir, scratch, watch, timeout_s)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
@@ -322,6 +325,7 @@ class Sandbox:
         passthrough = [n.strip() for n in str(cfg["env_passthrough"]).split(",") if n.strip()]
         env = script_env(home, tmp, self.python, passthrough)
         env.update(PYTHONPATH=str(Path(shown).parent), DSLAKE_TRACE_FD=str(trace_write), DSLAKE_TRACE_TOP="1")
+        env.update(engine_env(int(cfg["memory_mb"]), int(cfg["disk_mb"]), self.work_mb))
         cgroup = limits.ScriptCgroup.create(self.max_procs if self.cgroups else 0,
                                             self.memory_mb if self.memory_cgroup else 0)
         nproc = None

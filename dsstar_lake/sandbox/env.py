@@ -53,3 +53,22 @@ def script_env(
         if name in parent and not is_secret(name) and name not in env:
             env[name] = parent[name]
     return env
+
+
+DUCKDB_SPILL = "duckdb_spill"  # DuckDB's temp folder, inside the work folder (its disk budget counts it)
+
+
+def engine_env(memory_mb: int, disk_mb: int, work_tmpfs_mb: int = 0) -> dict[str, str]:
+    """Return DuckDB's share of a script's limits, read by the sitecustomize (sandbox/_engines.py).
+
+    DuckDB gets 40% of the memory bound (the script's Python, pandas frames and the interpreter need the rest),
+    two threads at most (the machine's cores are shared; threads count against the process limit), and spill
+    files in the work folder up to half its disk budget. Where the work folder is a tmpfs (bubblewrap), its files
+    are memory too, so the spill is capped at a fifth of the memory bound as well.
+    """
+    spill = disk_mb // 2
+    if work_tmpfs_mb:
+        spill = min(spill, memory_mb // 5)
+    return {"DSLAKE_DUCKDB_MEMORY": f"{max(64, memory_mb * 2 // 5)}MB",
+            "DSLAKE_DUCKDB_THREADS": str(max(1, min(2, os.cpu_count() or 1))),
+            "DSLAKE_DUCKDB_TEMP": DUCKDB_SPILL, "DSLAKE_DUCKDB_TEMP_MAX": f"{max(64, spill)}MB"}

@@ -9,7 +9,7 @@ from functools import cache
 # Import names worth telling the model about, in the order shown; anything missing is simply not listed.
 CANDIDATES = (
     "pandas", "numpy", "pyarrow", "openpyxl", "scipy", "sklearn", "statsmodels", "matplotlib", "astropy",
-    "skyfield", "sgp4", "cdflib", "lxml",
+    "skyfield", "sgp4", "cdflib", "lxml", "duckdb", "deltalake", "pyiceberg",
 )
 # Distribution names where they differ from the import name, for the version.
 DISTRIBUTIONS = {"sklearn": "scikit-learn"}
@@ -41,10 +41,17 @@ def importable(python: str) -> dict[str, str]:
         return {}
 
 
-def packages_line(python: str) -> str:
-    """Return the sentence prompts use: the packages scripts can import here, with versions."""
+def packages_line(python: str, memory_mb: int = 0) -> str:
+    """Return the sentence prompts use: the packages scripts can import here, with versions, and (memory_mb) how
+    much memory a script has and which engine to use past it."""
     found = importable(python)
     if not found:
         return "Use only the Python standard library and the packages the code already imports."
     named = ", ".join(f"{name} {version}".strip() for name, version in found.items())
-    return f"Packages that import here: {named}, and the standard library; nothing else can be installed."
+    line = f"Packages that import here: {named}, and the standard library; nothing else can be installed."
+    if memory_mb:
+        line += f" A script has {memory_mb:,} MB of memory for all its processes"
+        line += (": data bigger than about half of that must not be loaded whole with pandas; query it with DuckDB "
+                 "(duckdb.sql over read_parquet/read_csv, or over an Arrow dataset), which is preset to stay within "
+                 "the limit and spill to the work folder." if "duckdb" in found else ".")
+    return line
