@@ -511,17 +511,23 @@ def row_kinds(values: list[str]) -> list[list[Any]]:
     in the word before (after) them, e.g. '... Metropolitan Statistical Area' and '... Micropolitan Statistical
     Area' in one column of areas. [[where, words, count], ...], most frequent first; one kind when every value
     shares two words or more and no split follows; [] when there are none."""
-    words = [v.split() for v in values if isinstance(v, str)]
+    # each distinct value once, with its count: a column of 16,000 rows often holds a few hundred names
+    distinct = Counter(v for v in values if isinstance(v, str))
+    words = [(v.split(), n) for v, n in distinct.items()]
     if not words:
         return []
+    total = sum(distinct.values())
     for where in ("end", "start"):
-        seqs = [w[::-1] if where == "end" else w for w in words]
+        seqs = [(w[::-1] if where == "end" else w, n) for w, n in words]
         depth = 1
         shared: Counter[tuple[str, ...]] = Counter()
         while True:
             # values with more words than depth: the kind is part of a value (a place's name goes before it)
-            level = Counter(tuple(s[:depth]) for s in seqs if len(s) > depth)
-            if not level or sum(level.values()) < KINDS_SHARE * len(seqs):
+            level: Counter[tuple[str, ...]] = Counter()
+            for seq, n in seqs:
+                if len(seq) > depth:
+                    level[tuple(seq[:depth])] += n
+            if not level or sum(level.values()) < KINDS_SHARE * total:
                 break
             if len(level) == 1:  # every value shares these words: the kinds differ further in
                 depth += 1
