@@ -188,6 +188,9 @@ def test_a_list_of_names_keeps_a_reading_that_names_more_or_fewer():
                            "Alternative: count of beaches = 2\nAlternative: the first = City Point Beach")
     kept = settle('["Castle Island Beach", "Pleasure Bay Beach", "City Point Beach"]', [found], []).alternatives
     assert [a.value for a in kept] == ['["City Point Beach", "Pleasure Bay Beach"]']
+    # A pair of numbers with a NaN in it is still a pair of numbers: half of it is no reading.
+    half = parse_readings("Alternative: first only = [0.4]\nAlternative: other pair = [0.4, 0.7]")
+    assert [a.value for a in settle("[0.5, nan]", [half], []).alternatives] == ["[0.4, 0.7]"]
 
 
 def test_a_structured_value_stays_structured():

@@ -32,6 +32,8 @@ STATED_HOW = "stated in the data, not computed"
 # Values that are no answer at all: a failed computation printed, not a reading.
 JUNK = {"nan", "none", "null", "n/a", "na", "inf", "-inf", "infinity", "undefined", "unknown", "nat", "?", "-", "",
         "[]", "{}", "()"}
+# A word of two letters or more: what a list of names has and a list of numbers (1e-3, 2.5) has not.
+WORD = re.compile(r"[^\W\d_]{2,}")
 LABELLED = re.compile(r"^(?P<label>.*[^\W\d_].*?)\s*[:=]?\s+(?P<number>[-+]?[$]?\d[\d,]*(?:\.\d+)?%?)$")
 
 
@@ -66,9 +68,6 @@ class Readings:
     def __bool__(self) -> bool:
         return bool(self.assumptions or self.alternatives or self.stated)
 
-
-# A word of two letters or more: what a list of names has and a list of numbers (1e-3, nan aside) has not.
-NAMED = re.compile(r"[^\W\d_]{2,}")
 
 def split_readings(text: str, how: str = "") -> tuple[Readings, str]:
     """Return the readings named in a text and the text without their lines (code fences kept whole).
@@ -247,12 +246,17 @@ def _fits(answer: str, value: str) -> bool:
         return True  # before the final answer there is no form to hold a value to
     shape = _shape(answer)
     if shape is not None and shape > 1:
-        if NAMED.search(answer) and answer.strip()[:1] == "[":
-            return value.strip()[:1] == "[" and bool(_shape(value)) and NAMED.search(value) is not None
+        if _names(answer):
+            return _names(value) and bool(_shape(value))
         return _shape(value) == shape
     if _number(answer) is not None:
         return _shape(value) is None and re.search(r"\d", value) is not None
     return True
+
+
+def _names(value: str) -> bool:
+    """Tell a bracketed list of names from a list of numbers (NaN and None are no names)."""
+    return value.strip()[:1] == "[" and any(w.casefold() not in JUNK for w in WORD.findall(value))
 
 
 def _unlabel(answer: str, alternative: Alternative) -> Alternative:
