@@ -45,11 +45,6 @@ class Lake:
         self.run_overrides = dict(run_overrides or {})
 
     @property
-    def access(self) -> Catalog:
-        """The catalog under its former name (CatalogAccess); use `catalog`. Kept while branches merge."""
-        return self.catalog
-
-    @property
     def root(self) -> Path | None:
         """Return the lake folder (None: only the catalog is known)."""
         return self.catalog.root

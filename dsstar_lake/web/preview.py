@@ -53,7 +53,7 @@ class Previewer:
         from dsstar_lake.loading import plan
 
         try:
-            family, files = plan(lake.access, path, limit=PREVIEW_TABLES)
+            family, files = plan(lake.catalog, path, limit=PREVIEW_TABLES)
         except DslakeError as exc:  # no load line, a refused one, a broken file, a catalog opened without its lake
             return {"error": exc.message, "tables": []}
         too_big = [f for f in files if any(h.reader not in ROW_LIMITED for _, h in f.hints)
