@@ -47,7 +47,7 @@ def main(src: Path) -> None:
           f"({summary.failed} failed to profile)")
     for path, error in summary.failures:
         print(f"  failed: {path}: {error[:200]}")
-    rows = lookup.file_hashes(lake.access.connection())
+    rows = lookup.file_hashes(lake.catalog.connection())
     settings = lake.settings.with_overrides({"remote.fetch_files": len(rows)})
     for label in ("first view (downloads)", "second view (cache)"):
         view = LakeView("s3://bench-lake/lake", lake.catalog_dir, settings, rows)

@@ -125,7 +125,7 @@ def poisoned(tmp_path_factory):
     lake.index()
     mark = root.parent / "MARK"
     bad = POISON.format(mark=mark)
-    with sqlite3.connect(lake.access.db_path) as conn:  # as a shared catalog's author could write it
+    with sqlite3.connect(lake.catalog.db_path) as conn:  # as a shared catalog's author could write it
         (content_hash,) = conn.execute("SELECT hash FROM files WHERE path = 'sales.csv'").fetchone()
         (text,) = conn.execute("SELECT profile FROM profiles WHERE hash = ?", (content_hash,)).fetchone()
         profile = json.loads(text)
@@ -164,7 +164,7 @@ def test_the_next_index_reprofiles_just_the_entry_whose_hint_is_refused(tmp_path
     shutil.copytree(SAMPLES, root, ignore=shutil.ignore_patterns(".dslake"))
     lake = Lake.open(root)
     lake.index()
-    with sqlite3.connect(lake.access.db_path) as conn:  # an old catalog: a hint of another form, and no sweep yet
+    with sqlite3.connect(lake.catalog.db_path) as conn:  # an old catalog: a hint of another form, and no sweep yet
         (content_hash,) = conn.execute("SELECT hash FROM files WHERE path = 'sales.csv'").fetchone()
         (text,) = conn.execute("SELECT profile FROM profiles WHERE hash = ?", (content_hash,)).fetchone()
         profile = json.loads(text)
@@ -174,7 +174,7 @@ def test_the_next_index_reprofiles_just_the_entry_whose_hint_is_refused(tmp_path
         conn.execute("DELETE FROM meta WHERE key = 'load_hint_form'")
     assert lake.index().profiled == 1  # sales.csv, and nothing else
     assert lake.load("sales.csv").shape[0] > 0
-    with sqlite3.connect(lake.access.db_path) as conn:
+    with sqlite3.connect(lake.catalog.db_path) as conn:
         (text,) = conn.execute("SELECT profile FROM profiles WHERE hash = ?", (content_hash,)).fetchone()
     assert json.loads(text)["tables"][0]["read_hint"] == good and not (tmp_path / "MARK").exists()
     assert lake.index().profiled == 0  # swept once: the next run re-profiles nothing

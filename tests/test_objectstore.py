@@ -60,7 +60,7 @@ def test_index_search_show_status_and_incremental(bucket, s3, tmp_path):
     assert (first.added, first.profiled, first.failed) == (3, 3, 0), first.failures
     # The catalog records the URL, so the catalog alone opens the lake again.
     reopened = Lake.open(catalog=catalog)
-    assert reopened.root is None and reopened.access.remote == url
+    assert reopened.root is None and reopened.catalog.remote == url
     assert reopened.status().lake == url and reopened.status().files == 3
     shown = reopened.show("tables/stations.xlsx")
     assert shown["file"]["status"] == "ok" and shown["file"]["format"] == "xlsx"
