@@ -15,10 +15,10 @@ from dslake_index.profilers.textio import clip
 
 HINT_PREFIX = "data/"  # where the coder's scripts see the lake (the paper's "data/<file>")
 CARD_MAX = 1500
-DESC_MAX = 7000
+DESC_MAX = 12000  # a bound for pathological files; a wide workbook (mmc5: 312 columns, every name) stays whole
 NOTES_MAX = 3000  # characters of notes per description: each note stays whole up to it, and a cut says so
 DETAIL_COLUMNS = 30  # columns described one per line in a table; the rest are listed by name, type and unit
-REST_CHARS = 2400  # characters of that list of the rest
+REST_CHARS = 6000  # characters of that list of the rest (names of a 180-column workbook fit)
 MAX_TABLES_DETAILED = 6
 EXAMPLE_WIDTH = 64  # characters of one example cell: a metro area's or a contributor's whole name fits
 ROW_CELL_WIDTH = 32  # characters of one cell of the first rows
@@ -184,15 +184,16 @@ def _table_block(t: Table, relpath: str, index: int, n_tables: int, detailed: bo
     out.append(f"  columns{stats_share(t)}:")
     for c in t.columns[:DETAIL_COLUMNS]:
         out.append("    - " + _column_line(c))
-    rest = t.columns[DETAIL_COLUMNS:]
+    # every name stays, with its type and unit: only the statistics are cut (a wildfire table's 37th column,
+    # station_verified_in_psa, was a name lost in a cut list; a workbook's 150th, Log2_variant_per_Mbp, another)
+    rest = [f"{c.name!r} {_short_kind(c)}" for c in t.columns[DETAIL_COLUMNS:]]
+    rest += [f"{name!r} {kind}".rstrip() for name, kind in t.more_columns]
+    unnamed = t.n_cols - len(t.columns) - len(t.more_columns)
     if rest:
-        # every name stays, with its type and unit: only the statistics are cut (a wildfire table's 37th column,
-        # station_verified_in_psa, was a name lost in a cut list)
-        names = ", ".join(f"{c.name!r} {_short_kind(c)}" for c in rest)
-        out.append(f"    - and {t.n_cols - DETAIL_COLUMNS} more (statistics left out): " + clip(names, REST_CHARS)
-                   + (f", and {t.n_cols - len(t.columns)} not described" if t.n_cols > len(t.columns) else ""))
-    elif t.n_cols > len(t.columns):
-        out.append(f"    - and {t.n_cols - len(t.columns)} more columns not described")
+        out.append(f"    - and {t.n_cols - DETAIL_COLUMNS} more (statistics left out): "
+                   + clip(", ".join(rest), REST_CHARS) + (f", and {unnamed} not described" if unnamed > 0 else ""))
+    elif unnamed > 0:
+        out.append(f"    - and {unnamed} more columns not described")
     if t.sample_rows:
         out.append("  first rows:")
         for r in t.sample_rows[:3]:

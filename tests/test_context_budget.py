@@ -98,6 +98,22 @@ def test_a_wide_table_keeps_every_column_name_in_its_description_and_its_brief()
     assert "'station_verified_in_psa' int" in short and "[s]" not in short  # words have no unit
 
 
+def test_columns_past_the_profiled_ones_are_named_with_their_types_in_csv_and_parquet(tmp_path):
+    """A 179-column workbook hid 'Log2_variant_per_Mbp' as one of "119 not described": every header name stays."""
+    import pandas as pd
+    from dslake_index.cards import describe
+    from dslake_index.profilers.base import Limits
+    from dslake_index.profilers.registry import profile_path
+
+    frame = pd.DataFrame({f"gene_{i}": [i, i + 1] for i in range(70)} | {"Log2_variant_per_Mbp": [0.5, 1.5]})
+    frame.to_csv(tmp_path / "wide.csv", index=False)
+    frame.to_parquet(tmp_path / "wide.parquet")
+    for name in ("wide.csv", "wide.parquet"):
+        description = describe(profile_path(tmp_path / name, Limits(max_columns=60)), name)
+        assert "'gene_65' int" in description and "'Log2_variant_per_Mbp' float" in description, description
+        assert "not described" not in description and "the first 60 are described, the rest named" in description
+
+
 def _table(path: str, title: str, columns: list[str], rows: int = 40) -> str:
     """A description as the indexer writes one: title, table shape, load hint and one line per column with statistics."""
     lines = [f"File: data/{path} (9,999 bytes)", "Format: csv", f"Title: {title}", f"Table: {rows} rows x {len(columns)} columns",

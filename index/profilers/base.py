@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-PROFILER_VERSION = 6  # bump to re-profile every file when profilers change what they extract
+PROFILER_VERSION = 7  # bump to re-profile every file when profilers change what they extract
 
 
 class ProfileError(Exception):
@@ -71,6 +71,9 @@ class Table:
     n_rows_exact: bool = True
     n_cols: int = 0
     columns: list[Column] = field(default_factory=list)
+    # [name, kind] of the columns past those described (limits.max_columns): a 179-column workbook's names all
+    # reach the description, so a coder never guesses one (kind '' where the type is not known without a read)
+    more_columns: list[list[str]] = field(default_factory=list)
     sample_rows: list[list[Any]] = field(default_factory=list)
     header_row: int | None = 0  # 0-based line/row of the header in the file or sheet; None = no header
     skip_rows: int = 0  # lines before the header (preamble)

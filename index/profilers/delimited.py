@@ -15,7 +15,7 @@ from dslake_index.profilers.codes import zero_led_codes
 from dslake_index.profilers.stats import (
     _MONEY_PCT,
     _THOUSANDS,
-    column_stats,
+    describe_columns,
     fill_notes,
     header_misfits,
     is_number_text,
@@ -520,7 +520,7 @@ def profile_delimited(path: Path | None, head: bytes, size: int, limits: Limits,
             notes.append(f"large file: stats come from the first {len(df):,} rows"
                          + (" and chunks spread over the file" if stats_df is not df else "")
                          + "; the row count is estimated from the average line length")
-    table.columns = column_stats(stats_df, limits)
+    describe_columns(table, stats_df, limits)
     notes += fill_notes(table.columns) + repeated_times(table.columns) + share_totals(df)
     if whole and lay.data_lines is None and not lay.repeats and not lay.comment:
         data_start = lay.first_line + (1 if lay.header_line is not None else 0)
@@ -536,7 +536,8 @@ def profile_delimited(path: Path | None, head: bytes, size: int, limits: Limits,
     table.sample_rows = sample_rows(df, limits)
     table.read_hint = hint_of(kw)
     if len(df.columns) > limits.max_columns:
-        notes.append(f"{len(df.columns)} columns; the first {limits.max_columns} are described")
+        notes.append(f"{len(df.columns)} columns; the first {limits.max_columns} are described, "
+                         "the rest named")
     title = None
     if lay.preamble:
         title = next((p for p in lay.preamble if p), None)

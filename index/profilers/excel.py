@@ -11,7 +11,7 @@ from typing import Any
 
 from dslake_index.profilers.base import PATH_PLACEHOLDER, Limits, Profile, ProfileError, Table
 from dslake_index.profilers.stats import (
-    column_stats,
+    describe_columns,
     fill_notes,
     header_misfits,
     name_notes,
@@ -233,7 +233,7 @@ def block_table(grid: list[list[Any]], b: Block, sheet: str, several: bool, limi
     table = Table(name=sheet, n_cols=width, header_row=header_abs,
                   skip_rows=(header_abs if header_abs is not None else b.r0), location=loc)
     df = _frame(data, filled)
-    table.columns = column_stats(df, limits)
+    describe_columns(table, df, limits)
     table.duplicate_rows, table.row_hashes = row_facts(df)
     notes += name_notes(filled) + header_misfits(df) + year_outliers(df) + fill_notes(table.columns)
     if h is not None:

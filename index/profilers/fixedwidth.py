@@ -9,7 +9,7 @@ from typing import Any
 
 from dslake_index.profilers.base import Limits, Table
 from dslake_index.profilers.delimited import WHITESPACE, hint_of
-from dslake_index.profilers.stats import column_stats, line_facts, row_facts, sample_rows
+from dslake_index.profilers.stats import describe_columns, line_facts, row_facts, sample_rows
 
 _NUMERIC_TOKEN = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eEdD][-+]?\d+)?$|^\d{1,4}[-/:]\d{1,2}([-/:]\d{1,4})*$")
 _TLE1 = re.compile(r"^1 [0-9A-Z]{5}[A-Z ] ")
@@ -95,7 +95,7 @@ def run_table(lines: list[str], run: Run, limits: Limits, to_eof: bool) -> tuple
                      names=run.names if run.header is None else None)
     table = Table(n_rows=len(df), n_cols=len(df.columns), header_row=run.header, skip_rows=first,
                   location=f"lines {run.start + 1}-{run.end}")
-    table.columns = column_stats(df, limits)
+    describe_columns(table, df, limits)
     body = lines[run.start : run.end]
     if len(body) == len(df):
         table.duplicate_rows, table.row_hashes, table.edge_hashes = line_facts(body)

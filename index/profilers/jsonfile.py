@@ -8,7 +8,7 @@ from typing import Any
 
 from dslake_index.profilers.base import Limits, Profile, Table
 from dslake_index.profilers.fallback import text_fallback
-from dslake_index.profilers.stats import column_stats, jsonable, sample_rows
+from dslake_index.profilers.stats import describe_columns, jsonable, sample_rows
 from dslake_index.profilers.textio import count_lines, decode_head, detect_encoding
 
 JSON_FULL_BYTES = 32 << 20  # json up to this size is parsed whole; beyond, records are decoded from the head
@@ -73,7 +73,7 @@ def _records_table(records: list[Any], total: int | None, exact: bool, hint: str
         return None
     df = _flatten(dicts[: limits.max_rows_scanned])
     table = Table(name=name, n_rows=total, n_rows_exact=exact, n_cols=len(df.columns), read_hint=hint)
-    table.columns = column_stats(df, limits)
+    describe_columns(table, df, limits)
     table.sample_rows = sample_rows(df, limits)
     return table
 
@@ -90,14 +90,14 @@ def find_table(data: Any, limits: Limits) -> Table | None:
     if all(isinstance(v, list) for v in values) and len({len(v) for v in values}) == 1 and len(values[0]) > 1:
         df = pd.DataFrame({str(k): v for k, v in list(data.items())[:500]})
         table = Table(n_rows=len(df), n_cols=len(data), read_hint="pd.read_json({path})")
-        table.columns = column_stats(df, limits)
+        describe_columns(table, df, limits)
         table.sample_rows = sample_rows(df, limits)
         return table
     if all(not isinstance(v, (list, dict)) for v in values) and len(values) >= 3:
         df = pd.DataFrame({"key": [str(k) for k in data], "value": values})
         hint = "pd.read_json({path}, typ='series').rename_axis('key').reset_index(name='value')"
         table = Table(name="mapping", n_rows=len(df), n_cols=2, read_hint=hint)
-        table.columns = column_stats(df, limits)
+        describe_columns(table, df, limits)
         table.sample_rows = sample_rows(df, limits)
         return table
     for key, v in data.items():

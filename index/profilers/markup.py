@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from dslake_index.profilers.base import Limits, Profile, Table
-from dslake_index.profilers.stats import column_stats, name_notes, sample_rows, unique_column_names
+from dslake_index.profilers.stats import describe_columns, name_notes, sample_rows, unique_column_names
 from dslake_index.profilers.textio import decode_head, detect_encoding, printable
 
 HTML_MAX_BYTES = 16 << 20  # html beyond this is profiled from its head only
@@ -176,7 +176,7 @@ def _table_of(raw: dict[str, Any], index: int, limits: Limits) -> tuple[Table, l
                      f"names (the rows above: {' / '.join(dict.fromkeys(c for r in rows[: heads - 1] for c, _ in r if c))[:300]})")
     t = Table(name=raw["caption"] or None, n_rows=len(body), n_cols=width,
               header_row=heads - 1 if header else None, read_hint=hint)
-    t.columns = column_stats(df, limits)
+    describe_columns(t, df, limits)
     t.sample_rows = sample_rows(df, limits)
     return t, notes
 

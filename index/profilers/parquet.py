@@ -66,6 +66,7 @@ def profile_parquet(path: Path, size: int, limits: Limits) -> Profile:
             col.min, col.max = jsonable(lo), jsonable(hi)
         if nulls is not None:
             col.nulls, col.non_null = nulls, md.num_rows - nulls
+    table.more_columns = [[n, _arrow_kind(schema.field(n).type)] for n in names[limits.max_columns:]]
     table.sample_rows = sample_rows(df, limits)
     prof.tables.append(table)
     prof.structure = {"row_groups": md.num_row_groups, "created_by": md.created_by,
@@ -77,5 +78,20 @@ def profile_parquet(path: Path, size: int, limits: Limits) -> Profile:
     if md.num_rows > len(df):
         prof.sampled = True
     if len(names) > limits.max_columns:
-        prof.notes.append(f"{len(names)} columns; the first {limits.max_columns} are described")
+        prof.notes.append(f"{len(names)} columns; the first {limits.max_columns} are described, the rest named")
     return prof
+
+
+def _arrow_kind(kind: Any) -> str:
+    """Return the short kind a named-only column shows: its Parquet type is known without reading a value."""
+    import pyarrow as pa
+
+    if pa.types.is_integer(kind):
+        return "int"
+    if pa.types.is_floating(kind) or pa.types.is_decimal(kind):
+        return "float"
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+        return "text"
+    if pa.types.is_timestamp(kind) or pa.types.is_date(kind):
+        return "datetime"
+    return "bool" if pa.types.is_boolean(kind) else str(kind)

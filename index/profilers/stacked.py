@@ -24,7 +24,7 @@ from dslake_index.profilers.delimited import (
     read_kwargs,
 )
 from dslake_index.profilers.stats import (
-    column_stats,
+    describe_columns,
     fill_notes,
     header_misfits,
     name_notes,
@@ -177,7 +177,7 @@ def profile_stacked(text: str, lay: Layout, stack: Stack, encoding: str, size: i
         df, kw, frame_notes = load_frame(text, kw, lay)
         t = Table(name=b.title, n_rows=len(df), n_cols=len(df.columns), header_row=b.start if b.header else None,
                   skip_rows=b.start, location=f"lines {b.start + 1}-{b.end}")
-        t.columns = column_stats(df, limits)
+        describe_columns(t, df, limits)
         t.sample_rows = sample_rows(df, limits)
         t.read_hint = hint_of(kw)
         tables.append(t)

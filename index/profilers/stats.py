@@ -12,7 +12,7 @@ import zlib
 from collections import Counter
 from typing import Any
 
-from dslake_index.profilers.base import Column, Limits
+from dslake_index.profilers.base import Column, Limits, Table
 
 MAX_TEXT = 80  # characters kept of one example value
 TOP_MAX_UNIQUE = 50  # a text column with at most this many distinct values gets top values
@@ -149,6 +149,17 @@ def _first_distinct(values: list[Any], k: int) -> list[Any]:
 
 def _round(x: float) -> float:
     return float(f"{x:.6g}")
+
+
+def describe_columns(table: Table, df: Any, limits: Limits) -> None:
+    """Set a table's described columns (the first limits.max_columns) and the names and kinds of the rest."""
+    table.columns = column_stats(df, limits)
+    rest = df.iloc[:, limits.max_columns:].dtypes
+    table.more_columns = [[str(name), _DTYPE_KIND.get(dtype.kind, "")] for name, dtype in rest.items()]
+
+
+# the kind a column past the described ones shows, from its dtype alone (text needs its values read to say more)
+_DTYPE_KIND = {"i": "int", "u": "int", "f": "float", "b": "bool", "M": "datetime"}
 
 
 def column_stats(df: Any, limits: Limits) -> list[Column]:

@@ -10,7 +10,7 @@ from dslake_index.layouts import parse_layouts
 from dslake_index.profilers import document
 from dslake_index.profilers.base import Limits, Profile, Table
 from dslake_index.profilers.fixedwidth import find_runs, is_sp3, is_tle, run_table, sp3_facts, tle_facts
-from dslake_index.profilers.stats import column_stats, fill_notes, sample_rows
+from dslake_index.profilers.stats import describe_columns, fill_notes, sample_rows
 from dslake_index.profilers.textio import count_lines, decode_head, detect_encoding, printable
 
 SAMPLE_CHARS = 1500
@@ -180,7 +180,7 @@ def md_tables(lines: list[str], limits: Limits) -> list[Table]:
                     f"nrows={len(rows)}){cols}")
             t = Table(name=None, n_rows=len(rows), n_cols=width, header_row=h, skip_rows=h,
                       location=f"lines {h + 1}-{j}", read_hint=hint)
-            t.columns = column_stats(df, limits)
+            describe_columns(t, df, limits)
             t.sample_rows = sample_rows(df, limits)
             tables.append(t)
             i = j
