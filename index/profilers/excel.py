@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import warnings
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -383,6 +384,14 @@ def sheet_tables(ws: Any, limits: Limits, cells: int = 0) -> tuple[list[Table], 
 
 def profile_xlsx(path: Path, size: int, limits: Limits) -> Profile:
     """Profile a workbook with openpyxl in read-only mode: sheets, tables with bounding boxes, hints."""
+    with warnings.catch_warnings():
+        # "Unknown extension is not supported and will be removed" and the like: openpyxl's notes about parts it
+        # skips (data validation, slicers) say nothing about the data and filled `dslake index`'s output
+        warnings.filterwarnings("ignore", category=UserWarning, module="openpyxl")
+        return _profile_workbook(path, size, limits)
+
+
+def _profile_workbook(path: Path, size: int, limits: Limits) -> Profile:
     import openpyxl
 
     try:
