@@ -206,6 +206,9 @@ def test_a_label_after_the_equals_sign_is_not_taken_as_the_value():
     assert numeric == [Alternative("largest group (Active Duty Service Member)", "920", "")]
     named = settle("Veteran", [found], []).alternatives
     assert named == [Alternative("largest group", "Active Duty Service Member", "920")]
+    grade = parse_readings("Alternative: the grade column = FIGO grade 2 (mode among the 17 tumours)")
+    assert settle("IA", [grade], []).alternatives == [Alternative("the grade column", "FIGO grade 2",
+                                                                  "mode among the 17 tumours")]
 
 
 def test_an_equals_sign_wins_over_an_arrow_inside_a_reading():

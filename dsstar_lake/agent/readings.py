@@ -271,6 +271,8 @@ def _unlabel(answer: str, alternative: Alternative) -> Alternative:
     label, number = found["label"].strip(" :="), found["number"]
     if _number(answer) is not None:
         return Alternative(f"{alternative.reading} ({label})", number, alternative.how)
+    if number.isdigit() and len(number) == 1:  # "FIGO grade 2", "Stage 4": a one-digit number ends a name
+        return alternative
     how = f"{alternative.how}; {number}" if alternative.how else number
     return Alternative(alternative.reading, label, how)
 
