@@ -48,7 +48,7 @@ def main() -> None:
         profile = conn.execute("SELECT profile FROM profiles WHERE hash = ?", (t.hash,)).fetchone()[0]
         words = sorted(content_words(Profile.from_dict(json.loads(profile))))
         print(f"  {t.path}  content words: {', '.join(words) or '-'}")
-    print(estimate(settings, str(settings["llm.provider"]), model, targets)["line"])
+    print(estimate(settings, settings.llm.provider, model, targets)["line"])
 
 
 if __name__ == "__main__":

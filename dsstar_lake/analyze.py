@@ -87,7 +87,7 @@ class AnalysisSummary:
 
 def resolve_mode(settings: Settings, analyzer: str | None, provider: Provider | None = None) -> str:
     """Return the analyzer mode (flag, else agent.analyzer); raise ModelNotConfigured if it needs a model and has none."""
-    mode = str(analyzer or settings["agent.analyzer"] or "profile").strip().lower()
+    mode = (analyzer or settings.agent.analyzer or "profile").strip().lower()
     if mode not in MODES:
         raise ConfigError(f"the analyzer must be one of {', '.join(MODES)}, not {mode!r}",
                           hint="set agent.analyzer or pass --analyzer profile|llm|auto")
@@ -180,8 +180,8 @@ def analyze_catalog(
     if not targets:
         return summary
     workdir = Path(workdir) if workdir is not None else setup.catalog_dir / "runs" / f"{RUN_PREFIX}{_stamp()}"
-    max_debug = max(0, setup.settings["agent.max_debug"])
-    over = setup.settings["agent.summarize_over_chars"]
+    max_debug = max(0, setup.settings.agent.max_debug)
+    over = setup.settings.agent.summarize_over_chars
     record = trace or (lambda data: None)
     stop = threading.Event()
     progress("analyze", {"total": len(targets)})
@@ -282,7 +282,7 @@ def run_analyzer(setup: RunSetup, mode: str, progress: Progress = _quiet) -> Ana
         trace.write({"type": "warning", "text": sandbox.warning})
         progress("warning", {"text": sandbox.warning})
     trace.write({"type": "start", "mode": mode, "targets": len(targets), "backend": sandbox.backend})
-    jobs = settings["index.jobs"] or (os.cpu_count() or 1)
+    jobs = settings.index.jobs or (os.cpu_count() or 1)
     with setup.llm(trace, folder.name) as llm:
         summary = analyze_catalog(setup, mode, llm, sandbox, jobs, progress, workdir=folder, targets=targets,
                                   trace=trace.write)

@@ -32,7 +32,7 @@ def load(access: Catalog, target: Any, limit: int | None = None) -> Any:
     member path to what that member gives, in path order, the first `limit` members only when limit is given.
     """
     family, files = plan(access, target, limit)
-    _refuse_too_big(files, access.settings["sandbox.memory_mb"])
+    _refuse_too_big(files, access.settings.sandbox.memory_mb)
     return run_plan(family, files)
 
 

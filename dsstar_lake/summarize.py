@@ -157,7 +157,7 @@ def estimate(settings: Settings, provider_name: str, model: str, targets: list[T
 
     tokens_in = sum(estimate_tokens(t.prompt) for t in targets)
     tokens_out = OUTPUT_TOKENS * len(targets)
-    price = (0.0, 0.0) if provider_name in UNPRICED else price_for(settings.get("llm.pricing") or {}, model)
+    price = (0.0, 0.0) if provider_name in UNPRICED else price_for(settings.llm.pricing, model)
     usd = cost_usd(price, tokens_in, tokens_out)
     cost = f"≈ ${usd:.4f}" if usd is not None else f"unpriced (no llm.pricing entry for {model})"
     line = (f"summarizer: {len(targets)} entries without words to summarise with {model}: "
@@ -168,7 +168,7 @@ def estimate(settings: Settings, provider_name: str, model: str, targets: list[T
 
 def over_budget(settings: Settings, usd: float | None, spent: float) -> str | None:
     """Return why the pass must not start (its estimate is past what llm.max_cost leaves), or None."""
-    limit = settings["llm.max_cost"]
+    limit = settings.llm.max_cost
     if limit <= 0 or usd is None or usd <= limit - spent:
         return None
     return (f"budget: the estimate ${usd:.4f} is over llm.max_cost (${max(0.0, limit - spent):.4f} left); nothing "
@@ -254,9 +254,9 @@ def run_summarizer(setup: RunSetup, progress: Progress = _quiet, spent: float = 
     folder.mkdir(parents=True, exist_ok=True)
     trace = _Trace(folder / "trace.jsonl")
     trace.write({"type": "start", "targets": len(targets), "estimate": report.estimate})
-    limit = settings["llm.max_cost"]
+    limit = settings.llm.max_cost
     budget = settings.with_overrides({"llm.max_cost": max(1e-9, limit - spent)}) if limit > 0 else settings
-    jobs = settings["index.jobs"] or (os.cpu_count() or 1)
+    jobs = settings.index.jobs or (os.cpu_count() or 1)
     with setup.llm(trace.call, folder.name, settings=budget) as llm:
         summarize(conn, llm, targets, source, jobs, report, progress, trace.write)
         totals = llm.totals

@@ -18,8 +18,9 @@ import os
 import sqlite3
 import threading
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from dslake_index import catalog as catalog_db
 from dslake_index import census, lookup
@@ -28,6 +29,7 @@ from dslake_index.catalog_status import CatalogStatus, dir_size
 from dslake_index.errors import CatalogError, CatalogLocked, UsageError, is_disk_full
 from dslake_index.objectstore import list_objects
 from dslake_index.progress import Progress
+from dslake_index.sections import SettingsView
 
 if TYPE_CHECKING:
     from dslake_index.enrich import Enricher
@@ -35,14 +37,6 @@ if TYPE_CHECKING:
 
 CHROMA_DIR = "chroma"
 CATALOG_CONFIG = "config.toml"  # what the catalog keeps of its settings: where its vectors live
-
-
-class SettingsView(Protocol):
-    """What the catalog reads of the resolved settings (dsstar_lake's Settings): values by dotted key, sections."""
-
-    def __getitem__(self, key: str) -> Any: ...
-
-    def section(self, name: str) -> dict[str, Any]: ...
 
 
 class Catalog:
@@ -158,7 +152,7 @@ class Catalog:
         from dslake_index.scan import scan_lake
 
         # The files on disk, not the catalog's: a file that failed to profile is still there to read.
-        scan = scan_lake(Path(self.root or "."), self.catalog_dir, self.settings["index.follow_symlinks"])
+        scan = scan_lake(Path(self.root or "."), self.catalog_dir, self.settings.index.follow_symlinks)
         return sorted(f.path for f in scan.files)
 
     def show(self, path: str) -> dict[str, Any]:
@@ -211,7 +205,7 @@ class Catalog:
         present: set[str] = set()
         listed = None
         if self.root is not None and self.root.is_dir():
-            listed = scan_lake(self.root, self.catalog_dir, self.settings["index.follow_symlinks"]).files
+            listed = scan_lake(self.root, self.catalog_dir, self.settings.index.follow_symlinks).files
         elif self.remote is not None:  # a lake in object storage: its listing, as an index would compare it
             listed = list_objects(self.remote, self.catalog_dir)[1].files
         for f in listed or ():
@@ -262,7 +256,7 @@ class Catalog:
 
     def chroma_url(self) -> str | None:
         """Return the Chroma server URL in use, or None for the embedded store."""
-        return self.settings["catalog.chroma_url"] or None
+        return self.settings.catalog.chroma_url or None
 
     def vector_store(self) -> Any:
         """Open the vector store (embedded in the catalog, or the configured Chroma server)."""
@@ -270,22 +264,21 @@ class Catalog:
 
         url = self.chroma_url()
         path = None if url else self.catalog_dir / CHROMA_DIR
-        return VectorStore.open(path=path, url=url, collection=self.settings["catalog.collection"],
+        return VectorStore.open(path=path, url=url, collection=self.settings.catalog.collection,
                                 readonly=self.readonly)
 
     def embedder(self) -> Any:
         """Return the process-wide embedding model (loaded on first encode)."""
         from dslake_index.embed import get_embedder
 
-        return get_embedder(self.settings.section("embed"))
+        return get_embedder(self.settings.embed)
 
     def index_embedder(self) -> Any:
         """Return the embedding model for indexing: embedding runs after profiling, so it may use every core."""
         from dslake_index.embed import get_embedder
 
-        section = dict(self.settings.section("embed"))
-        section["threads"] = section["index_threads"] or (os.cpu_count() or 1)
-        return get_embedder(section)
+        embed = self.settings.embed
+        return get_embedder(replace(embed, threads=embed.index_threads or (os.cpu_count() or 1)))
 
     def retriever(self) -> Any:
         """Return this thread's hybrid retriever over the catalog (model loaded on first search)."""
@@ -296,10 +289,10 @@ class Catalog:
             # Another machine, with only the catalog's settings: search the shared store dense-only.
             from dslake_index.remote import RemoteRetriever
 
-            retriever = RemoteRetriever(self.vector_store, self.embedder, self.settings.section("retrieve"))
+            retriever = RemoteRetriever(self.vector_store, self.embedder, self.settings.retrieve)
             self._local.retriever = retriever
         if retriever is None:
-            retriever = Retriever(self.connection(), self.vector_store, self.embedder, self.settings.section("retrieve"))
+            retriever = Retriever(self.connection(), self.vector_store, self.embedder, self.settings.retrieve)
             self._local.retriever = retriever
         return retriever
 
@@ -309,7 +302,7 @@ class Catalog:
 
         if self.chroma_url():
             return None
-        return local_stamp(self.catalog_dir / CHROMA_DIR, self.settings["catalog.collection"])
+        return local_stamp(self.catalog_dir / CHROMA_DIR, self.settings.catalog.collection)
 
     # ---- the index pipeline ------------------------------------------------------------------------------
 
@@ -369,7 +362,7 @@ class Catalog:
         # A remote lake is listed before the catalog is made: a missing bucket or refused keys leave nothing behind.
         listing = list_objects(remote, self.catalog_dir) if remote is not None else None
         # So is the cluster reached and checked: a bad address or a worker without the lake writes nothing.
-        session = open_cluster(self.settings["index.cluster"] if cluster is None else cluster,
+        session = open_cluster(self.settings.index.cluster if cluster is None else cluster,
                                self.root if remote is None else None)
         self._create_folder()
         try:
@@ -382,7 +375,7 @@ class Catalog:
                 self._persist_settings()
                 drift = check_and_repair(conn, self.vector_stamp(), self.vector_store)
                 lake_ref, scan = listing or (self.root, scan_lake(
-                    self.root, self.catalog_dir, self.settings["index.follow_symlinks"],
+                    self.root, self.catalog_dir, self.settings.index.follow_symlinks,
                     only=None if rebuild else paths))
                 options = IndexOptions.from_settings(self.settings, cluster=session)
                 report = progress or (lambda event, data: None)
@@ -428,8 +421,8 @@ class Catalog:
     def _persist_settings(self) -> None:
         """Record where the vectors live, so search from another machine needs only the catalog's settings."""
         path = self.catalog_dir / CATALOG_CONFIG
-        url = self.settings["catalog.chroma_url"]
-        collection = self.settings["catalog.collection"]
+        url = self.settings.catalog.chroma_url
+        collection = self.settings.catalog.collection
         text = f"[catalog]\nchroma_url = {json.dumps(url)}\ncollection = {json.dumps(collection)}\n"
         if not path.exists() or path.read_text() != text:
             tmp = path.with_suffix(".tmp")

@@ -16,6 +16,8 @@ from conftest import REPO
 
 FRONT_DOOR = {
     "dslake_index.front_door": {"Catalog", "CatalogStatus", "CATALOG_CONFIG", "CHROMA_DIR"},
+    "dslake_index.sections": {"CatalogSettings", "EmbedSettings", "FamiliesSettings", "IndexSettings", "ProfileSettings",
+                              "RetrieveSettings", "typed_section"},  # the typed settings sections index/ reads
     "dslake_index.enrich": {"Enricher", "Enrichment"},  # the model passes plug into the pipeline through it
     "dslake_index.progress": {"Progress"},  # the progress callback's type
     "dslake_index.errors": {"CatalogError", "CatalogLocked", "ConfigError", "DiskFull", "DslakeError", "LakeNotFound",

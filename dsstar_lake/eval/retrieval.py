@@ -125,8 +125,8 @@ def evaluate_retrieval(setup: RunSetup, tasks: list[Task], ks: list[int], missin
     skipped: list[tuple[str, str]] = []
     retriever = setup.retriever()
     # Context size as the agent's prompts show it: the same budget and description cap.
-    max_chars, budget = int(setup.settings["agent.description_chars"]), int(setup.settings["agent.context_tokens"])
-    prompt_k = int(setup.settings["retrieve.k"])  # what `dslake ask` retrieves for its first prompt
+    max_chars, budget = setup.settings.agent.description_chars, setup.settings.agent.context_tokens
+    prompt_k = setup.settings.retrieve.k  # what `dslake ask` retrieves for its first prompt
     for task in tasks:
         gold, reason = gold_files(task, catalog_paths, missing or [])
         if reason:
