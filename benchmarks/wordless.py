@@ -38,7 +38,7 @@ def main() -> None:
     conn = lake.connection()
     settings = lake.settings.with_overrides({"llm.models.summarizer": args.model} if args.model else {})
     model = model_for(settings, "summarizer")
-    targets = plan_targets(conn, f"llm:{model}")
+    targets = plan_targets(lake.catalog.enrichment_store(), f"llm:{model}")
     entries = conn.execute("SELECT count(*) FROM entries").fetchone()[0]
     print(f"== {args.lake} ({catalog})")
     print(f"wordless entries: {len(targets)} of {entries}")

@@ -149,12 +149,10 @@ class RunSetup:
         names = ("runs", CACHE_NAME, *volatile)
         view = None
         if self.access.root is None and self.access.remote is not None:
-            from dslake_index import lookup
-
             from dsstar_lake.lakeview import BLOBS, VIEWS, LakeView
 
             # data/ is a per-run folder filled from the blob cache
-            view = LakeView(self.access.remote, self.catalog_dir, self.settings, lookup.file_hashes(self.connection()))
+            view = LakeView(self.access.remote, self.catalog_dir, self.settings, self.access.file_hashes())
             names += (VIEWS, BLOBS)  # other runs (a report's sub-questions) fetch into them meanwhile
         return Sandbox(self.settings.sandbox, view.root if view else Path(self.access.root or "."),
                        private=[self.catalog_dir], volatile=[self.catalog_dir / name for name in names], view=view)
