@@ -38,7 +38,7 @@ def main() -> None:
     conn = lake.connection()
     settings = lake.settings.with_overrides({"llm.models.summarizer": args.model} if args.model else {})
     model = model_for(settings, "summarizer")
-    targets = plan_targets(conn, f"llm:{model}")
+    targets = plan_targets(lake.catalog.enrichment_store(), f"llm:{model}")
     entries = conn.execute("SELECT count(*) FROM entries").fetchone()[0]
     print(f"== {args.lake} ({catalog})")
     print(f"wordless entries: {len(targets)} of {entries}")
@@ -48,7 +48,7 @@ def main() -> None:
         profile = conn.execute("SELECT profile FROM profiles WHERE hash = ?", (t.hash,)).fetchone()[0]
         words = sorted(content_words(Profile.from_dict(json.loads(profile))))
         print(f"  {t.path}  content words: {', '.join(words) or '-'}")
-    print(estimate(settings, str(settings["llm.provider"]), model, targets)["line"])
+    print(estimate(settings, settings.llm.provider, model, targets)["line"])
 
 
 if __name__ == "__main__":

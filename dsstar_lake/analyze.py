@@ -21,9 +21,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dslake_index import analyses
-from dslake_index import catalog as catalog_db
 from dslake_index.enrich import Enricher, Enrichment
+from dslake_index.front_door import MANIFEST_NAME, EnrichmentStore
 from dslake_index.progress import Progress
 
 from dsstar_lake.errors import BudgetExceeded, ConfigError, DslakeError
@@ -87,7 +86,7 @@ class AnalysisSummary:
 
 def resolve_mode(settings: Settings, analyzer: str | None, provider: Provider | None = None) -> str:
     """Return the analyzer mode (flag, else agent.analyzer); raise ModelNotConfigured if it needs a model and has none."""
-    mode = str(analyzer or settings["agent.analyzer"] or "profile").strip().lower()
+    mode = (analyzer or settings.agent.analyzer or "profile").strip().lower()
     if mode not in MODES:
         raise ConfigError(f"the analyzer must be one of {', '.join(MODES)}, not {mode!r}",
                           hint="set agent.analyzer or pass --analyzer profile|llm|auto")
@@ -103,22 +102,22 @@ def source_for(model: str) -> str:
     return f"llm:{model}"
 
 
-def plan_targets(conn: sqlite3.Connection, mode: str, source: str) -> list[Target]:
+def plan_targets(store: EnrichmentStore, mode: str, source: str) -> list[Target]:
     """Return the contents that want an analysis and have none yet (a failure by another model is retried)."""
     if mode == "profile":
         return []
     candidates: list[Target] = []
     if mode == "llm":
-        candidates += [Target(h, path, "file") for h, path in analyses.file_contents(conn, SKIP_FORMATS)]
+        candidates += [Target(h, path, "file") for h, path in store.file_contents(SKIP_FORMATS)]
     else:
-        for content_hash, path, fmt, tripped in analyses.unread_contents(conn, SKIP_FORMATS, FALLBACK_FORMATS,
-                                                                         PROFILER_FAILED_NOTE):
+        for content_hash, path, fmt, tripped in store.unread_contents(SKIP_FORMATS, FALLBACK_FORMATS,
+                                                                      PROFILER_FAILED_NOTE):
             if fmt in FALLBACK_FORMATS:
                 candidates.append(Target(content_hash, path, "fallback"))
             elif tripped or path.lower().endswith(STRUCTURED_EXT):
                 candidates.append(Target(content_hash, path, "profiler-failed"))
-    candidates += [Target(h, path, "family") for path, h in analyses.family_representatives(conn, SKIP_FORMATS)]
-    done = analyses.stored_analyses(conn)
+    candidates += [Target(h, path, "family") for path, h in store.family_representatives(SKIP_FORMATS)]
+    done = store.stored_analyses()
     targets: dict[str, Target] = {}
     for target in sorted(candidates, key=lambda t: t.path):
         previous = done.get(target.hash)
@@ -172,16 +171,16 @@ def analyze_catalog(
     from dsstar_lake.agent.analyzer import analyze_file
 
     started = time.perf_counter()
-    conn = setup.connection()
+    store = setup.access.enrichment_store()
     source = source_for(llm.model_for("analyzer"))
     if targets is None:
-        targets = plan_targets(conn, mode, source)
+        targets = plan_targets(store, mode, source)
     summary = AnalysisSummary(mode=mode, wanted=len(targets))
     if not targets:
         return summary
     workdir = Path(workdir) if workdir is not None else setup.catalog_dir / "runs" / f"{RUN_PREFIX}{_stamp()}"
-    max_debug = max(0, setup.settings["agent.max_debug"])
-    over = setup.settings["agent.summarize_over_chars"]
+    max_debug = max(0, setup.settings.agent.max_debug)
+    over = setup.settings.agent.summarize_over_chars
     record = trace or (lambda data: None)
     stop = threading.Event()
     progress("analyze", {"total": len(targets)})
@@ -215,7 +214,7 @@ def analyze_catalog(
                 finished, _ = wait(running, return_when=FIRST_COMPLETED)
                 for future in finished:
                     target = running.pop(future)
-                    _settle(conn, future, target, source, summary, stop, record, progress)
+                    _settle(store, future, target, source, summary, stop, record, progress)
                 fill()
         except BaseException:
             stop.set()  # Ctrl-C: let the files in flight finish, start no new one; written rows stay
@@ -228,7 +227,7 @@ def analyze_catalog(
     return summary
 
 
-def _settle(conn: sqlite3.Connection, future: Future[Analysis | None], target: Target, source: str,
+def _settle(store: EnrichmentStore, future: Future[Analysis | None], target: Target, source: str,
             summary: AnalysisSummary, stop: threading.Event, record: Callable[[dict[str, Any]], None],
             progress: Progress) -> None:
     """Store one finished analysis (or its failure); a budget or provider error stops the pass."""
@@ -244,7 +243,7 @@ def _settle(conn: sqlite3.Connection, future: Future[Analysis | None], target: T
     if analysis is None:
         return  # not started: the pass was stopping
     ok = analysis.description is not None
-    analyses.store_analysis(conn, target.hash, analysis.description or "", source if ok else _failed(source), ok)
+    store.store_analysis(target.hash, analysis.description or "", source if ok else _failed(source), ok)
     if ok:
         summary.analyzed += 1
     else:
@@ -267,8 +266,7 @@ def run_analyzer(setup: RunSetup, mode: str, progress: Progress = _quiet) -> Ana
     from dsstar_lake.llm.registry import model_for
 
     settings = setup.settings
-    conn = setup.connection()
-    targets = plan_targets(conn, mode, source_for(model_for(settings, "analyzer")))
+    targets = plan_targets(setup.access.enrichment_store(), mode, source_for(model_for(settings, "analyzer")))
     if not targets:
         return AnalysisSummary(mode=mode)
     if setup.root is None:
@@ -277,12 +275,12 @@ def run_analyzer(setup: RunSetup, mode: str, progress: Progress = _quiet) -> Ana
     folder.mkdir(parents=True, exist_ok=True)
     trace = _Trace(folder / "trace.jsonl")
     # The manifest is written as each file's analysis lands, while other files' scripts run.
-    sandbox = setup.sandbox(volatile=(catalog_db.MANIFEST_NAME,))
+    sandbox = setup.sandbox(volatile=(MANIFEST_NAME,))
     if sandbox.warning:
         trace.write({"type": "warning", "text": sandbox.warning})
         progress("warning", {"text": sandbox.warning})
     trace.write({"type": "start", "mode": mode, "targets": len(targets), "backend": sandbox.backend})
-    jobs = settings["index.jobs"] or (os.cpu_count() or 1)
+    jobs = settings.index.jobs or (os.cpu_count() or 1)
     with setup.llm(trace, folder.name) as llm:
         summary = analyze_catalog(setup, mode, llm, sandbox, jobs, progress, workdir=folder, targets=targets,
                                   trace=trace.write)

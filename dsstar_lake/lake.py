@@ -89,7 +89,7 @@ class Lake:
                 raise LakeNotFound(f"lake is not a folder: {root}", hint="point dslake at the folder that holds the files")
             root = root.resolve()
         base = settings or Settings.load()
-        catalog_dir = Path(catalog).expanduser().resolve() if catalog else root / base["catalog.dirname"]
+        catalog_dir = Path(catalog).expanduser().resolve() if catalog else root / base.catalog.dirname
         if root is not None and catalog_dir == root:
             # Its manifest, config and vectors would be indexed as lake files, and changed by every run.
             raise UsageError(f"the catalog cannot be the lake folder itself: {root}",

@@ -35,7 +35,7 @@ _QUOTED = re.compile(r"""(?:'([^'\n]*)'|"([^"\n]*)")""")
 
 def blob_folder(catalog_dir: Path, settings: Any) -> Path:
     """Return the blob cache folder: remote.cache_dir, else the catalog's blobs/."""
-    given = str(settings["remote.cache_dir"] or "").strip()
+    given = settings.remote.cache_dir.strip()
     return Path(given).expanduser() if given else catalog_dir / BLOBS
 
 
@@ -95,10 +95,10 @@ class LakeView:
         self.root = views / f"{os.getpid()}-{uuid.uuid4().hex[:12]}"
         self.root.mkdir(parents=True)
         weakref.finalize(self, shutil.rmtree, str(self.root), True)
-        self.cache = BlobCache(blob_folder(catalog_dir, settings), int(float(settings["remote.cache_mb"]) * 1024 * 1024),
-                               str(settings["index.hash_algorithm"]))
-        self.family_files = max(0, int(settings["remote.family_files"]))
-        self.fetch_files = max(0, int(settings["remote.fetch_files"]))
+        self.cache = BlobCache(blob_folder(catalog_dir, settings), settings.remote.cache_mb * 1024 * 1024,
+                               settings.index.hash_algorithm)
+        self.family_files = max(0, settings.remote.family_files)
+        self.fetch_files = max(0, settings.remote.fetch_files)
         self.files = {path: (size, digest) for path, size, digest in rows}
         self.paths = [path for path, _, _ in rows]
         self.lake = object_lake(url, self.root)

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dslake_index import lookup
 from dslake_index.front_door import Catalog
 
 from dsstar_lake.errors import LoadError, UsageError
@@ -32,7 +31,7 @@ def load(access: Catalog, target: Any, limit: int | None = None) -> Any:
     member path to what that member gives, in path order, the first `limit` members only when limit is given.
     """
     family, files = plan(access, target, limit)
-    _refuse_too_big(files, access.settings["sandbox.memory_mb"])
+    _refuse_too_big(files, access.settings.sandbox.memory_mb)
     return run_plan(family, files)
 
 
@@ -61,25 +60,24 @@ def plan(access: Catalog, target: Any, limit: int | None = None) -> tuple[bool, 
     if access.root is None:
         raise UsageError("loading needs the lake folder", hint="give --lake LAKE (and --catalog DIR if elsewhere)",
                          api_hint="open the catalog with its lake: Lake.open(lake, catalog=DIR)")
-    conn = access.connection()
     entry_id = getattr(target, "entry_id", None)
     if entry_id is not None:
-        entry = lookup.entry_record(conn, entry_id)
+        entry = access.entry_record(entry_id)
         if entry is None:
             raise UsageError(f"the hit {getattr(target, 'path', entry_id)!r} is no longer in the catalog",
                              api_hint="search again: the catalog changed since this hit was found")
-        return _plan_entry(conn, access.root, entry, limit)
+        return _plan_entry(access, access.root, entry, limit)
     if not isinstance(target, (str, os.PathLike)):
         raise UsageError(f"cannot load a {type(target).__name__}: give a search hit, an entry path or a lake file")
     rel = access.relative(os.fspath(target))
-    row = lookup.file_record(conn, rel)
+    row = access.file_record(rel)
     if row is not None:
-        return False, [_plan_file(conn, access.root, row)]
-    entry = lookup.entry_named(conn, rel)
+        return False, [_plan_file(access, access.root, row)]
+    entry = access.entry_named(rel)
     if entry is None:
         raise UsageError(f"not in the catalog: {rel}", hint="check the path (relative to the lake) or run dslake index",
                          api_hint="check the path (relative to the lake) or run lake.index()")
-    return _plan_entry(conn, access.root, entry, limit)
+    return _plan_entry(access, access.root, entry, limit)
 
 
 @dataclass
@@ -117,28 +115,28 @@ def run_file(load: FileLoad, nrows: int | None = None, max_chars: int | None = N
     return next(iter(loaded.values())) if len(loaded) == 1 else loaded
 
 
-def _plan_entry(conn: sqlite3.Connection, root: Path, entry: sqlite3.Row,
+def _plan_entry(access: Catalog, root: Path, entry: sqlite3.Row,
                 limit: int | None) -> tuple[bool, list[FileLoad]]:
-    members = lookup.member_paths(conn, entry["id"])
+    members = access.members(entry["id"])
     if not members:
         raise LoadError(f"the entry {entry['path']} has no files left in the catalog",
                         api_hint="run lake.index() to bring the catalog up to date")
     if entry["kind"] == "dataset":
-        return False, [_plan_dataset(conn, root, entry)]
-    rows = [lookup.file_record(conn, path) for path in members[:limit]]
+        return False, [_plan_dataset(access, root, entry)]
+    rows = [access.file_record(path) for path in members[:limit]]
     if entry["kind"] != "family":
-        return False, [_plan_file(conn, root, rows[0])]
-    return True, [_plan_file(conn, root, row) for row in rows if row is not None]
+        return False, [_plan_file(access, root, rows[0])]
+    return True, [_plan_file(access, root, row) for row in rows if row is not None]
 
 
-def _plan_file(conn: sqlite3.Connection, root: Path, row: sqlite3.Row) -> FileLoad:
+def _plan_file(access: Catalog, root: Path, row: sqlite3.Row) -> FileLoad:
     from dslake_index.load_hint import HintRefused, parse
     from dslake_index.profilers.base import Profile
 
     rel = row["path"]
     if row["status"] == "failed":
         raise LoadError(f"{rel} could not be described ({row['error']}), so it has no load line")
-    stored = lookup.stored_profile(conn, row["hash"]) if row["hash"] else None
+    stored = access.stored_profile(row["hash"]) if row["hash"] else None
     if stored is None:
         raise LoadError(f"{rel} is not described yet", hint="run `dslake index LAKE`",
                         api_hint="run lake.index() first")
@@ -165,13 +163,12 @@ def _plan_file(conn: sqlite3.Connection, root: Path, row: sqlite3.Row) -> FileLo
     return FileLoad(rel, path, checked, profile.format, int(row["size"] or 0), f"rel = {stream}")
 
 
-def _plan_dataset(conn: sqlite3.Connection, root: Path, entry: sqlite3.Row) -> FileLoad:
+def _plan_dataset(access: Catalog, root: Path, entry: sqlite3.Row) -> FileLoad:
     """Plan a dataset's or table's load: its one hint, given the dataset's folder (or a table's metadata file)."""
     from dslake_index.cards import HINT_PREFIX
-    from dslake_index.dataset_build import stored_record
     from dslake_index.load_hint import HintRefused, parse
 
-    record = stored_record(conn, entry["id"])
+    record = access.dataset_record(entry["id"])
     name = entry["path"]
     if record is None:
         raise LoadError(f"{name} is not described yet", hint="run `dslake index LAKE`", api_hint="run lake.index()")

@@ -127,7 +127,7 @@ class RunSetup:
     @property
     def cache_path(self) -> Path | None:
         """Return the response cache's file, or None when llm.cache is off."""
-        return self.catalog_dir / CACHE_NAME if self.settings["llm.cache"].lower() != "off" else None
+        return self.catalog_dir / CACHE_NAME if self.settings.llm.cache.lower() != "off" else None
 
     def llm(self, recorder: Callable[[Any], None] | None, run_id: str | None, *,
             settings: Settings | None = None, provider: Provider | None = None) -> LLM:
@@ -149,14 +149,12 @@ class RunSetup:
         names = ("runs", CACHE_NAME, *volatile)
         view = None
         if self.access.root is None and self.access.remote is not None:
-            from dslake_index import lookup
-
             from dsstar_lake.lakeview import BLOBS, VIEWS, LakeView
 
             # data/ is a per-run folder filled from the blob cache
-            view = LakeView(self.access.remote, self.catalog_dir, self.settings, lookup.file_hashes(self.connection()))
+            view = LakeView(self.access.remote, self.catalog_dir, self.settings, self.access.file_hashes())
             names += (VIEWS, BLOBS)  # other runs (a report's sub-questions) fetch into them meanwhile
-        return Sandbox(self.settings.section("sandbox"), view.root if view else Path(self.access.root or "."),
+        return Sandbox(self.settings.sandbox, view.root if view else Path(self.access.root or "."),
                        private=[self.catalog_dir], volatile=[self.catalog_dir / name for name in names], view=view)
 
 

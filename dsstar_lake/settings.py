@@ -11,11 +11,31 @@ import os
 import tomllib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from dslake_index.sections import (
+    CatalogSettings,
+    EmbedSettings,
+    FamiliesSettings,
+    IndexSettings,
+    ProfileSettings,
+    RetrieveSettings,
+    typed_section,
+)
+
 from dsstar_lake.errors import ConfigError
+from dsstar_lake.settings_sections import (
+    AgentSettings,
+    EvalSettings,
+    LlmSettings,
+    RemoteSettings,
+    ReportSettings,
+    SandboxSettings,
+    ServeSettings,
+)
 
 # Inside the package, so that a wheel install (not only an editable one) finds every setting's default.
 DEFAULTS_RESOURCE = "default.toml"
@@ -102,7 +122,8 @@ def _typed(key: str, value: Any, default: Any, path: Path) -> Any:
 
 @dataclass
 class Settings:
-    """Resolved settings: `settings["retrieve.k"]`, with where each value came from."""
+    """Resolved settings, with where each value came from: each section typed (`settings.retrieve.k`, built once,
+    on first use), every value also by dotted key (`settings["retrieve.k"]`, for `dslake config` and overrides)."""
 
     values: dict[str, Any]
     sources: dict[str, str] = field(default_factory=dict)
@@ -170,6 +191,64 @@ class Settings:
             values[key] = _coerce(key, raw, values[key])
             sources[key] = source
         return Settings(values, sources)
+
+    # ---- the typed sections (dslake_index.sections, dsstar_lake.settings_sections) ----------------------------
+
+    @cached_property
+    def catalog(self) -> CatalogSettings:
+        return typed_section(CatalogSettings, self.section("catalog"))
+
+    @cached_property
+    def index(self) -> IndexSettings:
+        return typed_section(IndexSettings, self.section("index"))
+
+    @cached_property
+    def profile(self) -> ProfileSettings:
+        return typed_section(ProfileSettings, self.section("profile"))
+
+    @cached_property
+    def families(self) -> FamiliesSettings:
+        return typed_section(FamiliesSettings, self.section("families"))
+
+    @cached_property
+    def embed(self) -> EmbedSettings:
+        return typed_section(EmbedSettings, self.section("embed"))
+
+    @cached_property
+    def retrieve(self) -> RetrieveSettings:
+        return typed_section(RetrieveSettings, self.section("retrieve"))
+
+    @cached_property
+    def llm(self) -> LlmSettings:
+        return typed_section(LlmSettings, self.section("llm"))
+
+    @cached_property
+    def agent(self) -> AgentSettings:
+        return typed_section(AgentSettings, self.section("agent"))
+
+    @cached_property
+    def sandbox(self) -> SandboxSettings:
+        return typed_section(SandboxSettings, self.section("sandbox"))
+
+    @cached_property
+    def remote(self) -> RemoteSettings:
+        return typed_section(RemoteSettings, self.section("remote"))
+
+    @cached_property
+    def report(self) -> ReportSettings:
+        return typed_section(ReportSettings, self.section("report"))
+
+    @cached_property
+    def serve(self) -> ServeSettings:
+        return typed_section(ServeSettings, self.section("serve"))
+
+    @cached_property
+    def eval(self) -> EvalSettings:
+        return typed_section(EvalSettings, self.section("eval"))
+
+    def origin(self, key: str) -> str:
+        """Return where a setting's value came from: default, a config file's path, env NAME or flag."""
+        return self.sources.get(key, "default")
 
     def __getitem__(self, key: str) -> Any:
         try:

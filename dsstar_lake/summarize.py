@@ -16,22 +16,16 @@ from __future__ import annotations
 import json
 import os
 import re
-import sqlite3
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from dslake_index.lookup import entry_description, stored_profile
-from dslake_index.profilers.base import Profile
+from dslake_index.front_door import EnrichmentStore
 from dslake_index.summaries import (
     DESCRIPTION_HEAD,
     FIELDS,
-    is_wordless,
-    representative_hashes,
-    store_summary,
-    stored_summaries,
     without_summary,
 )
 
@@ -111,20 +105,19 @@ def prompt_for(path: str, description: str) -> str:
     return render(ROLE, path=quote(shown), description=frame(text, "data", path=shown))
 
 
-def plan_targets(conn: sqlite3.Connection, source: str) -> list[Target]:
+def plan_targets(store: EnrichmentStore, source: str) -> list[Target]:
     """Return the wordless entries' contents that have no summary yet (a failure by another model is retried)."""
-    done = stored_summaries(conn)
+    done = store.stored_summaries()
     targets: dict[str, Target] = {}
-    for entry_id, _, path, content_hash in representative_hashes(conn):
+    for entry_id, _, path, content_hash in store.representative_hashes():
         if content_hash is None or content_hash in targets:
             continue  # copies share one summary
         previous = done.get(content_hash)
         if previous is not None and (previous[0] != "" or previous[1] == _failed(source)):
             continue
-        profile = stored_profile(conn, content_hash)
-        if profile is None or not is_wordless(Profile.from_dict(json.loads(profile))):
+        if not store.is_wordless(content_hash):
             continue
-        description = entry_description(conn, entry_id) or ""
+        description = store.entry_description(entry_id) or ""
         targets[content_hash] = Target(content_hash, entry_id, path, prompt_for(path, description))
     return list(targets.values())
 
@@ -157,7 +150,7 @@ def estimate(settings: Settings, provider_name: str, model: str, targets: list[T
 
     tokens_in = sum(estimate_tokens(t.prompt) for t in targets)
     tokens_out = OUTPUT_TOKENS * len(targets)
-    price = (0.0, 0.0) if provider_name in UNPRICED else price_for(settings.get("llm.pricing") or {}, model)
+    price = (0.0, 0.0) if provider_name in UNPRICED else price_for(settings.llm.pricing, model)
     usd = cost_usd(price, tokens_in, tokens_out)
     cost = f"≈ ${usd:.4f}" if usd is not None else f"unpriced (no llm.pricing entry for {model})"
     line = (f"summarizer: {len(targets)} entries without words to summarise with {model}: "
@@ -168,14 +161,14 @@ def estimate(settings: Settings, provider_name: str, model: str, targets: list[T
 
 def over_budget(settings: Settings, usd: float | None, spent: float) -> str | None:
     """Return why the pass must not start (its estimate is past what llm.max_cost leaves), or None."""
-    limit = settings["llm.max_cost"]
+    limit = settings.llm.max_cost
     if limit <= 0 or usd is None or usd <= limit - spent:
         return None
     return (f"budget: the estimate ${usd:.4f} is over llm.max_cost (${max(0.0, limit - spent):.4f} left); nothing "
             "was asked: raise --max-cost, or name a cheaper llm.models.summarizer")
 
 
-def summarize(conn: sqlite3.Connection, llm: LLM, targets: list[Target], source: str, jobs: int,
+def summarize(store: EnrichmentStore, llm: LLM, targets: list[Target], source: str, jobs: int,
               report: SummaryReport, progress: Progress = _quiet,
               record: Callable[[dict[str, Any]], None] | None = None) -> None:
     """Ask for each target's summary in a bounded thread pool and store each as it lands (or its failure).
@@ -208,7 +201,7 @@ def summarize(conn: sqlite3.Connection, llm: LLM, targets: list[Target], source:
                     note({"type": "summary", "path": target.path, "hash": target.hash, "ok": False,
                           "stopped": str(exc)})
                     continue
-                store_summary(conn, target.hash, text or "", source if text else _failed(source))
+                store.store_summary(target.hash, text or "", source if text else _failed(source))
                 if text:
                     report.written += 1
                 else:
@@ -235,11 +228,11 @@ def run_summarizer(setup: RunSetup, progress: Progress = _quiet, spent: float = 
     from dsstar_lake.llm.registry import model_for, provider_name
     from dsstar_lake.runs import new_run_id
 
-    conn, settings, provider = setup.connection(), setup.settings, setup.provider
+    store, settings, provider = setup.access.enrichment_store(), setup.settings, setup.provider
     started = time.perf_counter()
     model = model_for(settings, ROLE)
     source = source_for(model)
-    targets = plan_targets(conn, source)
+    targets = plan_targets(store, source)
     report = SummaryReport(model=model, wanted=len(targets))
     if not targets:
         return report
@@ -254,11 +247,11 @@ def run_summarizer(setup: RunSetup, progress: Progress = _quiet, spent: float = 
     folder.mkdir(parents=True, exist_ok=True)
     trace = _Trace(folder / "trace.jsonl")
     trace.write({"type": "start", "targets": len(targets), "estimate": report.estimate})
-    limit = settings["llm.max_cost"]
+    limit = settings.llm.max_cost
     budget = settings.with_overrides({"llm.max_cost": max(1e-9, limit - spent)}) if limit > 0 else settings
-    jobs = settings["index.jobs"] or (os.cpu_count() or 1)
+    jobs = settings.index.jobs or (os.cpu_count() or 1)
     with setup.llm(trace.call, folder.name, settings=budget) as llm:
-        summarize(conn, llm, targets, source, jobs, report, progress, trace.write)
+        summarize(store, llm, targets, source, jobs, report, progress, trace.write)
         totals = llm.totals
     report.llm_calls = totals.provider_calls
     report.cost_usd = round(totals.cost_usd, 6)

@@ -28,7 +28,7 @@ def watch_lake(lake: Any, report: Callable[[Any], None], console: Console) -> No
     from watchfiles import watch
 
     catalog = os.path.join(os.path.realpath(lake.catalog_dir), "")
-    debounce = lake.settings["index.watch_debounce_ms"]
+    debounce = lake.settings.index.watch_debounce_ms
     console.print(f"watching {lake.root} (Ctrl-C to stop)")
 
     def outside_catalog(change: Any, path: str) -> bool:

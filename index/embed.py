@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from dslake_index.errors import ConfigError
+from dslake_index.sections import EmbedSettings
 
 if TYPE_CHECKING:
     import numpy as np
@@ -483,14 +484,9 @@ _EMBEDDERS: dict[tuple[Any, ...], Embedder] = {}
 _EMBEDDERS_LOCK = threading.Lock()
 
 
-def get_embedder(settings_section: Mapping[str, Any]) -> Embedder:
+def get_embedder(settings: EmbedSettings) -> Embedder:
     """Return this process's Embedder for the [embed] settings (backend, batch_size, threads, cache_dir)."""
-    key = (
-        str(settings_section.get("backend", "auto")),
-        int(settings_section.get("batch_size", 64)),
-        int(settings_section.get("threads", 1)),
-        str(settings_section.get("cache_dir", "") or ""),
-    )
+    key = (settings.backend, settings.batch_size, settings.threads, settings.cache_dir)
     with _EMBEDDERS_LOCK:
         if key not in _EMBEDDERS:
             _EMBEDDERS[key] = Embedder(

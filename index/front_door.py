@@ -18,8 +18,9 @@ import os
 import sqlite3
 import threading
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from dslake_index import catalog as catalog_db
 from dslake_index import census, lookup
@@ -28,21 +29,89 @@ from dslake_index.catalog_status import CatalogStatus, dir_size
 from dslake_index.errors import CatalogError, CatalogLocked, UsageError, is_disk_full
 from dslake_index.objectstore import list_objects
 from dslake_index.progress import Progress
+from dslake_index.sections import SettingsView
 
 if TYPE_CHECKING:
+    from dslake_index.dataset_entries import DatasetRecord
     from dslake_index.enrich import Enricher
     from dslake_index.indexer import IndexSummary
 
 CHROMA_DIR = "chroma"
+MANIFEST_NAME = catalog_db.MANIFEST_NAME  # the manifest's file name in the catalog folder
 CATALOG_CONFIG = "config.toml"  # what the catalog keeps of its settings: where its vectors live
 
 
-class SettingsView(Protocol):
-    """What the catalog reads of the resolved settings (dsstar_lake's Settings): values by dotted key, sections."""
+class EnrichmentStore:
+    """The manifest as the model passes (dsstar_lake's analyzer and summarizer enrichers) see it: which contents
+    want words, the analyses and summaries stored by content hash, the profiles and descriptions they read.
 
-    def __getitem__(self, key: str) -> Any: ...
+    The SQL stays in index/analyses.py, summaries.py and lookup.py; a stored analysis marks its folders dirty, so
+    the pipeline renders the entries again before it embeds.
+    """
 
-    def section(self, name: str) -> dict[str, Any]: ...
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn  # analyses and summaries are imported when used: a search needs neither
+
+    def file_contents(self, skip_formats: Sequence[str]) -> list[tuple[str, str]]:
+        """Return (content hash, path) of every single-file entry whose format is not skipped."""
+        from dslake_index import analyses
+
+        return analyses.file_contents(self._conn, skip_formats)
+
+    def unread_contents(self, skip_formats: Sequence[str], fallback_formats: Sequence[str],
+                        failed_note: str) -> list[tuple[str, str, str, bool]]:
+        """Return (content hash, path, format, tripped) of the single files described as fallback formats or text."""
+        from dslake_index import analyses
+
+        return analyses.unread_contents(self._conn, skip_formats, fallback_formats, failed_note)
+
+    def family_representatives(self, skip_formats: Sequence[str]) -> list[tuple[str, str]]:
+        """Return (first member's path, its content hash) per family whose format is not skipped."""
+        from dslake_index import analyses
+
+        return analyses.family_representatives(self._conn, skip_formats)
+
+    def stored_analyses(self) -> dict[str, tuple[str, str]]:
+        """Return {content hash: (text, source)} of every stored analysis ('' text: a failed one)."""
+        from dslake_index import analyses
+
+        return analyses.stored_analyses(self._conn)
+
+    def store_analysis(self, content_hash: str, text: str, source: str, ok: bool) -> None:
+        """Write one analysis; a good one marks its files' folders dirty."""
+        from dslake_index import analyses
+
+        analyses.store_analysis(self._conn, content_hash, text, source, ok)
+
+    def representative_hashes(self) -> list[tuple[str, str, str, str]]:
+        """Return (entry id, kind, path shown, content hash) per entry: a file's own, a family's first member's."""
+        from dslake_index import summaries
+
+        return summaries.representative_hashes(self._conn)
+
+    def stored_summaries(self) -> dict[str, tuple[str, str]]:
+        """Return {content hash: (text, source)} of every stored summary ('' text: a failed one)."""
+        from dslake_index import summaries
+
+        return summaries.stored_summaries(self._conn)
+
+    def store_summary(self, content_hash: str, text: str, source: str) -> None:
+        """Write one summary (text '' with a failed:… source records a failure)."""
+        from dslake_index import summaries
+
+        summaries.store_summary(self._conn, content_hash, text, source)
+
+    def is_wordless(self, content_hash: str) -> bool:
+        """Tell whether the content's stored profile carries no words a question would use (False: no profile)."""
+        from dslake_index.profilers.base import Profile
+        from dslake_index.summaries import is_wordless
+
+        profile = lookup.stored_profile(self._conn, content_hash)
+        return profile is not None and is_wordless(Profile.from_dict(json.loads(profile)))
+
+    def entry_description(self, entry_id: str) -> str | None:
+        """Return an entry's description, or None when there is no such entry."""
+        return lookup.entry_description(self._conn, entry_id)
 
 
 class Catalog:
@@ -141,6 +210,61 @@ class Catalog:
         """Return the lake-relative paths of an entry's files."""
         return lookup.member_paths(self.connection(), entry_id)
 
+    # ---- reads for the floors above: rows by path or id, on this thread's connection (the SQL is lookup.py's) --
+
+    def file_record(self, path: str) -> sqlite3.Row | None:
+        """Return the whole file record of lake file `path`, or None when the catalog does not know it."""
+        return lookup.file_record(self.connection(), path)
+
+    def entry_record(self, entry_id: str) -> sqlite3.Row | None:
+        """Return the whole entry with this id, or None."""
+        return lookup.entry_record(self.connection(), entry_id)
+
+    def entry_named(self, key: str) -> sqlite3.Row | None:
+        """Return the entry whose shown path (a family's pattern) or id is `key`, or None."""
+        return lookup.entry_named(self.connection(), key)
+
+    def entry_of_file(self, path: str) -> sqlite3.Row | None:
+        """Return the entry (the file's own, or its family's) that describes lake file `path`, or None."""
+        return lookup.entry_of_file(self.connection(), path)
+
+    def stored_profile(self, content_hash: str) -> str | None:
+        """Return the profile JSON cached for a content hash, or None."""
+        return lookup.stored_profile(self.connection(), content_hash)
+
+    def file_description(self, path: str) -> str | None:
+        """Describe one lake file from its stored profile, as an entry of its own would be described (a family
+        member's own words), or None when it has no stored profile."""
+        from dslake_index.cards import describe
+        from dslake_index.profilers.base import Profile
+
+        row = self.file_record(path)
+        profile = self.stored_profile(row["hash"]) if row is not None and row["hash"] else None
+        return describe(Profile.from_dict(json.loads(profile)), path) if profile is not None else None
+
+    def profiled_paths(self) -> list[str]:
+        """Return the paths of the files that profiled without failure."""
+        return lookup.profiled_paths(self.connection())
+
+    def entry_of_paths(self) -> list[tuple[str, str]]:
+        """Return (path, entry id) of every file that belongs to an entry."""
+        return lookup.entry_of_paths(self.connection())
+
+    def file_hashes(self) -> list[tuple[str, int, str | None]]:
+        """Return (path, size, content hash) of every file the catalog records."""
+        return lookup.file_hashes(self.connection())
+
+    def enrichment_store(self) -> EnrichmentStore:
+        """Return what the model passes read and write, on this thread's connection (the index's own, while
+        Catalog.index runs them as enrichers)."""
+        return EnrichmentStore(self.connection())
+
+    def dataset_record(self, entry_id: str) -> DatasetRecord | None:
+        """Return a dataset entry's load record (what loading it runs), or None (not a dataset, not indexed yet)."""
+        from dslake_index.dataset_build import stored_record
+
+        return stored_record(self.connection(), entry_id)
+
     def relative(self, path: str) -> str:
         """Accept a lake-relative path, or a path (absolute or from the cwd) to a file inside the lake."""
         candidate = Path(path).expanduser()
@@ -154,11 +278,11 @@ class Catalog:
     def lake_files(self) -> list[str]:
         """Return every file of the lake, lake-relative and sorted: the files on disk, or the catalog's objects."""
         if self.root is None and self.remote is not None:
-            return [path for path, _, _ in lookup.file_hashes(self.connection())]
+            return [path for path, _, _ in self.file_hashes()]
         from dslake_index.scan import scan_lake
 
         # The files on disk, not the catalog's: a file that failed to profile is still there to read.
-        scan = scan_lake(Path(self.root or "."), self.catalog_dir, self.settings["index.follow_symlinks"])
+        scan = scan_lake(Path(self.root or "."), self.catalog_dir, self.settings.index.follow_symlinks)
         return sorted(f.path for f in scan.files)
 
     def show(self, path: str) -> dict[str, Any]:
@@ -211,7 +335,7 @@ class Catalog:
         present: set[str] = set()
         listed = None
         if self.root is not None and self.root.is_dir():
-            listed = scan_lake(self.root, self.catalog_dir, self.settings["index.follow_symlinks"]).files
+            listed = scan_lake(self.root, self.catalog_dir, self.settings.index.follow_symlinks).files
         elif self.remote is not None:  # a lake in object storage: its listing, as an index would compare it
             listed = list_objects(self.remote, self.catalog_dir)[1].files
         for f in listed or ():
@@ -262,7 +386,7 @@ class Catalog:
 
     def chroma_url(self) -> str | None:
         """Return the Chroma server URL in use, or None for the embedded store."""
-        return self.settings["catalog.chroma_url"] or None
+        return self.settings.catalog.chroma_url or None
 
     def vector_store(self) -> Any:
         """Open the vector store (embedded in the catalog, or the configured Chroma server)."""
@@ -270,22 +394,21 @@ class Catalog:
 
         url = self.chroma_url()
         path = None if url else self.catalog_dir / CHROMA_DIR
-        return VectorStore.open(path=path, url=url, collection=self.settings["catalog.collection"],
+        return VectorStore.open(path=path, url=url, collection=self.settings.catalog.collection,
                                 readonly=self.readonly)
 
     def embedder(self) -> Any:
         """Return the process-wide embedding model (loaded on first encode)."""
         from dslake_index.embed import get_embedder
 
-        return get_embedder(self.settings.section("embed"))
+        return get_embedder(self.settings.embed)
 
     def index_embedder(self) -> Any:
         """Return the embedding model for indexing: embedding runs after profiling, so it may use every core."""
         from dslake_index.embed import get_embedder
 
-        section = dict(self.settings.section("embed"))
-        section["threads"] = section["index_threads"] or (os.cpu_count() or 1)
-        return get_embedder(section)
+        embed = self.settings.embed
+        return get_embedder(replace(embed, threads=embed.index_threads or (os.cpu_count() or 1)))
 
     def retriever(self) -> Any:
         """Return this thread's hybrid retriever over the catalog (model loaded on first search)."""
@@ -296,10 +419,10 @@ class Catalog:
             # Another machine, with only the catalog's settings: search the shared store dense-only.
             from dslake_index.remote import RemoteRetriever
 
-            retriever = RemoteRetriever(self.vector_store, self.embedder, self.settings.section("retrieve"))
+            retriever = RemoteRetriever(self.vector_store, self.embedder, self.settings.retrieve)
             self._local.retriever = retriever
         if retriever is None:
-            retriever = Retriever(self.connection(), self.vector_store, self.embedder, self.settings.section("retrieve"))
+            retriever = Retriever(self.connection(), self.vector_store, self.embedder, self.settings.retrieve)
             self._local.retriever = retriever
         return retriever
 
@@ -309,7 +432,7 @@ class Catalog:
 
         if self.chroma_url():
             return None
-        return local_stamp(self.catalog_dir / CHROMA_DIR, self.settings["catalog.collection"])
+        return local_stamp(self.catalog_dir / CHROMA_DIR, self.settings.catalog.collection)
 
     # ---- the index pipeline ------------------------------------------------------------------------------
 
@@ -369,7 +492,7 @@ class Catalog:
         # A remote lake is listed before the catalog is made: a missing bucket or refused keys leave nothing behind.
         listing = list_objects(remote, self.catalog_dir) if remote is not None else None
         # So is the cluster reached and checked: a bad address or a worker without the lake writes nothing.
-        session = open_cluster(self.settings["index.cluster"] if cluster is None else cluster,
+        session = open_cluster(self.settings.index.cluster if cluster is None else cluster,
                                self.root if remote is None else None)
         self._create_folder()
         try:
@@ -382,7 +505,7 @@ class Catalog:
                 self._persist_settings()
                 drift = check_and_repair(conn, self.vector_stamp(), self.vector_store)
                 lake_ref, scan = listing or (self.root, scan_lake(
-                    self.root, self.catalog_dir, self.settings["index.follow_symlinks"],
+                    self.root, self.catalog_dir, self.settings.index.follow_symlinks,
                     only=None if rebuild else paths))
                 options = IndexOptions.from_settings(self.settings, cluster=session)
                 report = progress or (lambda event, data: None)
@@ -428,8 +551,8 @@ class Catalog:
     def _persist_settings(self) -> None:
         """Record where the vectors live, so search from another machine needs only the catalog's settings."""
         path = self.catalog_dir / CATALOG_CONFIG
-        url = self.settings["catalog.chroma_url"]
-        collection = self.settings["catalog.collection"]
+        url = self.settings.catalog.chroma_url
+        collection = self.settings.catalog.collection
         text = f"[catalog]\nchroma_url = {json.dumps(url)}\ncollection = {json.dumps(collection)}\n"
         if not path.exists() or path.read_text() != text:
             tmp = path.with_suffix(".tmp")
@@ -443,4 +566,5 @@ class Catalog:
         rebuild_catalog(self.catalog_dir, self.db_path, self.vector_store)
 
 
-__all__ = ["CATALOG_CONFIG", "CHROMA_DIR", "Catalog", "CatalogStatus", "SettingsView"]
+__all__ = ["CATALOG_CONFIG", "CHROMA_DIR", "MANIFEST_NAME", "Catalog", "CatalogStatus", "EnrichmentStore",
+           "SettingsView"]

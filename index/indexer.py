@@ -27,6 +27,7 @@ from dslake_index.profile_task import limit_memory, profile_file_task
 from dslake_index.profilers.base import PROFILER_VERSION, Limits, Profile
 from dslake_index.progress import Progress
 from dslake_index.scan import FileStat, ScanResult
+from dslake_index.sections import SettingsView
 from dslake_index.timings import phase, recording
 
 
@@ -72,25 +73,24 @@ class IndexOptions:
     write_batch: int
     min_members: int
     max_members_listed: int
+    script_memory_mb: int  # a script's memory (sandbox.memory_mb): a dataset or file past it gets a streaming line
     cluster: Any = None  # a connected ClusterSession (index/cluster.py): profile there, not in the local pool
-    script_memory_mb: int = 4096  # a script's memory (sandbox.memory_mb): a dataset or file past it gets a streaming line
     lake_root: Path | None = None  # a local lake: tables (Delta, Iceberg) are read from their log or metadata there
 
     @classmethod
-    def from_settings(cls, settings: Any, cluster: Any = None) -> IndexOptions:
-        """Read the options from resolved settings (dsstar_lake's Settings: item access and .section; every value
-        already has its declared type)."""
+    def from_settings(cls, settings: SettingsView, cluster: Any = None) -> IndexOptions:
+        """Read the options from the resolved settings' typed sections (dsstar_lake's Settings)."""
         return cls(
-            jobs=settings["index.jobs"] or (os.cpu_count() or 1),
-            limits=Limits.from_settings(settings.section("profile")),
-            timeout_s=settings["profile.timeout_s"],
-            memory_mb=settings["profile.memory_mb"],
-            hash_algorithm=settings["index.hash_algorithm"],
-            write_batch=settings["index.write_batch"],
-            min_members=settings["families.min_members"],
-            max_members_listed=settings["families.max_members_listed"],
+            jobs=settings.index.jobs or (os.cpu_count() or 1),
+            limits=Limits.from_settings(asdict(settings.profile)),
+            timeout_s=settings.profile.timeout_s,
+            memory_mb=settings.profile.memory_mb,
+            hash_algorithm=settings.index.hash_algorithm,
+            write_batch=settings.index.write_batch,
+            min_members=settings.families.min_members,
+            max_members_listed=settings.families.max_members_listed,
             cluster=cluster,
-            script_memory_mb=settings["sandbox.memory_mb"],
+            script_memory_mb=settings.sandbox.memory_mb,
         )
 
 

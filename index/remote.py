@@ -15,6 +15,7 @@ from typing import Any
 
 from dslake_index.gist import gist
 from dslake_index.retrieve import Hit, Retriever, SearchTiming
+from dslake_index.sections import RetrieveSettings
 
 
 def card_metadata(row: Mapping[str, Any]) -> dict[str, Any]:
@@ -27,7 +28,7 @@ class RemoteRetriever(Retriever):
     """Dense-only search over a shared vector store, with hits built from the vectors' metadata."""
 
     def __init__(
-        self, store_factory: Callable[[], Any], embedder_factory: Callable[[], Any], settings: dict[str, Any]
+        self, store_factory: Callable[[], Any], embedder_factory: Callable[[], Any], settings: RetrieveSettings
     ) -> None:
         super().__init__(None, store_factory, embedder_factory, settings)  # type: ignore[arg-type]
 

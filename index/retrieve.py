@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from dslake_index import fulltext
@@ -13,6 +13,7 @@ from dslake_index.errors import CatalogError, ConfigError
 from dslake_index.gist import gist
 from dslake_index.kin import are_kin, kin_key, kin_line, question_words
 from dslake_index.local_vectors import ManifestVectors
+from dslake_index.sections import RetrieveSettings
 from dslake_index.sidecars import sidecar_pairs, with_sidecar
 
 
@@ -64,27 +65,6 @@ class SearchTiming:
     total_ms: float = 0.0
 
 
-@dataclass(frozen=True)
-class RetrieveSettings:
-    """The [retrieve] section, typed: every value comes from the resolved settings (default.toml holds the defaults,
-    so no number here can drift from it)."""
-
-    k: int
-    dense_weight: float
-    fulltext_weight: float
-    fusion: str
-    rrf_k: int
-    candidates: int
-    complete_scores: bool
-    collapse_kin: bool
-    folder_weight: float
-
-    @classmethod
-    def from_section(cls, section: dict[str, Any]) -> RetrieveSettings:
-        """Build from settings.section("retrieve"); a missing key is a bug (the defaults declare every one)."""
-        return cls(**{f.name: section[f.name] for f in fields(cls)})
-
-
 class Retriever:
     """Answer a question (or a 'missing data' hint) with the top-K catalog entries."""
 
@@ -93,14 +73,14 @@ class Retriever:
         conn: sqlite3.Connection,
         store_factory: Callable[[], Any],
         embedder_factory: Callable[[], Any],
-        settings: dict[str, Any],
+        settings: RetrieveSettings,
     ) -> None:
         self._conn = conn
         self._store_factory = store_factory
         self._embedder_factory = embedder_factory
         self._store: Any = None
         self._embedder: Any = None
-        self.settings = RetrieveSettings.from_section(settings)
+        self.settings = settings
         self.last_timing = SearchTiming()
 
     def warm_up(self) -> None:

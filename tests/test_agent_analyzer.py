@@ -20,7 +20,7 @@ def test_analyzer_describes_a_file_after_one_fix(tmp_path):
         ("analyzer", fenced(DESCRIBE.replace("data/sales.csv", "sales.csv"))),  # forgets the data/ folder
         ("debugger", fenced(DESCRIBE)),
     )
-    sandbox = Sandbox(settings.section("sandbox"), lake)
+    sandbox = Sandbox(settings.sandbox, lake)
     with LLM(settings, provider=provider) as llm:
         analysis = analyze_file("sales.csv", llm, sandbox, tmp_path / "work")
     assert analysis.description == "columns: ['region', 'product', 'units', 'price']\n3 rows"
@@ -35,7 +35,7 @@ def test_analyzer_gives_up_without_a_description(tmp_path):
     settings = Settings.load(overrides=FAST, config_files=[], environ={})
     provider = scripted(("analyzer", fenced("print(")), fallback={"debugger": fenced("raise ValueError('still broken')")})
     with LLM(settings, provider=provider) as llm:
-        analysis = analyze_file("notes.md", llm, Sandbox(settings.section("sandbox"), lake), tmp_path / "w",
+        analysis = analyze_file("notes.md", llm, Sandbox(settings.sandbox, lake), tmp_path / "w",
                                 max_debug=1)
     assert analysis.description is None and analysis.attempts == 2
     assert "SyntaxError" in analysis.errors[0] and "still broken" in analysis.errors[1]

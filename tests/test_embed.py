@@ -7,12 +7,14 @@ import os
 import subprocess
 import sys
 import textwrap
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
 from dslake_index import embed
 from dslake_index.embed import Embedder, get_embedder
+from dslake_index.sections import EmbedSettings
 
 from dsstar_lake.errors import ConfigError
 
@@ -60,7 +62,8 @@ def test_import_and_construction_load_nothing_heavy(tmp_path: Path) -> None:
         f"""
         import sys
         import dslake_index.embed as e
-        emb = e.get_embedder({{"backend": "auto", "batch_size": 8, "threads": 1}})
+        from dslake_index.sections import EmbedSettings
+        emb = e.get_embedder(EmbedSettings("auto", batch_size=8, threads=1, index_threads=0, cache_dir=""))
         print(emb.dim, emb.model_id)
         print(sorted(m for m in {HEAVY!r} if m in sys.modules))
         """,
@@ -111,7 +114,8 @@ def test_cold_query_in_fresh_process_never_imports_torch(onnx_embedder: Embedder
         """
         import sys
         from dslake_index.embed import get_embedder
-        emb = get_embedder({"backend": "auto", "batch_size": 64, "threads": 1})
+        from dslake_index.sections import EmbedSettings
+        emb = get_embedder(EmbedSettings("auto", batch_size=64, threads=1, index_threads=0, cache_dir=""))
         v = emb.encode(["one query"])
         print(v.shape, v.dtype, emb.active_backend)
         print(sorted(m for m in ("torch", "sentence_transformers", "transformers") if m in sys.modules))
@@ -192,13 +196,17 @@ def test_model_hash_follows_the_model_files(tmp_path: Path) -> None:
     assert embed.model_hash(tmp_path) != first
 
 
+EMBED = EmbedSettings("auto", batch_size=64, threads=1, index_threads=0, cache_dir="")
+
+
 def test_get_embedder_is_cached_per_settings() -> None:
-    a = get_embedder({"backend": "auto", "batch_size": 64, "threads": 1})
-    assert get_embedder({"backend": "auto", "batch_size": 64, "threads": 1, "cache_dir": ""}) is a
-    assert get_embedder({"backend": "sentence-transformers", "batch_size": 64, "threads": 1}) is not a
+    a = get_embedder(EMBED)
+    # index_threads is not the model's own: Catalog.index_embedder copies it into threads.
+    assert get_embedder(replace(EMBED, index_threads=4)) is a
+    assert get_embedder(replace(EMBED, backend="sentence-transformers")) is not a
 
 
-@pytest.mark.parametrize("section", [{"backend": "tensorflow"}, {"backend": "auto", "batch_size": 0}])
-def test_bad_settings_are_config_errors(section: dict[str, object]) -> None:
+@pytest.mark.parametrize("changed", [{"backend": "tensorflow"}, {"batch_size": 0}])
+def test_bad_settings_are_config_errors(changed: dict[str, object]) -> None:
     with pytest.raises(ConfigError):
-        get_embedder(section)
+        get_embedder(replace(EMBED, **changed))

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Iterable
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-from dslake_index import lookup
 
 from dsstar_lake.agent.brief import brief, pointer
 from dsstar_lake.agent.relevance import allocation_order
@@ -165,7 +162,7 @@ def given_files(setup: RunSetup, paths: list[str]) -> list[ContextEntry]:
         rel = setup.relative(raw)
         if setup.root is not None and not (setup.root / rel).exists():
             raise UsageError(f"--files: {rel} is not in the lake {setup.root}")
-        if setup.root is None and setup.access.remote is not None and lookup.file_record(setup.connection(), rel) is None:
+        if setup.root is None and setup.access.remote is not None and setup.access.file_record(rel) is None:
             raise UsageError(f"--files: {rel} is not in the lake {setup.access.remote} (as of its last index)")
         if rel in seen:
             continue
@@ -175,17 +172,17 @@ def given_files(setup: RunSetup, paths: list[str]) -> list[ContextEntry]:
 
 
 def _describe_given(setup: RunSetup, rel: str) -> ContextEntry:
+    catalog = setup.access
     try:
-        conn = setup.connection()
+        row = catalog.file_record(rel)
     except CatalogError:
-        conn = None  # not indexed: the files can still be given, with what little is known of them
-    row = lookup.file_record(conn, rel) if conn is not None else None
+        row = None  # not indexed: the files can still be given, with what little is known of them
     entry = None
     if row is not None and row["entry_id"]:
-        entry = lookup.entry_record(conn, row["entry_id"])
+        entry = catalog.entry_record(row["entry_id"])
     if entry is not None and entry["kind"] == "file":
         return ContextEntry(entry["id"], "file", rel, entry["description"], 1, "given")
-    own = _own_description(conn, row, rel) if row is not None else None
+    own = _own_description(catalog, rel) if row is not None else None
     if own is None and entry is not None:
         own = (f"This file is one member of the family `data/{entry['path']}`; the family's description "
                f"follows.\n{entry['description']}")
@@ -195,26 +192,18 @@ def _describe_given(setup: RunSetup, rel: str) -> ContextEntry:
     return ContextEntry(f"file:{rel}", "file", rel, own, 1, "given")
 
 
-def _own_description(conn: Any, row: Any, rel: str) -> str | None:
-    """Describe one family member from its cached profile, when the indexer's describe() is available."""
-    if not row["hash"]:
-        return None
-    profile = lookup.stored_profile(conn, row["hash"])
-    if profile is None:
-        return None
+def _own_description(catalog: Any, rel: str) -> str | None:
+    """Describe one family member from its cached profile (None: none stored, or one this version cannot read)."""
     try:
-        from dslake_index.cards import describe
-        from dslake_index.profilers.base import Profile
-
-        return describe(Profile.from_dict(json.loads(profile)), rel)
-    except (ImportError, ValueError, KeyError, TypeError):
+        return catalog.file_description(rel)
+    except (ValueError, KeyError, TypeError):
         return None
 
 
 def read_entry(setup: RunSetup, rel: str) -> ContextEntry | None:
     """Return the catalog entry describing a lake file a script read (its own, or its family's), or None."""
     try:
-        row = lookup.entry_of_file(setup.connection(), rel)
+        row = setup.access.entry_of_file(rel)
     except CatalogError:
         return None
     if row is None:

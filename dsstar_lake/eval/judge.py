@@ -96,7 +96,7 @@ def make_judge(
     """
     from dsstar_lake.llm import LLM, check_configured, model_for
 
-    model = str(settings["eval.judge_model"] or "").strip()
+    model = settings.eval.judge_model.strip()
     overrides: dict[str, Any] = {f"llm.models.{ROLE}": model} if model else {}
     # The per-run budgets (llm.max_llm_calls, llm.max_cost) are for agent runs, not for the benchmark's judge,
     # which lives as long as the benchmark: it would run dry after a few tasks.
@@ -108,6 +108,6 @@ def make_judge(
             model_for(judged, ROLE)
         except ModelNotConfigured:
             return None  # nothing to ask: string_approximate falls back to fuzzy matching, flagged per row
-    cache = cache_path if str(judged["llm.cache"]).lower() != "off" else None
+    cache = cache_path if judged.llm.cache.lower() != "off" else None
     llm = LLM(judged, provider=provider, recorder=recorder, cache_path=cache)
     return LLMJudge(llm, owns_provider=provider is None)

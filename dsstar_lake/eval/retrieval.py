@@ -8,8 +8,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dslake_index.lookup import entry_of_paths, profiled_paths
-
 from dsstar_lake.agent.context import block_tokens, shown_forms
 from dsstar_lake.agent.state import ContextEntry
 from dsstar_lake.eval.resolve import resolve_sources
@@ -114,10 +112,9 @@ def _within(path: str, domain: str, known: set[str]) -> str:
 
 def evaluate_retrieval(setup: RunSetup, tasks: list[Task], ks: list[int], missing: list[str] | None = None) -> RetrievalReport:
     """Run the retriever on every task and measure what its top-K would put in front of the agent."""
-    conn = setup.connection()
-    catalog_paths = profiled_paths(conn)
+    catalog_paths = setup.access.profiled_paths()
     members: dict[str, list[str]] = defaultdict(list)
-    for path, entry_id in entry_of_paths(conn):
+    for path, entry_id in setup.access.entry_of_paths():
         members[entry_id].append(path)
     by_path = {path: entry_id for entry_id, paths in members.items() for path in paths}
     ks = sorted(set(ks))
@@ -125,8 +122,8 @@ def evaluate_retrieval(setup: RunSetup, tasks: list[Task], ks: list[int], missin
     skipped: list[tuple[str, str]] = []
     retriever = setup.retriever()
     # Context size as the agent's prompts show it: the same budget and description cap.
-    max_chars, budget = int(setup.settings["agent.description_chars"]), int(setup.settings["agent.context_tokens"])
-    prompt_k = int(setup.settings["retrieve.k"])  # what `dslake ask` retrieves for its first prompt
+    max_chars, budget = setup.settings.agent.description_chars, setup.settings.agent.context_tokens
+    prompt_k = setup.settings.retrieve.k  # what `dslake ask` retrieves for its first prompt
     for task in tasks:
         gold, reason = gold_files(task, catalog_paths, missing or [])
         if reason:

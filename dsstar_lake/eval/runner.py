@@ -160,7 +160,7 @@ def run_benchmark(
     planned, skipped = plan_tasks(setup, tasks, options.missing)
     done = read_results(options.out, options.oracle) if options.resume and options.out else {}
     todo = [(task, gold) for task, gold in planned if task.id not in done]
-    jobs = max(1, int(options.jobs or settings["eval.jobs"] or 1))
+    jobs = max(1, options.jobs or settings.eval.jobs)
     resumed = len(planned) - len(todo)
     progress(
         "plan",
@@ -171,7 +171,7 @@ def run_benchmark(
         judge = _settings_judge(setup, options.out) if options.judge else None
     results = {t.id: done[t.id] for t, _ in planned if t.id in done}
     writer = ResultWriter(options.out)
-    threshold = float(settings["eval.fuzzy_threshold"])
+    threshold = settings.eval.fuzzy_threshold
 
     def one(task: Task, gold: list[str]) -> TaskResult:
         # The catalog keeps one manifest connection and retriever per thread, so the workers share it. The row
@@ -252,7 +252,7 @@ def run_task(
     started = time.perf_counter()
     answer, error = None, None
     try:
-        guidelines = benchmark_guidelines(task.query, str(setup.settings["agent.guidelines"] or ""))
+        guidelines = benchmark_guidelines(task.query, setup.settings.agent.guidelines)
         flags = {"retrieve.k": options.k, "agent.guidelines": guidelines, "agent.max_rounds": options.max_rounds,
                  **options.overrides}
         answer = ask(setup.with_overrides(flags), task.query,

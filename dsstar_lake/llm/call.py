@@ -50,7 +50,7 @@ class LLM:
         self.recorder = recorder
         self.run_id = run_id
         self._sleep = sleep
-        self.cache_mode = str(settings["llm.cache"]).lower()
+        self.cache_mode = settings.llm.cache.lower()
         if self.cache_mode not in CACHE_MODES:
             raise ConfigError(f"llm.cache must be one of {', '.join(CACHE_MODES)}, not {self.cache_mode!r}")
         if self.cache_mode != "off" and cache_path is None:
@@ -132,12 +132,12 @@ class LLM:
         """Return [input, output] USD per million tokens for a model; a person answering costs nothing."""
         if self.provider.name in UNPRICED:
             return (0.0, 0.0)
-        return price_for(self.settings.get("llm.pricing") or {}, model)
+        return price_for(self.settings.llm.pricing, model)
 
     def _reserve(self, model: str, prompt: str, system: str | None, allow_over_budget: bool) -> None:
         """Count the call against the budget, or raise BudgetExceeded if it would go past it."""
-        max_calls = int(self.settings["llm.max_llm_calls"])
-        max_cost = float(self.settings["llm.max_cost"])
+        max_calls = self.settings.llm.max_llm_calls
+        max_cost = self.settings.llm.max_cost
         with self._lock:
             if not allow_over_budget:
                 if max_calls > 0 and self._started >= max_calls:
@@ -159,9 +159,9 @@ class LLM:
         self, role: str, model: str, prompt: str, system: str | None, attempts: list[int], retry_errors: list[str]
     ) -> Completion:
         """Ask the provider, retrying only RetryableError with exponential backoff and jitter."""
-        max_retries = max(0, int(self.settings["llm.max_retries"]))
-        initial = float(self.settings["llm.backoff_initial_s"])
-        longest = float(self.settings["llm.backoff_max_s"])
+        max_retries = max(0, self.settings.llm.max_retries)
+        initial = self.settings.llm.backoff_initial_s
+        longest = self.settings.llm.backoff_max_s
         backoff = tenacity.wait_exponential_jitter(initial=initial, max=longest, jitter=initial)
 
         def wait(state: tenacity.RetryCallState) -> float:

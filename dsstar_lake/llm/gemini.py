@@ -69,8 +69,8 @@ class GeminiProvider:
 
     def __init__(self, settings: Settings, api_key: str | None = None, base_url: str | None = None) -> None:
         self._api_key = api_key
-        self._base_url = base_url or settings["llm.base_url"] or None
-        self._timeout_ms = max(1, int(float(settings["llm.timeout_s"]) * 1000))
+        self._base_url = base_url or settings.llm.base_url or None
+        self._timeout_ms = max(1, int(settings.llm.timeout_s * 1000))
         self._client: Any = None
         self._lock = threading.Lock()
 
@@ -113,8 +113,8 @@ class GeminiProvider:
         client = self._get_client()
         config = types.GenerateContentConfig(
             system_instruction=system or None,
-            temperature=float(settings["llm.temperature"]),
-            max_output_tokens=int(settings["llm.max_output_tokens"]),
+            temperature=settings.llm.temperature,
+            max_output_tokens=settings.llm.max_output_tokens,
         )
         start = time.perf_counter()
         try:
@@ -196,7 +196,7 @@ def _text_of(response: Any, model: str, settings: Settings) -> str:
         raise fatal("gemini", model, f"the answer was blocked ({finish_name})",
                     "rephrase the question or use another model")
     if finish_name == "MAX_TOKENS":
-        limit = settings["llm.max_output_tokens"]
+        limit = settings.llm.max_output_tokens
         raise fatal("gemini", model, f"no answer text within llm.max_output_tokens={limit} (thinking used them up)",
                     "raise llm.max_output_tokens")
     # Gemini now and then returns an empty STOP candidate; a fresh sample usually has text.

@@ -52,8 +52,8 @@ class ManualProvider:
     @classmethod
     def credentials(cls, settings: Settings) -> tuple[bool, str]:
         """Return (usable, how the person is reached): a folder, or this terminal."""
-        if settings["llm.manual_dir"]:
-            return True, f"a person, through files in {settings['llm.manual_dir']}"
+        if settings.llm.manual_dir:
+            return True, f"a person, through files in {settings.llm.manual_dir}"
         if sys.stdin.isatty():
             return True, "a person, on this terminal"
         return False, "none: stdin is not a terminal; give a folder for the prompts with --manual-dir DIR"
@@ -89,7 +89,7 @@ class ManualProvider:
     @classmethod
     def from_settings(cls, settings: Settings) -> ManualProvider:
         """Build from llm.manual_dir and llm.manual_timeout_s."""
-        return cls(settings["llm.manual_dir"] or None, float(settings["llm.manual_timeout_s"]))
+        return cls(settings.llm.manual_dir or None, settings.llm.manual_timeout_s)
 
     def cancel(self) -> None:
         """End the current and every later wait with a ProviderError."""

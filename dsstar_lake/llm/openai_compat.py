@@ -50,7 +50,7 @@ class OpenAICompatProvider:
         found = keys.find_key(cls.name, cls.key_vars)
         if found:
             return True, found[1]
-        own_server = settings["llm.base_url"] or os.environ.get(cls.base_url_var, "")
+        own_server = settings.llm.base_url or os.environ.get(cls.base_url_var, "")
         if own_server:
             return True, f"no key (fine for a local server at {own_server})"
         return False, f"none: set {cls.key_vars[0]}, or --base-url URL for a local server"
@@ -62,8 +62,8 @@ class OpenAICompatProvider:
         found = keys.find_key(self.name, self.key_vars)
         self._api_key = api_key or (found[0] if found else "none")
         # None lets the client read OPENAI_BASE_URL, then default to api.openai.com.
-        self._base_url = base_url or settings["llm.base_url"] or None
-        self._timeout_s = float(settings["llm.timeout_s"])
+        self._base_url = base_url or settings.llm.base_url or None
+        self._timeout_s = settings.llm.timeout_s
         self._client: Any = None
         self._lock = threading.Lock()
 
@@ -87,13 +87,13 @@ class OpenAICompatProvider:
         import openai
 
         messages = ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": prompt}]
-        limit = int(settings["llm.max_output_tokens"])
+        limit = settings.llm.max_output_tokens
         # api.openai.com's newer models reject max_tokens; local servers know only max_tokens.
         limit_arg = {"max_tokens": limit} if self._custom_endpoint(client) else {"max_completion_tokens": limit}
         start = time.perf_counter()
         try:
             response = client.chat.completions.create(
-                model=model, messages=messages, temperature=float(settings["llm.temperature"]), **limit_arg
+                model=model, messages=messages, temperature=settings.llm.temperature, **limit_arg
             )
         except openai.APIStatusError as exc:
             raise _classify(exc, model, str(client.base_url)) from exc

@@ -32,7 +32,7 @@ PROVIDERS: dict[str, DeclaredProvider] = {
 
 def provider_name(settings: Settings) -> str:
     """Return llm.provider, checked."""
-    name = str(settings["llm.provider"]).strip().lower()
+    name = settings.llm.provider.strip().lower()
     if name not in PROVIDERS:
         raise ConfigError(f"unknown llm.provider {name!r}; choose one of {', '.join(PROVIDERS)}")
     return name
@@ -48,7 +48,7 @@ def base_url(settings: Settings, name: str) -> str | None:
     declared = PROVIDERS[name]
     if declared.base_url_var is None:
         return None
-    return settings["llm.base_url"] or os.environ.get(declared.base_url_var) or declared.default_base_url
+    return settings.llm.base_url or os.environ.get(declared.base_url_var) or declared.default_base_url
 
 
 # Providers where no model of ours answers: a person (manual). Unless a model is named for them, the record
@@ -71,15 +71,15 @@ def model_for(settings: Settings, role: str) -> str:
     A per-role model the packaged defaults name (a cheap one for the summarizer) belongs to the packaged provider:
     with another provider that role uses llm.model, unless a config file, or a flag, names a model for it.
     """
-    models = dict(settings.get("llm.models") or {})
-    provider = str(settings["llm.provider"])
+    models = dict(settings.llm.models)
+    provider = settings.llm.provider
     default_provider, default_models = _packaged_role_models()
     if (provider != default_provider and role in default_models
             and settings.sources.get(f"llm.models.{role}", "default") == "default"):
         models.pop(role, None)
     if provider in UNPRICED and not models.get(role) and settings.sources.get("llm.model", "default") == "default":
         return provider  # not the default gemini-2.5-pro: nobody called it
-    model = str(models.get(role) or settings["llm.model"] or "").strip()
+    model = (models.get(role) or settings.llm.model).strip()
     if not model:
         raise ModelNotConfigured(f"no model for role {role!r}; set llm.model (--model) or llm.models.{role}")
     return model
@@ -89,8 +89,8 @@ def describe_configuration(settings: Settings) -> dict[str, Any]:
     """Describe the model setup for `dslake models`: provider, per-role models, credentials (never values), prices."""
     name = provider_name(settings)
     usable, source = PROVIDERS[name].credentials(settings)
-    pricing = settings.get("llm.pricing") or {}
-    models = settings.get("llm.models") or {}
+    pricing = settings.llm.pricing
+    models = settings.llm.models
     roles = list(ROLES) + sorted(r for r in models if r not in ROLES)
     rows = []
     for role in roles:
@@ -112,10 +112,10 @@ def describe_configuration(settings: Settings) -> dict[str, Any]:
         "needs_key": PROVIDERS[name].needs_key,
         "roles": rows,
         "pricing": {k: list(v) for k, v in sorted(pricing.items())},
-        "cache": settings["llm.cache"],
-        "max_llm_calls": settings["llm.max_llm_calls"],
-        "max_cost": settings["llm.max_cost"],
-        "max_retries": settings["llm.max_retries"],
+        "cache": settings.llm.cache,
+        "max_llm_calls": settings.llm.max_llm_calls,
+        "max_cost": settings.llm.max_cost,
+        "max_retries": settings.llm.max_retries,
     }
 
 
@@ -154,7 +154,7 @@ def llm_flag_overrides(settings: Settings, **flags: Any) -> dict[str, Any]:
             raise ConfigError(f"{flag.flag} must be one of {', '.join(flag.choices)}, not {value!r}")
         overrides[flag.setting] = value
     if flags.get("model"):
-        for role in settings.get(ROLE_SETTING) or {}:
+        for role in settings.llm.models:
             overrides[f"{ROLE_SETTING}.{role}"] = flags["model"]
     for role, role_model in role_models.items():
         if role_model:

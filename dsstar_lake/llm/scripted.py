@@ -121,7 +121,7 @@ class ScriptedProvider:
     @classmethod
     def credentials(cls, settings: Settings) -> tuple[bool, str]:
         """Return (usable, where the rules are)."""
-        path = settings["llm.scripted_file"]
+        path = settings.llm.scripted_file
         if path and Path(path).is_file():
             return True, f"rules in {path}"
         return False, f"none: llm.scripted_file {path!r} is not a file" if path else "none: set llm.scripted_file"
@@ -137,7 +137,7 @@ class ScriptedProvider:
     @classmethod
     def from_settings(cls, settings: Settings) -> ScriptedProvider:
         """Build from the JSONL file named by llm.scripted_file."""
-        path = settings["llm.scripted_file"]
+        path = settings.llm.scripted_file
         if not path:
             raise ModelNotConfigured("scripted: no rules file; set llm.scripted_file to a JSONL file of rules")
         return cls(load_rules(path))

@@ -30,9 +30,9 @@ class SharedBudget:
     def __init__(self, provider: Provider, settings: Settings) -> None:
         self.provider = provider
         self.name = provider.name
-        self.max_calls = max(0, int(settings["llm.max_llm_calls"]))
-        self.max_cost = max(0.0, float(settings["llm.max_cost"]))
-        self.pricing = dict(settings.get("llm.pricing") or {})
+        self.max_calls = max(0, settings.llm.max_llm_calls)
+        self.max_cost = max(0.0, settings.llm.max_cost)
+        self.pricing = dict(settings.llm.pricing)
         self._lock = threading.Lock()
         self.calls = 0
         self.input_tokens = 0

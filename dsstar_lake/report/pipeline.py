@@ -94,7 +94,7 @@ def build_report(
     started = time.perf_counter()
     overrides = setup.overrides
     settings = setup.settings
-    fmt = str(settings["report.format"]).lower()
+    fmt = settings.report.format.lower()
     if fmt not in FORMATS:
         raise ConfigError(f"report.format must be md or html, not {fmt!r}")
     lake = setup.lake_location("a report")
@@ -103,7 +103,7 @@ def build_report(
     setup.check_model()
     budget = SharedBudget(setup.make_provider(), settings)
     sub_overrides = {k: v for k, v in overrides.items() if not k.startswith("report.")}
-    options = {key: settings[f"report.{key}"] for key in ("k", "max_questions", "rounds", "jobs", "format")}
+    options = {key: getattr(settings.report, key) for key in ("k", "max_questions", "rounds", "jobs", "format")}
     record = RunRecord.create(setup.catalog_dir, {
         "kind": "report", "question": request, "lake": lake, "catalog": str(setup.catalog_dir),
         "overrides": sub_overrides, "report": options})
@@ -137,7 +137,7 @@ def _build(setup: RunSetup, record: RunRecord, request: str, settings: Any, budg
            sub_overrides: dict[str, Any], progress: Progress) -> Report:
     """Retrieve, ask, answer, write, refine and check; the Report without its files."""
     # report.max_questions caps the total: the refinement rounds get the slots the first round left.
-    k, limit = int(settings["report.k"]), max(1, int(settings["report.max_questions"]))
+    k, limit = settings.report.k, max(1, settings.report.max_questions)
     entries = context.retrieve(setup.retriever(), request, k, [], "retrieval")
     record.event("retrieval", query=request, k=k, entries=[e.path for e in entries],
                  scores=[e.score for e in entries])
@@ -145,15 +145,15 @@ def _build(setup: RunSetup, record: RunRecord, request: str, settings: Any, budg
         raise CatalogError(f"the catalog {setup.catalog_dir} has no entries to report on",
                            hint="run `dslake index LAKE` first", api_hint="run lake.index() first")
     progress("context", {"entries": [e.path for e in entries]})
-    data = context.data_block(entries, int(settings["report.description_chars"]))
+    data = context.data_block(entries, settings.report.description_chars)
     names = context.filenames(entries)
     report = Report(run_id=record.id, request=request, title="", folder=str(record.folder), files=[],
                     questions=[], context=[e.path for e in entries], rounds=0, lake=str(setup.root),
                     provider=budget.name, models=_models(settings),
                     created_at=float(record.meta().get("created_at") or time.time()))
     answering = Answering(setup=setup, provider=budget, overrides=sub_overrides,
-                          figures_dir=record.folder / "figures", jobs=max(1, int(settings["report.jobs"])),
-                          max_figures=max(0, int(settings["report.max_figures"])), progress=progress)
+                          figures_dir=record.folder / "figures", jobs=max(1, settings.report.jobs),
+                          max_figures=max(0, settings.report.max_figures), progress=progress)
     # The report's own calls (generator, writer) are counted by the shared budget, like the runs' calls.
     llm = setup.llm(record.record_call, record.id, settings=settings.with_overrides(UNLIMITED), provider=budget)
     with llm:
@@ -168,7 +168,7 @@ def _build(setup: RunSetup, record: RunRecord, request: str, settings: Any, budg
         progress("phase", {"text": "writing the report"})
         body = writer.first_draft(llm, request, names, report.questions) or EMPTY.format(request=request)
         _draft(record, 0, body)
-        for round_no in range(1, max(0, int(settings["report.rounds"])) + 1):
+        for round_no in range(1, max(0, settings.report.rounds) + 1):
             try:
                 revised = _refine(llm, record, report, answering, request, names, data, body, limit, round_no,
                                   progress)

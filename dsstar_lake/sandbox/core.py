@@ -10,6 +10,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterable, Mapping
+from dataclasses import asdict
 from functools import cache, cached_property
 from pathlib import Path
 from typing import Any
@@ -23,28 +24,23 @@ from dsstar_lake.sandbox.lakemask import Masks, skipped_names
 from dsstar_lake.sandbox.pump import Pump, killpg
 from dsstar_lake.sandbox.result import ExecResult, classify
 from dsstar_lake.sandbox.tracecheck import read_trace
+from dsstar_lake.settings_sections import SandboxSettings
 
 SHIM = str(Path(__file__).with_name("_shim.py"))
 READ_TRACER = Path(__file__).with_name("_readtrace.py")
 ENGINE_LIMITS = Path(__file__).with_name("_engines.py")  # appended to the sitecustomize: DuckDB under the limits
 LAUNCHER = Path(__file__).with_name("_launch.py")
-DEFAULTS: dict[str, Any] = {
-    "backend": "auto",
-    "timeout_s": 600.0,
-    "memory_mb": 4096,
-    "cpu_s": 900,
-    "max_output_bytes": 200000,
-    "max_procs": 256,
-    "file_mb": 1024,
-    "tmp_mb": 1024,
-    "disk_mb": 2048,
-    "max_files": 10000,
-    "output_limit_mb": 64,
-    "fingerprint_files": 5000,
-    "python": "",
-    "env_passthrough": "TZ",
-}
 BACKENDS = ("auto", "bwrap", "subprocess")
+
+
+def _config(section: SandboxSettings | Mapping[str, Any]) -> dict[str, Any]:
+    """Return the [sandbox] settings as a dict: the typed section whole, or a few keys (a test's, a benchmark's)
+    over default.toml's, the one place their defaults are written."""
+    if isinstance(section, SandboxSettings):
+        return asdict(section)
+    from dsstar_lake.settings import read_defaults
+
+    return {**read_defaults()["sandbox"], **dict(section)}
 DRAIN_S = 1.0  # time to read what is left in the pipes after the shim ended
 
 
@@ -57,7 +53,7 @@ class Sandbox:
 
     def __init__(
         self,
-        settings_section: Mapping[str, Any],
+        settings_section: SandboxSettings | Mapping[str, Any],
         lake_root: Path,
         private: Iterable[Path] | None = None,
         volatile: Iterable[Path] = (),
@@ -68,7 +64,7 @@ class Sandbox:
         response cache), left out of that check. view: for a lake in object storage, the LakeView whose folder
         is lake_root (dsstar_lake/lakeview.py); it fetches what each script needs before it runs.
         """
-        self.cfg = {**DEFAULTS, **dict(settings_section)}
+        self.cfg = _config(settings_section)
         self.lake = Path(lake_root).resolve()
         if not self.lake.is_dir():
             raise LakeNotFound(f"lake {lake_root} is not a folder")

@@ -110,7 +110,7 @@ class Asks:
 
         if provider_name(self.lake.settings) != "manual":
             return None
-        folder = self.lake.settings["llm.manual_dir"]
+        folder = self.lake.settings.llm.manual_dir
         return Path(folder).expanduser() if folder else None
 
     def pending(self, run_id: str | None = None) -> list[dict[str, str]]:

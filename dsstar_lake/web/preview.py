@@ -37,8 +37,8 @@ class Previewer:
     @classmethod
     def from_settings(cls, settings: Any) -> Previewer:
         """Build one from [serve] preview_rows, preview_bytes and the [profile] time and memory bounds."""
-        return cls(int(settings["serve.preview_rows"]), int(settings["serve.preview_bytes"]),
-                   float(settings["profile.timeout_s"]), int(settings["profile.memory_mb"]))
+        return cls(settings.serve.preview_rows, settings.serve.preview_bytes, settings.profile.timeout_s,
+                   settings.profile.memory_mb)
 
     def preview(self, lake: Any, path: str, sort: str | None = None, desc: bool = False, where: str | None = None,
                 has: str | None = None) -> dict[str, Any]:
