@@ -154,7 +154,8 @@ class RunSetup:
             from dsstar_lake.lakeview import BLOBS, VIEWS, LakeView
 
             # data/ is a per-run folder filled from the blob cache
-            view = LakeView(self.access.remote, self.catalog_dir, self.settings, lookup.file_hashes(self.connection()))
+            view = LakeView(self.access.remote, self.catalog_dir, self.settings, lookup.file_hashes(self.connection()),
+                            lookup.dataset_roots(self.connection()))
             names += (VIEWS, BLOBS)  # other runs (a report's sub-questions) fetch into them meanwhile
         return Sandbox(self.settings.section("sandbox"), view.root if view else Path(self.access.root or "."),
                        private=[self.catalog_dir], volatile=[self.catalog_dir / name for name in names], view=view)

@@ -154,6 +154,21 @@ def test_datasets_and_tables_in_a_bucket(s3, counted_server, tmp_path):
     assert (again.added, again.changed, again.profiled) == (len(new_keys), 0, len(new_keys))
     text = conn.execute("SELECT description FROM entries WHERE path = 'trips'").fetchone()[0]
     assert "Rows: 1,100 in the current version" in text and "Current version 3" in text
+
+    # A script's load lines read them from the bucket through the run's view: a named dataset comes whole, past
+    # remote.fetch_files, and its footer-indexed objects pass the blob cache's check by their identity.
+    from dslake_index import lookup
+
+    from dsstar_lake.lakeview import LakeView
+
+    view = LakeView(url, tmp_path / "catalog", lake.settings, lookup.file_hashes(conn), lookup.dataset_roots(conn))
+    view.fetch_files = 1
+    view.prepare("df = pd.read_parquet('data/sales')\nt = DeltaTable('data/trips').to_pandas()", [])
+    assert not view.problems, view.problems
+    sales = pd.read_parquet(view.root / "sales")
+    assert len(sales) == 200_000 and sorted(sales["year"].astype(int).unique()) == [2023, 2024]
+    assert abs(float(sales["amount"].sum()) - expected_total) < 1e-6 * expected_total
+    assert len(DeltaTable(str(view.root / "trips")).to_pandas()) == 1_100
     lake.close()
 
 
