@@ -230,6 +230,9 @@ def read_iceberg(root: Path, store: TableStore | None = None, names: list[str] |
         table = StaticTable.from_metadata(store.url(f"{rel}/{metadata}"), properties=store.iceberg_properties())
         location = table.metadata.location
         moved = location.rstrip("/").partition("://")[2] != store.url(rel).partition("://")[2]
+        notes.append(f"its metadata names its files by their URLs in the store ({location}/…); a script in the "
+                     "sandbox has no network, so the load line above cannot follow them: answer from these facts, "
+                     "or load it where the store is reachable")
     schema = table.schema().as_arrow()
     snapshot = table.current_snapshot()
     summary = dict(snapshot.summary.additional_properties) if snapshot and snapshot.summary else {}
