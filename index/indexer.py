@@ -27,6 +27,7 @@ from dslake_index.profile_task import limit_memory, profile_file_task
 from dslake_index.profilers.base import PROFILER_VERSION, Limits, Profile
 from dslake_index.progress import Progress
 from dslake_index.scan import FileStat, ScanResult
+from dslake_index.timeouts import time_limit
 from dslake_index.timings import phase, recording
 
 
@@ -317,7 +318,7 @@ def _profile_all(
             for f, (task, args) in zip(todo, _tasks(lake, todo), strict=True):
                 raise_if_pressed(pressed)
                 futures[pool.schedule(task, args=(*args, str(db_path), options.limits, options.hash_algorithm),
-                                      timeout=options.timeout_s)] = f
+                                      timeout=time_limit(options.timeout_s, f.size))] = f
             collect(conn, futures, new_paths, options, summary, progress, pressed)
             if len(todo) > 1:
                 _retry_alone(conn, db_path, lake, todo, new_paths, options, summary, progress, pressed)
@@ -346,7 +347,7 @@ def _retry_alone(conn: sqlite3.Connection, db_path: Path, lake: Path | Any, todo
                      context=_pool_context()) as pool:
         try:
             futures = {pool.schedule(task, args=(*args, str(db_path), options.limits, options.hash_algorithm),
-                                     timeout=options.timeout_s): f for f, (task, args) in
+                                     timeout=time_limit(options.timeout_s, f.size)): f for f, (task, args) in
                        zip(retry, _tasks(lake, retry), strict=True)}
             collect(conn, futures, new_paths, options, summary, progress, pressed)
         except BaseException:

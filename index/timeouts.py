@@ -1,8 +1,9 @@
 """Files whose profile ran past the time limit (profile.timeout_s): retried alone, and an entry that says so.
 
 A multi-GB file is profiled in bounded time (a Parquet file from its footer, a CSV from its head and strided
-chunks), but its content hash still reads every byte: on a loaded machine that can pass the limit. Such a file
-is not lost: once the pool has done the rest of the lake, it is profiled again alone (no sibling process shares
+chunks), but its content hash still reads every byte: on a loaded machine a 3 GB file took longer than the 30 s
+limit. So a file's limit grows with its size (time_limit: the hash's read at a slow disk's pace), and a file that
+passes it all the same is not lost: once the pool has done the rest of the lake, it is profiled again alone (no sibling process shares
 the disk or the cores), and if it times out again its entry is a recorded failure that names the file, its size,
 why it is not described, and for a big table the streaming line that reads it anyway; the next index tries it
 again (indexer.plan_changes).
@@ -18,7 +19,16 @@ from dslake_index.entries import EntryRow
 from dslake_index.families import file_entry_id
 
 TIMEOUT = "timeout"  # files.error_kind of a file stopped at the time limit
+# The content hash reads every byte (the profile itself reads a bounded head, strides or a footer): a file gets its
+# size's worth of time at this slow a read (a shared disk under load) on top of profile.timeout_s. 3 GB: +123 s.
+HASH_FLOOR_BYTES_PER_S = 25 << 20
 PREFIX = "data/"
+
+
+def time_limit(timeout_s: float, size: int) -> float:
+    """Return a file's time limit: profile.timeout_s for the profile, plus its hash's read at a loaded disk's pace
+    (0 or less: no limit, as the setting means)."""
+    return timeout_s + max(size, 0) / HASH_FLOOR_BYTES_PER_S if timeout_s and timeout_s > 0 else timeout_s
 
 
 def timed_out(conn: sqlite3.Connection, paths: Sequence[str]) -> list[str]:
