@@ -87,8 +87,11 @@ def named_paths(code: str, paths: list[str]) -> list[str]:
 class LakeView:
     """The folder a run's scripts see at data/, for a lake in object storage."""
 
-    def __init__(self, url: str, catalog_dir: Path, settings: Any, rows: list[tuple[str, int, str | None]]) -> None:
-        """rows: (path, size, content hash) of every file the catalog records (lookup.file_hashes)."""
+    def __init__(self, url: str, catalog_dir: Path, settings: Any, rows: list[tuple[str, int, str | None]],
+                 datasets: list[str] | tuple[str, ...] = ()) -> None:
+        """rows: (path, size, content hash) of every file the catalog records (lookup.file_hashes); datasets: the
+        roots of dataset and table entries (lookup.dataset_roots), fetched whole when a script names one."""
+        self.datasets = tuple(datasets)
         self.url = url
         views = catalog_dir / VIEWS
         _sweep(views)
@@ -128,6 +131,13 @@ class LakeView:
             members = [p for p in self.paths if fnmatchcase(p, path)]  # a family: its pattern names its members
             wanted += members[:self.family_files]
         named = [p for p in named_paths(code, self.paths) if p not in self.fetched and p not in wanted]
+        # A dataset or table named by its root is read whole (a partial folder would give wrong rows, silently):
+        # its files do not count against remote.fetch_files.
+        roots = self._named_datasets(code)
+        whole = [p for p in self.paths if p not in self.fetched and p not in wanted
+                 and any(p.startswith(root + "/") for root in roots)] if roots else []
+        named = [p for p in named if p not in set(whole)]
+        wanted += whole
         if len(named) > self.fetch_files:
             notes.append(f"the script names {len(named)} lake files not fetched yet; the first {self.fetch_files} "
                          "were fetched (remote.fetch_files)")
@@ -136,6 +146,16 @@ class LakeView:
             notes.append(f"fetched {new} lake files into data/ ({downloaded} downloaded, {new - downloaded} from the "
                          "cache)")
         return notes + [f"data/{p}: {why}" for p, why in self.problems.items() if p in set(wanted) | set(named)]
+
+    def _named_datasets(self, code: str) -> list[str]:
+        """Return the dataset roots a script's string literals name (data/sales, or a table's metadata file)."""
+        if not self.datasets:
+            return []
+        named = []
+        for raw in literals(code):
+            text = raw.strip().removeprefix("./").removeprefix("/").removeprefix("data/").strip("/")
+            named += [root for root in self.datasets if text == root or text.startswith(root + "/")]
+        return named
 
     def fetch_missing(self, stderr: str) -> list[str]:
         """Fetch the lake files a failed script could not open (FileNotFoundError under data/); return notes."""

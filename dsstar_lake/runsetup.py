@@ -152,7 +152,8 @@ class RunSetup:
             from dsstar_lake.lakeview import BLOBS, VIEWS, LakeView
 
             # data/ is a per-run folder filled from the blob cache
-            view = LakeView(self.access.remote, self.catalog_dir, self.settings, self.access.file_hashes())
+            view = LakeView(self.access.remote, self.catalog_dir, self.settings, self.access.file_hashes(),
+                            self.access.dataset_roots())
             names += (VIEWS, BLOBS)  # other runs (a report's sub-questions) fetch into them meanwhile
         return Sandbox(self.settings.sandbox, view.root if view else Path(self.access.root or "."),
                        private=[self.catalog_dir], volatile=[self.catalog_dir / name for name in names], view=view)

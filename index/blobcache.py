@@ -2,7 +2,8 @@
 
 A blob is named by its content hash (the manifest's), so two objects with the same bytes are one blob and a
 renamed object is not fetched again. An object is streamed to a temporary file in the cache, hashed on the way,
-and renamed into place only when its hash is the one the catalog recorded: a dropped connection or an object
+and renamed into place only when its hash is the one the catalog recorded (or, for an object indexed by its
+identity rather than its bytes, when the store still gives it that size and change stamp): a dropped connection or an object
 changed since the index never leaves a partial or wrong blob behind. The cache is kept under a size limit by
 removing the least recently used blobs (each use sets a blob's mtime).
 """
@@ -19,7 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dslake_index.objectstore import ObjectLake, bad_store
+from dslake_index.objectranges import identity_hash
+from dslake_index.objectstore import ObjectLake, bad_store, change_stamp
 
 CHUNK = 1 << 20
 LOCAL_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EROFS)  # writing the blob failed, not the store
@@ -87,7 +89,7 @@ class BlobCache:
                 if isinstance(exc, OSError) and exc.errno in LOCAL_ERRNOS:
                     raise
                 raise bad_store(lake, exc, f"cannot fetch {item.path} from") from None
-            if digest.hexdigest() != item.hash:
+            if digest.hexdigest() != item.hash and not self._same_identity(lake, fs, item):
                 raise ObjectChanged(f"{item.path} in {lake.url} holds other bytes than when it was indexed")
             tmp.chmod(0o444)  # scripts read blobs through links: nothing may write them
             target = self.blob(item.hash)
@@ -96,6 +98,15 @@ class BlobCache:
         finally:
             tmp.unlink(missing_ok=True)
         return target
+
+    def _same_identity(self, lake: ObjectLake, fs: Any, item: Wanted) -> bool:
+        """Tell whether an object indexed by its identity (a Parquet object profiled from its footer, whose bytes
+        were never hashed) is still the one the catalog recorded: same size and change stamp in the store."""
+        try:
+            info = fs.info(lake.object_url(item.path).partition("://")[2])
+        except Exception:  # gone or refused since the read: not the recorded object
+            return False
+        return identity_hash(int(info.get("size") or 0), change_stamp(info), self.algorithm) == item.hash
 
     def usage(self) -> tuple[int, list[tuple[float, int, Path]]]:
         """Return the bytes the blobs take and (last use, size, path) of each."""

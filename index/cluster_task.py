@@ -98,6 +98,7 @@ def profile_batch(files: list[tuple[str, int, int, str | None]], lake: Any, know
     An object with a signed URL is fetched with the standard library: the worker needs no store client (whose
     ~180 MB would count against the profiler's memory cap) and no credentials.
     """
+    from dslake_index.objectranges import profile_footer_task, read_by_footer
     from dslake_index.objectstore import profile_object_task, profile_url_task
     from dslake_index.profile_task import profile_file_task
     from pebble import ProcessExpired
@@ -108,6 +109,8 @@ def profile_batch(files: list[tuple[str, int, int, str | None]], lake: Any, know
     for rel, size, mtime_ns, url in files:
         if isinstance(lake, str):
             task, args = profile_file_task, (os.path.join(lake, rel), cache, limits, algorithm)
+        elif url and read_by_footer(rel):  # Parquet: its footer by ranges, as on the coordinator
+            task, args = profile_footer_task, (url, rel, size, mtime_ns, cache, limits, algorithm)
         elif url:  # downloads go to a folder of this worker, not to the coordinator's catalog
             task, args = profile_url_task, (url, _scratch_dir(), rel, size, mtime_ns, cache, limits, algorithm)
         else:

@@ -21,6 +21,7 @@ from dslake_index.profile_task import crash_result, timeout_result
 from dslake_index.profilers.base import PROFILER_VERSION
 from dslake_index.progress import Progress
 from dslake_index.scan import FileStat
+from dslake_index.timeouts import time_limit
 from dslake_index.timings import add_work, phase
 
 
@@ -88,7 +89,7 @@ def collect(
                 raise DslakeError("the profiler processes could not start (their fork server ended); what was "
                                   "profiled is kept, and the next index continues from there") from None
             except FutureTimeout:
-                result = timeout_result(options.timeout_s)
+                result = timeout_result(time_limit(options.timeout_s, f.size))
             except ProcessExpired as exc:
                 result = crash_result(exc)
             writer.add(f, result)

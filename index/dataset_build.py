@@ -50,15 +50,20 @@ def build_datasets(conn: sqlite3.Connection, key: str, folders: Sequence[str], m
     return [(row, record)], rest
 
 
-def _lake_folder(conn: sqlite3.Connection, options: Any) -> Path | None:
-    """Return the local lake folder tables are read from: the index run's, else the one the catalog was last
-    indexed from (entries rebuilt after an analysis), or None for a lake in object storage."""
+def _lake_folder(conn: sqlite3.Connection, options: Any) -> Path | Any | None:
+    """Return where tables are read from: the index run's lake folder, else the one the catalog was last indexed
+    from (entries rebuilt after an analysis), or for a lake in S3 its objectstore.ObjectTables; None when neither
+    is there (another store, or a folder gone)."""
     if options.lake_root is not None:
         return options.lake_root
     from dslake_index.catalog import get_meta
 
     value = get_meta(conn, "lake_root")
-    return Path(value) if value and "://" not in value and Path(value).is_dir() else None
+    if value and "://" in value:
+        from dslake_index.objectstore import is_remote, object_tables
+
+        return object_tables(value) if is_remote(value) else None
+    return Path(value) if value and Path(value).is_dir() else None
 
 
 def parts_entry(group: Any, rows: Sequence[sqlite3.Row], load: Callable[[str], Profile],

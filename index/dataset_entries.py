@@ -22,7 +22,7 @@ from dslake_index.entries import EntryRow
 from dslake_index.families import describe_values, value_sort_key
 from dslake_index.profilers.base import Profile
 from dslake_index.profilers.textio import clip
-from dslake_index.tables import TableFacts, TableUnreadable, read_table
+from dslake_index.tables import TableFacts, TableStore, TableUnreadable, read_table
 
 PREFIX = "data/"
 MAX_COLUMNS_LISTED = 60
@@ -61,10 +61,11 @@ def dataset_id(root: str) -> str:
     return "ds-" + hashlib.sha1(root.encode()).hexdigest()[:20]
 
 
-def dataset_entry(unit: DatasetUnit, profile_of: Callable[[str], Profile], lake: Path | None,
+def dataset_entry(unit: DatasetUnit, profile_of: Callable[[str], Profile], lake: Path | TableStore | None,
                   budget_mb: int) -> tuple[EntryRow, DatasetRecord]:
     """Build a dataset's or table's entry and its load record (profile_of: a member path's profile; lake: the
-    local lake folder tables are read from, None in object storage)."""
+    local lake folder tables are read from, or a lake in S3 (its log and metadata are read there), None when
+    neither is at hand)."""
     if unit.kind in ("delta", "iceberg"):
         return _table_entry(unit, lake, budget_mb)
     return _files_entry(unit, profile_of, budget_mb)
@@ -229,18 +230,18 @@ def _card_values(values: list[str]) -> str:
 
 # ---- Delta and Iceberg: facts from the log or metadata ----
 
-def _table_entry(unit: DatasetUnit, lake: Path | None, budget_mb: int) -> tuple[EntryRow, DatasetRecord]:
+def _table_entry(unit: DatasetUnit, lake: Path | TableStore | None, budget_mb: int) -> tuple[EntryRow, DatasetRecord]:
     name = "Delta table" if unit.kind == "delta" else "Iceberg table"
     shown = PREFIX + unit.root
     record = DatasetRecord(dataset_id(unit.root), unit.kind, unit.root, unit.kind)
     members = sorted(m.path for m in unit.members)
     facts: TableFacts | None = None
-    if lake is None:  # a lake in object storage: tables there are not read yet (only local folders are)
-        record.error = "its log and metadata are read from a lake folder on this machine only, and this lake " \
-                       "is in object storage"
+    if lake is None:  # a store other than S3 (or a lake folder gone since): nothing to read the log from
+        record.error = "its log and metadata are read from a lake folder on this machine or from S3 only"
     else:
         try:
-            facts = read_table(lake / unit.root, unit.kind)
+            facts = read_table(lake / unit.root, unit.kind) if isinstance(lake, Path) else \
+                read_table(Path(unit.root), unit.kind, lake, members)
         except TableUnreadable as exc:
             record.error = str(exc)
     log = "its _delta_log" if unit.kind == "delta" else "its metadata"

@@ -254,6 +254,10 @@ class Catalog:
         """Return (path, size, content hash) of every file the catalog records."""
         return lookup.file_hashes(self.connection())
 
+    def dataset_roots(self) -> list[str]:
+        """Return the root folders of the dataset and table entries (a run's view of a bucket fetches each whole)."""
+        return lookup.dataset_roots(self.connection())
+
     def enrichment_store(self) -> EnrichmentStore:
         """Return what the model passes read and write, on this thread's connection (the index's own, while
         Catalog.index runs them as enrichers)."""

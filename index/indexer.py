@@ -28,6 +28,7 @@ from dslake_index.profilers.base import PROFILER_VERSION, Limits, Profile
 from dslake_index.progress import Progress
 from dslake_index.scan import FileStat, ScanResult
 from dslake_index.sections import SettingsView
+from dslake_index.timeouts import time_limit
 from dslake_index.timings import phase, recording
 
 
@@ -130,7 +131,7 @@ def plan_changes(conn: sqlite3.Connection, scan: ScanResult) -> tuple[list[FileS
             row[0] != f.size
             or row[1] != f.mtime_ns
             or row[2] == "stale"
-            or row[3] in ("unreadable", "changed")
+            or row[3] in ("unreadable", "changed", "timeout")  # timeout: under load, or before a faster profiler
             or (row[2] == "ok" and row[4] not in current)  # profiled by an older profiler, or its profile is lost
         ):
             changed.append(f)
@@ -317,8 +318,10 @@ def _profile_all(
             for f, (task, args) in zip(todo, _tasks(lake, todo), strict=True):
                 raise_if_pressed(pressed)
                 futures[pool.schedule(task, args=(*args, str(db_path), options.limits, options.hash_algorithm),
-                                      timeout=options.timeout_s)] = f
+                                      timeout=time_limit(options.timeout_s, f.size))] = f
             collect(conn, futures, new_paths, options, summary, progress, pressed)
+            if len(todo) > 1:
+                _retry_alone(conn, db_path, lake, todo, new_paths, options, summary, progress, pressed)
         except BaseException:
             # Ctrl-C or a write that failed (a full disk): leaving the block without stop() waits for every
             # file still queued.
@@ -326,6 +329,31 @@ def _profile_all(
             if pressed.is_set():  # a pool that broke because Ctrl-C ended its fork server is Ctrl-C, too
                 raise KeyboardInterrupt from None
             raise
+
+
+def _retry_alone(conn: sqlite3.Connection, db_path: Path, lake: Path | Any, todo: list[FileStat], new_paths: set[str],
+                 options: IndexOptions, summary: IndexSummary, progress: Progress, pressed: Any) -> None:
+    """Profile again, one at a time in a pool of one, the files this pass stopped at the time limit: a big file
+    that shared the disk and the cores with its siblings often fits the limit alone (index/timeouts.py)."""
+    from dslake_index.timeouts import timed_out
+    from pebble import ProcessPool
+
+    again = set(timed_out(conn, [f.path for f in todo]))
+    if not again:
+        return
+    retry = [f for f in todo if f.path in again]
+    counted = (summary.added, summary.changed)  # each file was counted once already
+    with ProcessPool(max_workers=1, initializer=limit_memory, initargs=(options.memory_mb,),
+                     context=_pool_context()) as pool:
+        try:
+            futures = {pool.schedule(task, args=(*args, str(db_path), options.limits, options.hash_algorithm),
+                                     timeout=time_limit(options.timeout_s, f.size)): f for f, (task, args) in
+                       zip(retry, _tasks(lake, retry), strict=True)}
+            collect(conn, futures, new_paths, options, summary, progress, pressed)
+        except BaseException:
+            pool.stop()
+            raise
+    summary.added, summary.changed = counted
 
 
 def _tasks(lake: Path | Any, todo: list[FileStat]) -> Iterator[tuple[Callable[..., dict[str, Any]], tuple[Any, ...]]]:
@@ -455,6 +483,9 @@ def _rebuild_folder(conn: sqlite3.Connection, key: str, folders: list[str], opti
     with phase("entries: datasets and tables"):
         datasets, members = build_datasets(conn, key, folders, members, hashes, load, options)
     wanted.update({row.id: row for row, _ in datasets})
+    from dslake_index.timeouts import timed_out_entries
+
+    wanted.update({row.id: row for row in timed_out_entries(conn, folders, options.script_memory_mb)})
     with phase("entries: family grouping"):
         groups = group_files(members, options.min_members)
     for group in groups:

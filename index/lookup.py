@@ -64,6 +64,11 @@ def entry_of_paths(conn: sqlite3.Connection) -> list[tuple[str, str]]:
     return [(row[0], row[1]) for row in conn.execute("SELECT path, entry_id FROM files WHERE entry_id IS NOT NULL")]
 
 
+def dataset_roots(conn: sqlite3.Connection) -> list[str]:
+    """Return the root folders of the dataset and table entries (each read whole by its load line)."""
+    return [row[0] for row in conn.execute("SELECT path FROM entries WHERE kind = 'dataset' ORDER BY path")]
+
+
 def file_hashes(conn: sqlite3.Connection) -> list[tuple[str, int, str | None]]:
     """Return (path, size, content hash) of every file record, whatever its status, sorted by path."""
     return [(row[0], row[1], row[2]) for row in conn.execute("SELECT path, size, hash FROM files ORDER BY path")]

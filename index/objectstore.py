@@ -3,8 +3,8 @@
 The listing plays the part of a local walk's stat: size and a change stamp per object, so an unchanged object
 costs nothing beyond the listing. A new or changed object is downloaded once, by a profiler process, to a
 temporary file in the catalog and profiled there by the same profilers as a local file (they read a head and
-strides of a path); the file is deleted as soon as it is profiled. Range reads straight from the object are a
-later step.
+strides of a path); the file is deleted as soon as it is profiled. A Parquet object is never downloaded: its
+footer is read by ranges (index/objectranges.py), which is all a dataset's or a table's entry needs.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dslake_index.errors import DslakeError, LakeNotFound, UsageError
+from dslake_index.objectranges import profile_footer_task, read_by_footer
 from dslake_index.scan import IGNORE_FILE, FileStat, ScanResult
 
 if TYPE_CHECKING:
@@ -137,7 +138,7 @@ def _set_store_env(values: dict[str, str]) -> None:
     os.environ.update(values)
 
 
-def _stamp(info: dict[str, Any]) -> int:
+def change_stamp(info: dict[str, Any]) -> int:
     """Return the change stamp of a listed object, kept in the manifest's mtime_ns column.
 
     Object stores give whole-second times, so the nanoseconds carry 29 bits of the ETag's digest: an object
@@ -208,7 +209,7 @@ def scan_objects(lake: ObjectLake) -> ScanResult:
         if spec is not None and (spec.match_file(rel) or any(spec.match_file("/".join(parts[:i]) + "/")
                                                                 for i in range(1, len(parts)))):
             continue
-        result.files.append(FileStat(rel, int(info.get("size") or 0), _stamp(info)))
+        result.files.append(FileStat(rel, int(info.get("size") or 0), change_stamp(info)))
     result.files.sort(key=lambda f: f.path)
     return result
 
@@ -244,7 +245,8 @@ _SIGN_BATCH = 256
 
 def object_tasks(lake: ObjectLake, files: list[FileStat]) -> Iterator[tuple[Callable[..., dict[str, Any]],
                                                                            tuple[Any, ...]]]:
-    """Yield the profiler task of each file, in order: a download by signed URL where the store signs them.
+    """Yield the profiler task of each file, in order: a download by signed URL where the store signs them, and
+    for a Parquet object a read of its footer by ranges over that URL (index/objectranges.py).
 
     The coordinator signs (it holds the store's client); a profiler process then needs only the standard library
     to fetch, not a store client of its own (~180 MB of address space, after which its memory cap failed parquet
@@ -257,6 +259,8 @@ def object_tasks(lake: ObjectLake, files: list[FileStat]) -> Iterator[tuple[Call
         for i, f in enumerate(chunk):
             if urls is None:
                 yield profile_object_task, (lake, f.path, f.size, f.mtime_ns)
+            elif read_by_footer(f.path):  # Parquet: its footer by ranges, never the data pages
+                yield profile_footer_task, (urls[i], f.path, f.size, f.mtime_ns)
             else:
                 yield profile_url_task, (urls[i], lake.tmp_dir, f.path, f.size, f.mtime_ns)
 
@@ -338,3 +342,50 @@ def list_objects(url: str, catalog_dir: Path) -> tuple[ObjectLake, ScanResult]:
     """Return the ObjectLake the profilers download from (into the catalog's tmp-objects/) and its listing."""
     lake = object_lake(url, catalog_dir / "tmp-objects")
     return lake, scan_objects(lake)
+
+
+class ObjectTables:
+    """A lake in S3 as the Delta and Iceberg readers need it (index/tables.py's TableStore): the URLs of its
+    objects and the store settings each reader takes in its own form (delta-rs and pyiceberg do not read fsspec's)."""
+
+    def __init__(self, lake: ObjectLake) -> None:
+        self.lake = lake
+        self.env = dict(lake.env)
+
+    def url(self, rel: str) -> str:
+        """Return the s3:// URL of a lake-relative path (delta-rs and pyiceberg know s3, not s3a)."""
+        return "s3://" + self.lake.object_url(rel).partition("://")[2]
+
+    def delta_options(self) -> dict[str, str]:
+        """Return delta-rs's storage options: the endpoint (plain HTTP allowed when it is one), keys and region."""
+        names = ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_REGION",
+                 "AWS_DEFAULT_REGION", "AWS_PROFILE")
+        options = {k: self.env[k] for k in names if self.env.get(k)}
+        endpoint = self.env.get("AWS_ENDPOINT_URL_S3") or self.env.get("AWS_ENDPOINT_URL", "")
+        if endpoint:
+            options["AWS_ENDPOINT_URL"] = endpoint
+            options["AWS_ALLOW_HTTP"] = "true" if endpoint.startswith("http://") else "false"
+        return options
+
+    def iceberg_properties(self) -> dict[str, str]:
+        """Return pyiceberg's properties: its fsspec FileIO (s3fs, which dslake already reads the store with)."""
+        props = {"py-io-impl": "pyiceberg.io.fsspec.FsspecFileIO"}
+        for key, name in (("s3.endpoint", "AWS_ENDPOINT_URL"), ("s3.access-key-id", "AWS_ACCESS_KEY_ID"),
+                          ("s3.secret-access-key", "AWS_SECRET_ACCESS_KEY"), ("s3.session-token", "AWS_SESSION_TOKEN"),
+                          ("s3.region", "AWS_REGION"), ("s3.region", "AWS_DEFAULT_REGION")):
+            if self.env.get(name) and key not in props:
+                props[key] = self.env[name]
+        if self.env.get("AWS_ENDPOINT_URL_S3"):
+            props["s3.endpoint"] = self.env["AWS_ENDPOINT_URL_S3"]
+        return props
+
+    def read_text(self, rel: str) -> str:
+        """Return a small object's text."""
+        key = self.lake.object_url(rel).partition("://")[2]
+        return filesystem(self.lake).cat_file(key).decode("utf-8", errors="replace")
+
+
+def object_tables(url: str) -> ObjectTables | None:
+    """Return the table access of a lake in S3 (the settings in force now), or None for another store."""
+    lake = object_lake(url, Path("."))
+    return ObjectTables(lake) if lake.scheme in ("s3", "s3a") else None

@@ -97,3 +97,8 @@ def profile_file_task(abs_path: str, db_path: str | Callable[[str], bool], limit
     except Exception as exc:  # a profiler bug on one odd file must not stop the index; it is recorded instead
         result.update(error=f"profiler error: {type(exc).__name__}: {exc}"[:500], error_kind="crash", profile=None)
     return result
+
+
+def cached_profile(db_path: str | Callable[[str], bool], content_hash: str) -> bool:
+    """Return whether the manifest (or the callable a cluster worker is given) has a current profile for a hash."""
+    return db_path(content_hash) if callable(db_path) else _has_profile(db_path, content_hash)

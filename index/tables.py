@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 MAX_STATS_COLUMNS = 200
 
@@ -40,10 +40,34 @@ class TableFacts:
     notes: list[str] = field(default_factory=list)
 
 
-def read_table(root: Path, kind: str) -> TableFacts:
-    """Read a table's facts; raise TableUnreadable for a broken log or metadata."""
+class TableStore(Protocol):
+    """A lake in object storage as the table readers need it (index/objectstore.py's ObjectTables)."""
+
+    def url(self, rel: str) -> str:
+        """Return the URL of a lake-relative path."""
+
+    def delta_options(self) -> dict[str, str]:
+        """Return delta-rs's storage options for the store."""
+
+    def iceberg_properties(self) -> dict[str, str]:
+        """Return pyiceberg's FileIO properties for the store."""
+
+    def read_text(self, rel: str) -> str:
+        """Return a small object's text (Iceberg's version-hint.text)."""
+
+
+def read_table(root: Path, kind: str, store: TableStore | None = None, names: list[str] | None = None) -> TableFacts:
+    """Read a table's facts; raise TableUnreadable for a broken log or metadata.
+
+    root: the table's folder; in object storage (store given) its lake-relative path, with names the lake-relative
+    paths of the files under it (the listing's: a store has no folder to glob).
+    """
     try:
-        return read_delta(root) if kind == "delta" else read_iceberg(root)
+        if store is None:
+            return read_delta(root) if kind == "delta" else read_iceberg(root)
+        rel = Path(root).as_posix()
+        inside = sorted(n[len(rel) + 1:] for n in names or [] if n.startswith(rel + "/"))
+        return read_delta(root, store, inside) if kind == "delta" else read_iceberg(root, store, inside)
     except TableUnreadable:
         raise
     except (KeyboardInterrupt, SystemExit):
@@ -57,18 +81,26 @@ def _first_line(exc: BaseException) -> str:
     return (text[0] if text else "no message")[:300]
 
 
-def read_delta(root: Path) -> TableFacts:
-    """Read a Delta table's current version from its log."""
+def read_delta(root: Path, store: TableStore | None = None, names: list[str] | None = None) -> TableFacts:
+    """Read a Delta table's current version from its log (in a store: names are the files under root)."""
     import pyarrow as pa
     from deltalake import DeltaTable
 
-    _check_delta_log(root / "_delta_log")
-    table = DeltaTable(str(root))
+    if store is None:
+        log = [p.name for p in (root / "_delta_log").glob("*") if p.is_file()]
+    else:
+        log = [n.split("/", 1)[1] for n in names or [] if n.startswith("_delta_log/") and n.count("/") == 1]
+    _check_delta_log(log)
+    table = DeltaTable(str(root)) if store is None else \
+        DeltaTable(store.url(Path(root).as_posix()), storage_options=store.delta_options())
     schema = pa.schema(table.schema().to_arrow())
     adds = pa.table(table.get_add_actions(flatten=True))
     counts = adds.column("num_records").to_pylist() if "num_records" in adds.column_names else []
     known = [c for c in counts if c is not None]
-    history = table.history()
+    if store is None:
+        history = [str(h.get("operation", "?")) for h in table.history()]
+    else:  # delta-rs's history over S3 retried a request for minutes (seen with moto): read the commits named
+        history = _stored_operations(store, Path(root).as_posix(), log)
     stats = _delta_stats(adds, schema.names)
     return TableFacts(
         format="delta", version=table.version(), rows=sum(known) if counts else None,
@@ -76,14 +108,35 @@ def read_delta(root: Path) -> TableFacts:
         columns=[(f.name, str(f.type)) for f in schema], partition_columns=list(table.metadata().partition_columns),
         history=len(history), files=adds.num_rows,
         data_bytes=int(sum(adds.column("size_bytes").to_pylist())) if "size_bytes" in adds.column_names else 0,
-        stats=stats, operations=[str(h.get("operation", "?")) for h in history[:5]])
+        stats=stats, operations=history[:5])
 
 
-def _check_delta_log(log: Path) -> None:
-    """Refuse a log with a gap in its commit numbers: delta-rs may read the versions after a missing commit as if
-    it were not there, and so report rows that a deleted or replaced file still holds."""
-    numbers = {int(p.name[:20]) for p in log.glob("*.json") if re.fullmatch(r"\d{20}\.json", p.name)}
-    checkpoints = [int(p.name[:20]) for p in log.glob("*.checkpoint*.parquet") if p.name[:20].isdigit()]
+def _stored_operations(store: TableStore, root: str, log: list[str], latest: int = 5) -> list[str]:
+    """Return the operation of every commit in a stored log, newest first: read from the latest few commit files
+    (their commitInfo), the older ones counted from the names."""
+    import json
+
+    commits = sorted((n for n in log if re.fullmatch(r"\d{20}\.json", n)), reverse=True)
+    operations = []
+    for name in commits[:latest]:
+        operation = "?"
+        for line in store.read_text(f"{root}/_delta_log/{name}").splitlines():
+            try:
+                action = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(action, dict) and isinstance(action.get("commitInfo"), dict):
+                operation = str(action["commitInfo"].get("operation", "?"))
+                break
+        operations.append(operation)
+    return operations + ["?"] * (len(commits) - len(operations))
+
+
+def _check_delta_log(log: list[str]) -> None:
+    """Refuse a log (the names of its files) with a gap in its commit numbers: delta-rs may read the versions after a
+    missing commit as if it were not there, and so report rows that a deleted or replaced file still holds."""
+    numbers = {int(n[:20]) for n in log if re.fullmatch(r"\d{20}\.json", n)}
+    checkpoints = [int(n[:20]) for n in log if ".checkpoint" in n and n.endswith(".parquet") and n[:20].isdigit()]
     if not numbers and not checkpoints:
         raise TableUnreadable("its _delta_log holds no commit file")
     start = max(checkpoints, default=-1)  # a checkpoint stands for every commit up to its own
@@ -140,18 +193,50 @@ def current_metadata(root: Path) -> Path:
     return max(candidates, key=version)
 
 
-def read_iceberg(root: Path) -> TableFacts:
-    """Read an Iceberg table's current snapshot from its newest metadata file and its manifests."""
+def stored_metadata(root: str, store: TableStore, names: list[str]) -> str:
+    """Return the Iceberg metadata file in force in a store, relative to the table root (names: the files under it):
+    the one version-hint.text names, else the highest version."""
+    found = {n for n in names if n.startswith("metadata/") and n.count("/") == 1}
+    if "metadata/version-hint.text" in found:
+        text = store.read_text(f"{root}/metadata/version-hint.text").strip()
+        for name in (f"metadata/v{text}.metadata.json", f"metadata/{text}.metadata.json", f"metadata/{text}"):
+            if name in found:
+                return name
+    candidates = sorted(n for n in found if n.endswith(".metadata.json"))
+    if not candidates:
+        raise TableUnreadable("no *.metadata.json in its metadata folder")
+
+    def version(name: str) -> tuple[int, str]:
+        match = _METADATA_VERSION.match(name.rpartition("/")[2])
+        return (int(match.group(1)) if match else -1, name)
+
+    return max(candidates, key=version)
+
+
+def read_iceberg(root: Path, store: TableStore | None = None, names: list[str] | None = None) -> TableFacts:
+    """Read an Iceberg table's current snapshot from its newest metadata file and its manifests (in a store: names
+    are the files under root)."""
     from pyiceberg.table import StaticTable
 
-    metadata = current_metadata(root)
-    table = StaticTable.from_metadata(str(metadata))
+    notes = []
+    if store is None:
+        metadata = current_metadata(root).relative_to(root).as_posix()
+        table = StaticTable.from_metadata(str(root / metadata))
+        location = table.metadata.location.removeprefix("file://")
+        moved = bool(location) and Path(location).resolve() != root.resolve()
+    else:
+        rel = Path(root).as_posix()
+        metadata = stored_metadata(rel, store, names or [])
+        table = StaticTable.from_metadata(store.url(f"{rel}/{metadata}"), properties=store.iceberg_properties())
+        location = table.metadata.location
+        moved = location.rstrip("/").partition("://")[2] != store.url(rel).partition("://")[2]
+        notes.append(f"its metadata names its files by their URLs in the store ({location}/…); a script in the "
+                     "sandbox has no network, so the load line above cannot follow them: answer from these facts, "
+                     "or load it where the store is reachable")
     schema = table.schema().as_arrow()
     snapshot = table.current_snapshot()
     summary = dict(snapshot.summary.additional_properties) if snapshot and snapshot.summary else {}
-    notes = []
-    location = table.metadata.location.removeprefix("file://")
-    if location and Path(location).resolve() != root.resolve():
+    if moved:
         notes.append(f"its metadata records the table at {location}, not where it lies now: the data files are "
                      "read from the paths the metadata names")
     try:
@@ -170,7 +255,7 @@ def read_iceberg(root: Path) -> TableFacts:
         columns=[(f.name, str(f.type)) for f in schema], partition_columns=partition,
         history=len(table.metadata.snapshots), files=files.num_rows if files is not None else 0,
         data_bytes=int(summary.get("total-files-size", 0) or 0), stats=stats,
-        target=metadata.relative_to(root).as_posix(),
+        target=metadata,
         operations=[str(snapshot.summary.operation.value)] if snapshot and snapshot.summary else [], notes=notes)
 
 

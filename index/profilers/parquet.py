@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from dslake_index.profilers.base import Limits, Profile, ProfileError, Table
-from dslake_index.profilers.stats import column_stats, jsonable, sample_rows
+from dslake_index.profilers.base import Column, Limits, Profile, ProfileError, Table
+from dslake_index.profilers.stats import column_stats, jsonable, sample_rows, unit_of
 
 MAX_ROW_GROUPS_STATS = 200  # row groups whose statistics are merged into min/max/nulls
 SAMPLE_ROWS = 2000
@@ -34,8 +34,12 @@ def _merge_stats(md: Any, j: int) -> tuple[Any, Any, int | None]:
     return lo, hi, nulls
 
 
-def profile_parquet(path: Path, size: int, limits: Limits) -> Profile:
-    """Profile a parquet file without reading it whole."""
+def profile_parquet(path: Path | Any, size: int, limits: Limits, sample: bool = True) -> Profile:
+    """Profile a parquet file without reading it whole.
+
+    path: a path or a seekable binary file (an object in a store read by ranges). sample=False reads the footer
+    alone: types, rows and min/max/nulls, no examples or top values (no data page is fetched).
+    """
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -50,11 +54,13 @@ def profile_parquet(path: Path, size: int, limits: Limits) -> Profile:
     table = Table(n_rows=md.num_rows, n_cols=len(names), read_hint=prof.read_hint)
     cols = names[: limits.max_columns]
     try:
-        batch = next(pf.iter_batches(batch_size=SAMPLE_ROWS, columns=cols), None)
+        batch = next(pf.iter_batches(batch_size=SAMPLE_ROWS, columns=cols), None) if sample else None
         df = batch.to_pandas() if batch is not None else schema.empty_table().select(cols).to_pandas()
     except (pa.ArrowException, OSError, ValueError) as exc:
         raise ProfileError(f"parquet data cannot be decoded: {exc}"[:300]) from exc
-    table.columns = column_stats(df, limits)
+    # a footer alone: each column's pandas type, its counts and bounds from the statistics below
+    table.columns = column_stats(df, limits) if sample else \
+        [Column(name=str(n), dtype=str(t), unit=unit_of(str(n))) for n, t in df.dtypes.items()]
     leaf = {md.schema.column(j).path: j for j in range(md.num_columns)}
     for col in table.columns:
         col.dtype = f"{col.dtype} ({schema.field(col.name).type})" if col.name in names else col.dtype
@@ -71,8 +77,10 @@ def profile_parquet(path: Path, size: int, limits: Limits) -> Profile:
     prof.tables.append(table)
     prof.structure = {"row_groups": md.num_row_groups, "created_by": md.created_by,
                       "schema": {n: str(schema.field(n).type) for n in names[:200]}}
+    seen = f"examples and top values from the first {len(df):,} rows" if sample else \
+        "no examples or top values (profiled from its footer alone, read by ranges from object storage)"
     prof.notes.append(f"{md.num_rows:,} rows in {md.num_row_groups} row group(s); min/max/nulls from the file's "
-                      f"metadata, examples and top values from the first {len(df):,} rows")
+                      f"metadata, {seen}")
     if schema.metadata and b"pandas" in schema.metadata:
         prof.notes.append("written by pandas (index and dtypes restore with pd.read_parquet)")
     if md.num_rows > len(df):
