@@ -332,7 +332,8 @@ def load_frame(text: str, kw: dict[str, Any], lay: Layout) -> tuple[Any, dict[st
     """Parse a table, adding thousands= and na_values= when its text columns need them; return df, kw, notes."""
     df, notes = _parse(text, kw)
     extra: dict[str, Any] = {}
-    distinct = {c: _distinct_text(s) for c, s in list(df.items())[:200] if s.dtype.kind == "O"}
+    # text columns among the first 200, picked by dtype: df.items() builds a Series for every column first
+    distinct = {df.columns[j]: _distinct_text(df.iloc[:, j]) for j, d in enumerate(df.dtypes[:200]) if d.kind == "O"}
     if not lay.decimal_comma and any(_THOUSANDS.match(v) for vals in distinct.values() for v in vals):
         extra["thousands"] = ","
     elif lay.decimal_comma and any(_DOT_GROUPED.match(v) for vals in distinct.values() for v in vals):
@@ -439,7 +440,8 @@ def profile_delimited(path: Path | None, head: bytes, size: int, limits: Limits,
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
-    lines = [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
+    if "\r" in text:  # most files end lines with '\n' alone: no pass over every line for them
+        lines = [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
     lay = find_layout(lines, ext, whole)
     if whole and lay.n_fields > 1 and lay.sep != WHITESPACE:
         from dslake_index.profilers import stacked  # it builds on this module's layout functions

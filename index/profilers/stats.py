@@ -430,7 +430,9 @@ def _line_hash(line: str) -> int:
 def line_facts(lines: list[str]) -> tuple[int, list[int], list[int]]:
     """Return row_facts of a table's data lines, from their text (cheaper than hashing a parsed frame), and the
     hashes of its first and last line (a boundary row two files share)."""
-    hashes = [_line_hash(ln) for ln in lines]
+    # _line_hash inlined: a call per line was a third of this function's time on a 1,440-row file
+    crc, mask = zlib.crc32, (1 << _HASH_BITS) - 1
+    hashes = [((crc(data) << 21) ^ crc(data, 0x9E3779B9)) & mask for data in [ln.strip().encode() for ln in lines]]
     distinct = set(hashes)
     return len(lines) - len(distinct), sorted(distinct)[:ROW_SKETCH], [hashes[0], hashes[-1]] if hashes else []
 
@@ -523,7 +525,12 @@ def row_kinds(values: list[str]) -> list[list[Any]]:
     Area' in one column of areas. [[where, words, count], ...], most frequent first; one kind when every value
     shares two words or more and no split follows; [] when there are none."""
     # each distinct value once, with its count: a column of 16,000 rows often holds a few hundred names
-    distinct = Counter(v for v in values if isinstance(v, str))
+    try:  # counted in C, then the cells that are not text dropped (the order of first sight is kept)
+        distinct = Counter(values)
+        for key in [k for k in distinct if not isinstance(k, str)]:
+            del distinct[key]
+    except TypeError:  # unhashable cells (lists read from JSON)
+        distinct = Counter(v for v in values if isinstance(v, str))
     words = [(v.split(), n) for v, n in distinct.items()]
     if not words:
         return []
