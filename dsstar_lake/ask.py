@@ -118,7 +118,7 @@ def _sandbox_meanwhile(setup: RunSetup) -> Future[Sandbox]:
     """Start making the run's sandbox in a thread, while the question is embedded and the context retrieved.
 
     Making it probes bubblewrap and the cgroups (processes), walks the lake for the names to blank and asks the
-    interpreter which packages import (a process): about a third of a one-round run's wall time when done in
+    interpreter which packages import (a process): ~1 s of wall time on a loaded 2-core machine when done in
     turn, and none of it depends on the question. Nothing of the sandbox's isolation changes: the same Sandbox,
     made earlier. Its errors (a backend that cannot work here) are raised where it is first needed, as before.
     """
