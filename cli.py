@@ -6,7 +6,6 @@ import sys
 from typing import Any
 
 import click
-from rich.table import Table
 
 from dsstar_lake.cli_common import (
     DslakeGroup,
@@ -186,6 +185,8 @@ def config(lake_path: str | None, catalog: str | None, as_json: bool) -> None:
     if as_json:
         print_json(rows)
         return
+    from rich.table import Table
+
     from dsstar_lake.render import safe
 
     table = Table("setting", "value", "from")

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from concurrent.futures import Future
+from typing import TYPE_CHECKING, Any
 
 from dslake_index.progress import Progress
 
@@ -16,6 +18,9 @@ from dsstar_lake.agent.state import AgentState, Answer
 from dsstar_lake.errors import CatalogError, DslakeError, UsageError
 from dsstar_lake.runs import RunRecord
 from dsstar_lake.runsetup import CACHE_NAME, RunSetup, run_setup
+
+if TYPE_CHECKING:
+    from dsstar_lake.sandbox import Sandbox
 
 __all__ = ["CACHE_NAME", "ask", "build_answer", "files_used", "resume"]
 # Model settings a resumed run keeps, however they were given (flags, environment, config files).
@@ -57,6 +62,7 @@ def ask(
         "files": list(files) if files else None, "overrides": kept,
     })
     progress("run", {"run_id": record.id, "folder": str(record.folder)})
+    sandbox = _sandbox_meanwhile(setup)
     if entries is None:
         k = settings.retrieve.k
         entries = context.retrieve(setup.retriever(), question, k, [], "retrieval")
@@ -71,7 +77,7 @@ def ask(
     progress("context", {"entries": [e.path for e in entries], "given": bool(files)})
     state = AgentState(question=question, guidelines=settings.agent.guidelines, entries=entries)
     record.save_state(state.to_dict())
-    return _drive(setup, record, state, progress, not files, started, clarify)
+    return _drive(setup, record, state, progress, not files, started, clarify, sandbox)
 
 
 def resume(setup: RunSetup, run_id: str, progress: Progress | None = None) -> Answer:
@@ -108,14 +114,39 @@ def _lake_root(setup: RunSetup) -> str:
     return setup.lake_location("answering")
 
 
+def _sandbox_meanwhile(setup: RunSetup) -> Future[Sandbox]:
+    """Start making the run's sandbox in a thread, while the question is embedded and the context retrieved.
+
+    Making it probes bubblewrap and the cgroups (processes), walks the lake for the names to blank and asks the
+    interpreter which packages import (a process): ~1 s of wall time on a loaded 2-core machine when done in
+    turn, and none of it depends on the question. Nothing of the sandbox's isolation changes: the same Sandbox,
+    made earlier. Its errors (a backend that cannot work here) are raised where it is first needed, as before.
+    """
+    made: Future[Sandbox] = Future()
+
+    def make() -> None:
+        try:
+            sandbox = setup.sandbox()
+            sandbox.packages()  # cached per interpreter: the coder's prompt reads it
+            if sandbox.backend == "bwrap":
+                sandbox.masks  # noqa: B018  (cached: walked once, blanked under every script's bubblewrap)
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller, raised there
+            made.set_exception(exc)
+        else:
+            made.set_result(sandbox)
+
+    threading.Thread(target=make, name="dslake-sandbox", daemon=True).start()
+    return made
+
+
 def _drive(setup: RunSetup, record: RunRecord, state: AgentState, progress: Progress, retrieve: bool,
-           started: float, clarify: Pick | None = None) -> Answer:
+           started: float, clarify: Pick | None = None, sandbox_made: Future[Sandbox] | None = None) -> Answer:
     """Run the loop and turn how it ended into the run's status, answer.json and the returned Answer."""
     from dsstar_lake.agent.loop import solve
 
     limits = setup.settings.agent
     events = EventStream([recorder(record), progress])
-    sandbox = setup.sandbox()
+    sandbox = sandbox_made.result() if sandbox_made is not None else setup.sandbox()
     if sandbox.warning:
         events.emit("warning", text=sandbox.warning)
     llm = setup.llm(record.record_call, record.id)

@@ -10,7 +10,6 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 from rich.panel import Panel
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from dsstar_lake.console import CliConsole
@@ -41,6 +40,9 @@ def index_progress(console: Console, enabled: bool = True) -> Iterator[Any]:
     if not console.is_terminal:
         yield lambda event, data: _print_estimate(console, event, data)
         return
+    # Bars only on a terminal: a search, or an index into a pipe or a job's log, never loads them.
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                TextColumn("{task.fields[rate]}"), TimeElapsedColumn())
     with Progress(*columns, console=console, transient=True) as bar:

@@ -56,6 +56,16 @@ def test_one_round_verified_at_once(lake):
     assert provider.unused() == []
 
 
+def test_a_sandbox_that_cannot_be_made_fails_the_ask_with_its_own_error(lake):
+    """The sandbox is made in a thread while the context is retrieved: its error still ends the ask, as one line."""
+    from dsstar_lake.errors import ConfigError
+
+    provider = scripted(("planner", "Sum the units in data/sales.csv."))
+    with pytest.raises(ConfigError, match="sandbox.backend must be one of"):
+        ask(lake, "How many units were sold?", provider, overrides={"sandbox.backend": "docker"})
+    assert provider.calls == []  # no model was asked before the sandbox was known
+
+
 def test_the_first_coder_sees_whole_what_the_step_names_and_the_finalyzer_what_the_scripts_read(lake):
     provider = scripted(
         ("planner", "Sum the units of the widget rows in data/sales.csv."),

@@ -269,3 +269,22 @@ def test_report_table_piped_keeps_whole_questions_and_answers():
     cells = re.findall(r"│ +\d* *│ ([^│]*?) *│[^│]*│ ([^│]*?) *│", piped.getvalue())
     assert " ".join(" ".join(c[0] for c in cells).split()) == question, piped.getvalue()
     assert " ".join(" ".join(c[1] for c in cells).split()) == answer and "…" not in piped.getvalue()
+
+
+HEAVY = ("torch", "sentence_transformers", "pandas", "chromadb", "tenacity")
+
+
+def test_a_search_process_loads_no_heavy_package(lake):
+    """A cold `dslake search` ranks from the manifest's vectors with the ONNX model: it never loads torch, pandas or
+    Chroma (seconds of a cold start), nor the model call site's retry machinery."""
+    import subprocess
+    import sys
+
+    code = ("import json, sys\nfrom dslake_cli.cli import cli\n"
+            "try:\n    cli.main(sys.argv[1:], standalone_mode=False)\n"
+            f"finally:\n    sys.stderr.write('\\nloaded ' + json.dumps(sorted(m for m in {HEAVY!r} if m in sys.modules)))\n")
+    done = subprocess.run([sys.executable, "-c", code, "search", "river temperature", str(lake), "--json"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["hits"], done.stdout
+    assert done.stderr.splitlines()[-1] == "loaded []", done.stderr

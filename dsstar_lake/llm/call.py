@@ -10,8 +10,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import tenacity
-
 from dsstar_lake.errors import BudgetExceeded, ConfigError, DslakeError, ProviderError
 from dsstar_lake.llm.base import CALLING_RUN, Completion, Provider, RetryableError, estimate_tokens
 from dsstar_lake.llm.cache import ResponseCache, prompt_hash
@@ -159,6 +157,10 @@ class LLM:
         self, role: str, model: str, prompt: str, system: str | None, attempts: list[int], retry_errors: list[str]
     ) -> Completion:
         """Ask the provider, retrying only RetryableError with exponential backoff and jitter."""
+        # Imported at the first call, not with the module: tenacity loads tornado and asyncio when tornado is
+        # installed, which every command that merely builds the LLM layer (an index, a search) would pay for.
+        import tenacity
+
         max_retries = max(0, self.settings.llm.max_retries)
         initial = self.settings.llm.backoff_initial_s
         longest = self.settings.llm.backoff_max_s

@@ -235,8 +235,14 @@ class Sandbox:
         # Only private folders inside the lake are left out: a view lies inside the catalog it is made from.
         private = [p for p in self.private if p.is_relative_to(self.lake)]
         hidden = {self.view.manifest} if self.view is not None else set()
+        # Most opened paths are the interpreter's and the packages' own files (every module pandas imports):
+        # a string test leaves them out before any Path is made (hundreds per script: ~0.15 s each under load).
+        prefixes = tuple(f"{root}{os.sep}" for root in (data, self.lake))
         for raw in opened:
-            path = Path(os.path.normpath(raw))
+            normal = os.path.normpath(raw)
+            if not normal.startswith(prefixes):
+                continue
+            path = Path(normal)
             for root in (data, self.lake):
                 if path.is_relative_to(root):
                     rel = path.relative_to(root)

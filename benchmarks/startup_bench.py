@@ -1,0 +1,114 @@
+"""Start-up benchmark: a cold `dslake search`, a no-change `dslake index` and a one-round scripted `dslake ask`.
+
+usage: python benchmarks/startup_bench.py --lake LAKE --catalog DIR [--runs 7] [--before CHECKOUT] [--skip-ask]
+
+Each figure is a whole process, as a user starts it from the shell: the installed `dslake` command beside this
+interpreter, its imports, opening the catalog, the work, the printing. LAKE must be indexed into DIR first
+(`dslake index LAKE --catalog DIR`; the KramaBench lake is the issue's yardstick). Prints the median and the
+spread (min-max) of the wall and CPU seconds (the process and its children: the sandboxed scripts of an ask).
+
+--before CHECKOUT times that checkout's code as well (its cli.py, dsstar_lake/ and index/, put first on the
+module path), one run of each in turn, and prints the ratio new/before per pair: on a shared machine the pair's
+ratio means more than either time. The ask answers "how many fatalities in all conflicts" over KramaBench's
+archeology/conflict_brecke.csv with the scripted provider (plan, one script, yes, the final script): two
+sandboxed scripts that each import pandas, and no model time at all. Never run by CI.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ASK_FILE = "archeology/conflict_brecke.csv"
+SCRIPT = ("```python\nimport pandas as pd\n"
+          f"print(pd.read_csv('data/{ASK_FILE}')['Fatalities'].sum())\n```")
+RULES = [
+    {"role": "planner", "response": f"Sum the Fatalities column of {ASK_FILE}."},
+    {"role": "coder", "response": SCRIPT},
+    {"role": "verifier", "response": "Yes"},
+    {"role": "finalyzer", "response": SCRIPT},
+]
+
+
+def before_path(checkout: Path, scratch: Path) -> str:
+    """Return a module path on which `checkout`'s code shadows the installed (editable) packages."""
+    folder = scratch / "before-path"
+    folder.mkdir(exist_ok=True)
+    for name, target in (("dslake_cli", checkout), ("dsstar_lake", checkout / "dsstar_lake"),
+                         ("dslake_index", checkout / "index")):
+        link = folder / name
+        if not link.is_symlink():
+            link.symlink_to(target.resolve(), target_is_directory=True)
+    return str(folder)
+
+
+def timed(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """Run one command; return its wall and CPU seconds (children included). A failure stops the benchmark."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    done = subprocess.run(argv, capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL)
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        sys.exit(f"{' '.join(argv[:3])} failed ({done.returncode}): {done.stderr.strip()[-500:]}")
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def spread(values: list[float]) -> str:
+    return f"{statistics.median(values):6.3f} ({min(values):.3f}-{max(values):.3f})"
+
+
+def main() -> None:
+    """Parse the arguments, run each command (and its before pair) --runs times, print the figures."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--lake", type=Path, required=True)
+    parser.add_argument("--catalog", type=Path, required=True)
+    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--before", type=Path, help="another checkout to time against, pair by pair")
+    parser.add_argument("--skip-ask", action="store_true")
+    args = parser.parse_args()
+    scratch = Path(tempfile.mkdtemp(prefix="dslake-startup-"))
+    rules = scratch / "rules.jsonl"
+    rules.write_text("".join(json.dumps(rule) + "\n" for rule in RULES))
+    dslake = str(Path(sys.executable).with_name("dslake"))
+    lake, catalog = str(args.lake), str(args.catalog)
+    commands = {
+        "cold `dslake search`": [dslake, "search", "solar wind speed", "--catalog", catalog],
+        "no-change `dslake index`": [dslake, "index", lake, "--catalog", catalog],
+    }
+    if not args.skip_ask:
+        commands["one-round scripted `dslake ask`"] = [
+            dslake, "ask", "How many fatalities in all conflicts?", "--lake", lake, "--catalog", catalog,
+            "--llm", "scripted", "--scripted-file", str(rules), "--json"]
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONDONTWRITEBYTECODE")}
+    variants = {"new": env}
+    if args.before:
+        variants["before"] = {**env, "PYTHONPATH": before_path(args.before, scratch)}
+    print(f"{args.runs} runs each, median (min-max) in seconds; cores {os.cpu_count()}, load average "
+          f"{os.getloadavg()[0]:.1f} at the start")
+    for label, argv in commands.items():
+        times: dict[str, list[tuple[float, float]]] = {name: [] for name in variants}
+        for variant_env in variants.values():
+            timed(argv, variant_env)  # warm-up: the page cache, the bytecode of a checkout run for the first time
+        for _ in range(args.runs):
+            for name, variant_env in variants.items():
+                times[name].append(timed(argv, variant_env))
+        for name, pairs in times.items():
+            print(f"{label:<34} {name:<6} wall {spread([w for w, _ in pairs])}   cpu {spread([c for _, c in pairs])}")
+        if args.before:
+            for index, what in ((0, "wall"), (1, "cpu")):
+                ratios = [new[index] / old[index] for new, old in zip(times["new"], times["before"], strict=True)]
+                print(f"{label:<34} new/before {what} {spread(ratios)}")
+    print(f"load average {os.getloadavg()[0]:.1f} at the end")
+
+
+if __name__ == "__main__":
+    main()
