@@ -10,7 +10,6 @@ re-embedded.
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 import threading
@@ -30,7 +29,7 @@ from dsstar_lake.errors import BudgetExceeded, ConfigError, DslakeError
 
 if TYPE_CHECKING:
     from dsstar_lake.agent.analyzer import Analysis
-    from dsstar_lake.llm import LLM, CallRecord
+    from dsstar_lake.llm import LLM
     from dsstar_lake.llm.base import Provider
     from dsstar_lake.runsetup import RunSetup
     from dsstar_lake.sandbox import Sandbox
@@ -131,26 +130,6 @@ def plan_targets(conn: sqlite3.Connection, mode: str, source: str) -> list[Targe
 
 def _failed(source: str) -> str:
     return f"failed:{source}"
-
-
-class _Trace:
-    """Append model calls and per-file outcomes to the pass's trace.jsonl, one JSON line each, from any thread."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._lock = threading.Lock()
-
-    def __call__(self, record: CallRecord) -> None:
-        self._append(record.to_dict())
-
-    def write(self, data: dict[str, Any]) -> None:
-        """Append one event (type and fields), stamped with the time."""
-        self._append({"time": time.time(), **data})
-
-    def _append(self, data: dict[str, Any]) -> None:
-        line = json.dumps(data, ensure_ascii=False, default=str)
-        with self._lock, open(self.path, "a", encoding="utf-8") as fh:
-            fh.write(line + "\n")
 
 
 def analyze_catalog(
@@ -264,6 +243,7 @@ def _stamp() -> str:
 
 def run_analyzer(setup: RunSetup, mode: str, progress: Progress = _quiet) -> AnalysisSummary:
     """Build the model (as ask does), the sandbox and the pass's folder, and analyse what wants it."""
+    from dsstar_lake.llm.record import JsonlRecorder
     from dsstar_lake.llm.registry import model_for
 
     settings = setup.settings
@@ -275,7 +255,7 @@ def run_analyzer(setup: RunSetup, mode: str, progress: Progress = _quiet) -> Ana
         raise ConfigError("the analyzer needs the lake folder")
     folder = setup.catalog_dir / "runs" / f"{RUN_PREFIX}{_stamp()}"
     folder.mkdir(parents=True, exist_ok=True)
-    trace = _Trace(folder / "trace.jsonl")
+    trace = JsonlRecorder(folder / "trace.jsonl")
     # The manifest is written as each file's analysis lands, while other files' scripts run.
     sandbox = setup.sandbox(volatile=(catalog_db.MANIFEST_NAME,))
     if sandbox.warning:

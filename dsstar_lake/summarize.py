@@ -40,11 +40,10 @@ from dsstar_lake.untrusted import frame, quote, visible
 
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from pathlib import Path
 
     from dslake_index.progress import Progress
 
-    from dsstar_lake.llm import LLM, CallRecord
+    from dsstar_lake.llm import LLM
     from dsstar_lake.runsetup import RunSetup
     from dsstar_lake.settings import Settings
 
@@ -232,6 +231,7 @@ def run_summarizer(setup: RunSetup, progress: Progress = _quiet, spent: float = 
 
     The pass's model calls and outcomes go to `<catalog>/runs/index-summarizer-<id>/trace.jsonl`.
     """
+    from dsstar_lake.llm.record import JsonlRecorder
     from dsstar_lake.llm.registry import model_for, provider_name
     from dsstar_lake.runs import new_run_id
 
@@ -252,12 +252,12 @@ def run_summarizer(setup: RunSetup, progress: Progress = _quiet, spent: float = 
         return report
     folder = setup.catalog_dir / "runs" / f"{RUN_PREFIX}{new_run_id()}"
     folder.mkdir(parents=True, exist_ok=True)
-    trace = _Trace(folder / "trace.jsonl")
+    trace = JsonlRecorder(folder / "trace.jsonl")
     trace.write({"type": "start", "targets": len(targets), "estimate": report.estimate})
     limit = settings["llm.max_cost"]
     budget = settings.with_overrides({"llm.max_cost": max(1e-9, limit - spent)}) if limit > 0 else settings
     jobs = settings["index.jobs"] or (os.cpu_count() or 1)
-    with setup.llm(trace.call, folder.name, settings=budget) as llm:
+    with setup.llm(trace, folder.name, settings=budget) as llm:
         summarize(conn, llm, targets, source, jobs, report, progress, trace.write)
         totals = llm.totals
     report.llm_calls = totals.provider_calls
@@ -266,24 +266,3 @@ def run_summarizer(setup: RunSetup, progress: Progress = _quiet, spent: float = 
     report.run_folder = str(folder)
     trace.write({"type": "done", **{k: v for k, v in report.to_dict().items() if k != "failures"}})
     return report
-
-
-class _Trace:
-    """Append the pass's model calls and per-entry outcomes to its trace.jsonl, one JSON line each, from any thread."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._lock = threading.Lock()
-
-    def call(self, record: CallRecord) -> None:
-        """Record one model call (prompt, response, tokens, cost)."""
-        self._append(record.to_dict())
-
-    def write(self, data: dict[str, Any]) -> None:
-        """Record one event, stamped with the time."""
-        self._append({"time": time.time(), **data})
-
-    def _append(self, data: dict[str, Any]) -> None:
-        line = json.dumps(data, ensure_ascii=False, default=str)
-        with self._lock, open(self.path, "a", encoding="utf-8") as fh:
-            fh.write(line + "\n")

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import string
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
+from typing import TypeVar
 
 from dsstar_lake.errors import ConfigError
 from dsstar_lake.untrusted import for_prompt
+
+T = TypeVar("T")
 
 PROMPTS_DIR = Path(__file__).resolve().parent / "prompts"
 
@@ -58,3 +62,19 @@ def variables(name: str) -> frozenset[str]:
 def render(name: str, **values: object) -> str:
     """Fill an agent prompt; every variable must be given and nothing else."""
     return _AGENT.render(name, **values)
+
+
+def ask_with_reminder(complete: Callable[[str], str], prompt: str, parse: Callable[[str], T | None], expected: str,
+                      unreadable: Callable[[str], None] = lambda text: None) -> tuple[T | None, str]:
+    """Ask; on an unreadable answer (parse gives None) ask once more with the terse reminder (prompts/reminder.txt).
+
+    Return what parse read (None: the reminder's answer was unreadable too) and the last answer's text;
+    unreadable(text) is told of the first unreadable answer before the reminder goes out.
+    """
+    text = complete(prompt)
+    value = parse(text)
+    if value is None:
+        unreadable(text)
+        text = complete(render("reminder", prompt=prompt, expected=expected))
+        value = parse(text)
+    return value, text
