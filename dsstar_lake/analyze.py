@@ -64,7 +64,7 @@ class Target:
 
 
 @dataclass
-class AnalysisSummary:
+class AnalyzerReport:
     """What one analyzer pass did."""
 
     mode: str
@@ -132,7 +132,7 @@ def _failed(source: str) -> str:
     return f"failed:{source}"
 
 
-def analyze_catalog(
+def analyze_files(
     setup: RunSetup,
     mode: str,
     llm: LLM,
@@ -142,7 +142,7 @@ def analyze_catalog(
     workdir: Path | None = None,
     targets: list[Target] | None = None,
     trace: Callable[[dict[str, Any]], None] | None = None,
-) -> AnalysisSummary:
+) -> AnalyzerReport:
     """Analyse the contents that want it in a bounded thread pool; write each result as it lands.
 
     A budget or provider failure stops scheduling new files and keeps what is done; the rest waits for the next
@@ -155,7 +155,7 @@ def analyze_catalog(
     source = source_for(llm.model_for("analyzer"))
     if targets is None:
         targets = plan_targets(conn, mode, source)
-    summary = AnalysisSummary(mode=mode, wanted=len(targets))
+    summary = AnalyzerReport(mode=mode, wanted=len(targets))
     if not targets:
         return summary
     workdir = Path(workdir) if workdir is not None else setup.catalog_dir / "runs" / f"{RUN_PREFIX}{_stamp()}"
@@ -208,7 +208,7 @@ def analyze_catalog(
 
 
 def _settle(conn: sqlite3.Connection, future: Future[Analysis | None], target: Target, source: str,
-            summary: AnalysisSummary, stop: threading.Event, record: Callable[[dict[str, Any]], None],
+            summary: AnalyzerReport, stop: threading.Event, record: Callable[[dict[str, Any]], None],
             progress: Progress) -> None:
     """Store one finished analysis (or its failure); a budget or provider error stops the pass."""
     try:
@@ -241,7 +241,7 @@ def _stamp() -> str:
     return new_run_id()
 
 
-def run_analyzer(setup: RunSetup, mode: str, progress: Progress = _quiet) -> AnalysisSummary:
+def run_analyzer(setup: RunSetup, mode: str, progress: Progress = _quiet) -> AnalyzerReport:
     """Build the model (as ask does), the sandbox and the pass's folder, and analyse what wants it."""
     from dsstar_lake.llm.record import JsonlRecorder
     from dsstar_lake.llm.registry import model_for
@@ -250,7 +250,7 @@ def run_analyzer(setup: RunSetup, mode: str, progress: Progress = _quiet) -> Ana
     conn = setup.connection()
     targets = plan_targets(conn, mode, source_for(model_for(settings, "analyzer")))
     if not targets:
-        return AnalysisSummary(mode=mode)
+        return AnalyzerReport(mode=mode)
     if setup.root is None:
         raise ConfigError("the analyzer needs the lake folder")
     folder = setup.catalog_dir / "runs" / f"{RUN_PREFIX}{_stamp()}"
@@ -264,7 +264,7 @@ def run_analyzer(setup: RunSetup, mode: str, progress: Progress = _quiet) -> Ana
     trace.write({"type": "start", "mode": mode, "targets": len(targets), "backend": sandbox.backend})
     jobs = settings["index.jobs"] or (os.cpu_count() or 1)
     with setup.llm(trace, folder.name) as llm:
-        summary = analyze_catalog(setup, mode, llm, sandbox, jobs, progress, workdir=folder, targets=targets,
+        summary = analyze_files(setup, mode, llm, sandbox, jobs, progress, workdir=folder, targets=targets,
                                   trace=trace.write)
     summary.run_folder = str(folder)
     trace.write({"type": "done", **{k: v for k, v in summary.to_dict().items() if k != "failures"}})

@@ -70,7 +70,7 @@ class Target:
 
 
 @dataclass
-class SummaryReport:
+class SummarizerReport:
     """What one summarizer pass did (and what it expected to cost)."""
 
     model: str = ""
@@ -103,11 +103,11 @@ def _failed(source: str) -> str:
 def prompt_for(path: str, description: str) -> str:
     """Return the summarizer's prompt for one entry (its path as a literal, its description framed as data)."""
     from dsstar_lake.agent.execute import cap
-    from dsstar_lake.agent.prompts import render
+    from dsstar_lake.agent.prompts import fill
 
     shown = f"data/{path}"
     text = cap(without_summary(description, DESCRIPTION_HEAD), DESCRIPTION_CHARS)
-    return render(ROLE, path=quote(shown), description=frame(text, "data", path=shown))
+    return fill(ROLE, path=quote(shown), description=frame(text, "data", path=shown))
 
 
 def plan_targets(conn: sqlite3.Connection, source: str) -> list[Target]:
@@ -174,8 +174,8 @@ def over_budget(settings: Settings, usd: float | None, spent: float) -> str | No
             "was asked: raise --max-cost, or name a cheaper llm.models.summarizer")
 
 
-def summarize(conn: sqlite3.Connection, llm: LLM, targets: list[Target], source: str, jobs: int,
-              report: SummaryReport, progress: Progress = _quiet,
+def summarize_entries(conn: sqlite3.Connection, llm: LLM, targets: list[Target], source: str, jobs: int,
+              report: SummarizerReport, progress: Progress = _quiet,
               record: Callable[[dict[str, Any]], None] | None = None) -> None:
     """Ask for each target's summary in a bounded thread pool and store each as it lands (or its failure).
 
@@ -226,7 +226,7 @@ class _NotStarted(Exception):
     """A target skipped because the pass was stopping."""
 
 
-def run_summarizer(setup: RunSetup, progress: Progress = _quiet, spent: float = 0.0) -> SummaryReport:
+def run_summarizer(setup: RunSetup, progress: Progress = _quiet, spent: float = 0.0) -> SummarizerReport:
     """Plan, estimate and (within llm.max_cost less `spent`) summarise the wordless entries that want it.
 
     The pass's model calls and outcomes go to `<catalog>/runs/index-summarizer-<id>/trace.jsonl`.
@@ -240,7 +240,7 @@ def run_summarizer(setup: RunSetup, progress: Progress = _quiet, spent: float = 
     model = model_for(settings, ROLE)
     source = source_for(model)
     targets = plan_targets(conn, source)
-    report = SummaryReport(model=model, wanted=len(targets))
+    report = SummarizerReport(model=model, wanted=len(targets))
     if not targets:
         return report
     name = provider.name if provider is not None else provider_name(settings)
@@ -258,7 +258,7 @@ def run_summarizer(setup: RunSetup, progress: Progress = _quiet, spent: float = 
     budget = settings.with_overrides({"llm.max_cost": max(1e-9, limit - spent)}) if limit > 0 else settings
     jobs = settings["index.jobs"] or (os.cpu_count() or 1)
     with setup.llm(trace, folder.name, settings=budget) as llm:
-        summarize(conn, llm, targets, source, jobs, report, progress, trace.write)
+        summarize_entries(conn, llm, targets, source, jobs, report, progress, trace.write)
         totals = llm.totals
     report.llm_calls = totals.provider_calls
     report.cost_usd = round(totals.cost_usd, 6)

@@ -1,4 +1,4 @@
-"""Prompt templates: one text file per role in a folder, with explicit {variables} filled by render()."""
+"""Prompt templates: one text file per role in a folder, with explicit {variables} filled by fill()."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ class Templates:
     def _variables(self, name: str) -> frozenset[str]:
         return frozenset(field for _, field, _, _ in string.Formatter().parse(self.template(name)) if field)
 
-    def render(self, name: str, **values: object) -> str:
+    def fill(self, name: str, **values: object) -> str:
         """Fill a template; every variable must be given and nothing else (a typo is a bug, not a blank)."""
         expected = self.variables(name)
         missing, extra = expected - values.keys(), values.keys() - expected
@@ -59,9 +59,9 @@ def variables(name: str) -> frozenset[str]:
     return _AGENT.variables(name)
 
 
-def render(name: str, **values: object) -> str:
+def fill(name: str, **values: object) -> str:
     """Fill an agent prompt; every variable must be given and nothing else."""
-    return _AGENT.render(name, **values)
+    return _AGENT.fill(name, **values)
 
 
 def ask_with_reminder(complete: Callable[[str], str], prompt: str, parse: Callable[[str], T | None], expected: str,
@@ -75,6 +75,6 @@ def ask_with_reminder(complete: Callable[[str], str], prompt: str, parse: Callab
     value = parse(text)
     if value is None:
         unreadable(text)
-        text = complete(render("reminder", prompt=prompt, expected=expected))
+        text = complete(fill("reminder", prompt=prompt, expected=expected))
         value = parse(text)
     return value, text

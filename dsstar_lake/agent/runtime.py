@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from dsstar_lake.agent import context
 from dsstar_lake.agent.events import EventStream
-from dsstar_lake.agent.prompts import ask_with_reminder, render, template
+from dsstar_lake.agent.prompts import ask_with_reminder, fill, template
 
 if TYPE_CHECKING:
     from dsstar_lake.agent.state import AgentState
@@ -70,7 +70,7 @@ class Agent:
                                   state.question, focus)
         view = getattr(self.sandbox, "view", None)  # a lake in object storage: say what data/ holds and lacks
         if view is not None:
-            data += "\n\n" + render("remote_data", **view.note_values())
+            data += "\n\n" + fill("remote_data", **view.note_values())
         return {"filenames": context.filenames(state.entries), "data": data}
 
     def packages(self) -> str:
