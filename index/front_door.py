@@ -30,8 +30,13 @@ from dslake_index.objectstore import list_objects
 from dslake_index.progress import Progress
 
 if TYPE_CHECKING:
+    # The value types of the door's handles: layers above name them from here (dslake_index.front_door).
+    from dslake_index.embed import Embedder as Embedder
     from dslake_index.enrich import Enricher
-    from dslake_index.indexer import IndexSummary
+    from dslake_index.indexer import IndexSummary as IndexSummary
+    from dslake_index.retrieve import Retriever as Retriever
+    from dslake_index.retrieve import SearchTiming as SearchTiming
+    from dslake_index.vectors import VectorStore as VectorStore
 
 CHROMA_DIR = "chroma"
 CATALOG_CONFIG = "config.toml"  # what the catalog keeps of its settings: where its vectors live
@@ -264,7 +269,7 @@ class Catalog:
         """Return the Chroma server URL in use, or None for the embedded store."""
         return self.settings["catalog.chroma_url"] or None
 
-    def vector_store(self) -> Any:
+    def vector_store(self) -> VectorStore:
         """Open the vector store (embedded in the catalog, or the configured Chroma server)."""
         from dslake_index.vectors import VectorStore
 
@@ -273,13 +278,13 @@ class Catalog:
         return VectorStore.open(path=path, url=url, collection=self.settings["catalog.collection"],
                                 readonly=self.readonly)
 
-    def embedder(self) -> Any:
+    def embedder(self) -> Embedder:
         """Return the process-wide embedding model (loaded on first encode)."""
         from dslake_index.embed import get_embedder
 
         return get_embedder(self.settings.section("embed"))
 
-    def index_embedder(self) -> Any:
+    def index_embedder(self) -> Embedder:
         """Return the embedding model for indexing: embedding runs after profiling, so it may use every core."""
         from dslake_index.embed import get_embedder
 
@@ -287,7 +292,7 @@ class Catalog:
         section["threads"] = section["index_threads"] or (os.cpu_count() or 1)
         return get_embedder(section)
 
-    def retriever(self) -> Any:
+    def retriever(self) -> Retriever:
         """Return this thread's hybrid retriever over the catalog (model loaded on first search)."""
         from dslake_index.retrieve import Retriever
 

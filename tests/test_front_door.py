@@ -15,7 +15,9 @@ from collections import defaultdict
 from conftest import REPO
 
 FRONT_DOOR = {
-    "dslake_index.front_door": {"Catalog", "CatalogStatus", "CATALOG_CONFIG", "CHROMA_DIR"},
+    "dslake_index.front_door": {"Catalog", "CatalogStatus", "CATALOG_CONFIG", "CHROMA_DIR",
+                                # the value types of its handles, named (for typing) through the door
+                                "Embedder", "IndexSummary", "Retriever", "SearchTiming", "VectorStore"},
     "dslake_index.enrich": {"Enricher", "Enrichment"},  # the model passes plug into the pipeline through it
     "dslake_index.progress": {"Progress"},  # the progress callback's type
     "dslake_index.errors": {"CatalogError", "CatalogLocked", "ConfigError", "DiskFull", "DslakeError", "LakeNotFound",
