@@ -286,25 +286,12 @@ class AnalyzerPass:
         return Enrichment("analysis", analysis.to_dict(), wrote=analysis.analyzed > 0)
 
 
-class SummarizerPass:
-    """The summarizer as an index enricher, after the analyzer (whose words its wordless test then sees)."""
-
-    def __init__(self, setup: RunSetup, after: AnalyzerPass) -> None:
-        self.setup = setup
-        self.after = after
-
-    def enrich(self, conn: sqlite3.Connection, progress: Progress) -> Enrichment:
-        """Summarise the wordless entries within what the analyzer left of llm.max_cost."""
-        from dsstar_lake.summarize import run_summarizer
-
-        report = run_summarizer(self.setup, progress, spent=self.after.spent)
-        return Enrichment("summaries", report.to_dict(), wrote=report.written > 0)
-
-
 def model_passes(setup: RunSetup, mode: str) -> list[Enricher]:
     """Return the index's model enrichers for an analyzer mode (none for `profile`): the analyzer, then the
     summarizer. The index renders what they change and embeds each changed card once, after both."""
     if mode == "profile":
         return []
+    from dsstar_lake.summarize import SummarizerPass
+
     analyzer = AnalyzerPass(setup, mode)
-    return [analyzer, SummarizerPass(setup, analyzer)]
+    return [analyzer, SummarizerPass(setup, lambda: analyzer.spent)]

@@ -23,6 +23,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from dslake_index.enrich import Enrichment
 from dslake_index.lookup import entry_description, stored_profile
 from dslake_index.profilers.base import Profile
 from dslake_index.summaries import (
@@ -266,3 +267,17 @@ def run_summarizer(setup: RunSetup, progress: Progress = _quiet, spent: float = 
     report.run_folder = str(folder)
     trace.write({"type": "done", **{k: v for k, v in report.to_dict().items() if k != "failures"}})
     return report
+
+
+class SummarizerPass:
+    """The summarizer as an index enricher (index/enrich.py), after the analyzer (whose words its wordless test
+    then sees): it stores summaries and marks their folders dirty."""
+
+    def __init__(self, setup: RunSetup, spent_before: Callable[[], float]) -> None:
+        self.setup = setup
+        self.spent_before = spent_before  # what the passes before it spent of llm.max_cost
+
+    def enrich(self, conn: sqlite3.Connection, progress: Progress) -> Enrichment:
+        """Summarise the wordless entries within what the passes before it left of llm.max_cost."""
+        report = run_summarizer(self.setup, progress, spent=self.spent_before())
+        return Enrichment("summaries", report.to_dict(), wrote=report.written > 0)

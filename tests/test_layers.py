@@ -1,8 +1,8 @@
 """Dependencies point one way: cli.py -> dsstar_lake -> index. Read from the source (ast), lazy imports included.
 
 A node of the graph is a subpackage (dsstar_lake/agent, index/profilers, ...) or a module that sits directly in
-dsstar_lake/ or index/ (errors, settings, lake, catalog, ...): the folders' own top-level modules are separate
-floors, so errors.py is not in a cycle merely because lake.py shares its folder.
+dsstar_lake/ or index/ (lake, catalog, ...): the folders' own top-level modules are separate floors, so lake.py
+is not in a cycle merely because another module shares its folder.
 """
 
 from __future__ import annotations
