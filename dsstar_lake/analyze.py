@@ -10,7 +10,6 @@ re-embedded.
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 import threading
@@ -29,7 +28,7 @@ from dsstar_lake.errors import BudgetExceeded, ConfigError, DslakeError
 
 if TYPE_CHECKING:
     from dsstar_lake.agent.analyzer import Analysis
-    from dsstar_lake.llm import LLM, CallRecord
+    from dsstar_lake.llm import LLM
     from dsstar_lake.llm.base import Provider
     from dsstar_lake.runsetup import RunSetup
     from dsstar_lake.sandbox import Sandbox
@@ -64,7 +63,7 @@ class Target:
 
 
 @dataclass
-class AnalysisSummary:
+class AnalyzerReport:
     """What one analyzer pass did."""
 
     mode: str
@@ -132,27 +131,7 @@ def _failed(source: str) -> str:
     return f"failed:{source}"
 
 
-class _Trace:
-    """Append model calls and per-file outcomes to the pass's trace.jsonl, one JSON line each, from any thread."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._lock = threading.Lock()
-
-    def __call__(self, record: CallRecord) -> None:
-        self._append(record.to_dict())
-
-    def write(self, data: dict[str, Any]) -> None:
-        """Append one event (type and fields), stamped with the time."""
-        self._append({"time": time.time(), **data})
-
-    def _append(self, data: dict[str, Any]) -> None:
-        line = json.dumps(data, ensure_ascii=False, default=str)
-        with self._lock, open(self.path, "a", encoding="utf-8") as fh:
-            fh.write(line + "\n")
-
-
-def analyze_catalog(
+def analyze_files(
     setup: RunSetup,
     mode: str,
     llm: LLM,
@@ -162,7 +141,7 @@ def analyze_catalog(
     workdir: Path | None = None,
     targets: list[Target] | None = None,
     trace: Callable[[dict[str, Any]], None] | None = None,
-) -> AnalysisSummary:
+) -> AnalyzerReport:
     """Analyse the contents that want it in a bounded thread pool; write each result as it lands.
 
     A budget or provider failure stops scheduling new files and keeps what is done; the rest waits for the next
@@ -175,7 +154,7 @@ def analyze_catalog(
     source = source_for(llm.model_for("analyzer"))
     if targets is None:
         targets = plan_targets(store, mode, source)
-    summary = AnalysisSummary(mode=mode, wanted=len(targets))
+    summary = AnalyzerReport(mode=mode, wanted=len(targets))
     if not targets:
         return summary
     workdir = Path(workdir) if workdir is not None else setup.catalog_dir / "runs" / f"{RUN_PREFIX}{_stamp()}"
@@ -228,7 +207,7 @@ def analyze_catalog(
 
 
 def _settle(store: EnrichmentStore, future: Future[Analysis | None], target: Target, source: str,
-            summary: AnalysisSummary, stop: threading.Event, record: Callable[[dict[str, Any]], None],
+            summary: AnalyzerReport, stop: threading.Event, record: Callable[[dict[str, Any]], None],
             progress: Progress) -> None:
     """Store one finished analysis (or its failure); a budget or provider error stops the pass."""
     try:
@@ -261,19 +240,20 @@ def _stamp() -> str:
     return new_run_id()
 
 
-def run_analyzer(setup: RunSetup, mode: str, progress: Progress = _quiet) -> AnalysisSummary:
+def run_analyzer(setup: RunSetup, mode: str, progress: Progress = _quiet) -> AnalyzerReport:
     """Build the model (as ask does), the sandbox and the pass's folder, and analyse what wants it."""
+    from dsstar_lake.llm.record import JsonlRecorder
     from dsstar_lake.llm.registry import model_for
 
     settings = setup.settings
     targets = plan_targets(setup.access.enrichment_store(), mode, source_for(model_for(settings, "analyzer")))
     if not targets:
-        return AnalysisSummary(mode=mode)
+        return AnalyzerReport(mode=mode)
     if setup.root is None:
         raise ConfigError("the analyzer needs the lake folder")
     folder = setup.catalog_dir / "runs" / f"{RUN_PREFIX}{_stamp()}"
     folder.mkdir(parents=True, exist_ok=True)
-    trace = _Trace(folder / "trace.jsonl")
+    trace = JsonlRecorder(folder / "trace.jsonl")
     # The manifest is written as each file's analysis lands, while other files' scripts run.
     sandbox = setup.sandbox(volatile=(MANIFEST_NAME,))
     if sandbox.warning:
@@ -282,7 +262,7 @@ def run_analyzer(setup: RunSetup, mode: str, progress: Progress = _quiet) -> Ana
     trace.write({"type": "start", "mode": mode, "targets": len(targets), "backend": sandbox.backend})
     jobs = settings.index.jobs or (os.cpu_count() or 1)
     with setup.llm(trace, folder.name) as llm:
-        summary = analyze_catalog(setup, mode, llm, sandbox, jobs, progress, workdir=folder, targets=targets,
+        summary = analyze_files(setup, mode, llm, sandbox, jobs, progress, workdir=folder, targets=targets,
                                   trace=trace.write)
     summary.run_folder = str(folder)
     trace.write({"type": "done", **{k: v for k, v in summary.to_dict().items() if k != "failures"}})
@@ -304,25 +284,12 @@ class AnalyzerPass:
         return Enrichment("analysis", analysis.to_dict(), wrote=analysis.analyzed > 0)
 
 
-class SummarizerPass:
-    """The summarizer as an index enricher, after the analyzer (whose words its wordless test then sees)."""
-
-    def __init__(self, setup: RunSetup, after: AnalyzerPass) -> None:
-        self.setup = setup
-        self.after = after
-
-    def enrich(self, conn: sqlite3.Connection, progress: Progress) -> Enrichment:
-        """Summarise the wordless entries within what the analyzer left of llm.max_cost."""
-        from dsstar_lake.summarize import run_summarizer
-
-        report = run_summarizer(self.setup, progress, spent=self.after.spent)
-        return Enrichment("summaries", report.to_dict(), wrote=report.written > 0)
-
-
 def model_passes(setup: RunSetup, mode: str) -> list[Enricher]:
     """Return the index's model enrichers for an analyzer mode (none for `profile`): the analyzer, then the
     summarizer. The index renders what they change and embeds each changed card once, after both."""
     if mode == "profile":
         return []
+    from dsstar_lake.summarize import SummarizerPass
+
     analyzer = AnalyzerPass(setup, mode)
-    return [analyzer, SummarizerPass(setup, analyzer)]
+    return [analyzer, SummarizerPass(setup, lambda: analyzer.spent)]

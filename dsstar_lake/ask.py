@@ -183,7 +183,7 @@ def _drive(setup: RunSetup, record: RunRecord, state: AgentState, progress: Prog
         record.set_status("failed", f"{type(exc).__name__}: {exc}")
         raise
     _clean_work(record)
-    answer = build_answer(record, state, agent.spent(), members=setup.members)
+    answer = build_answer(record, state, agent.spent())
     record.write_answer(answer.to_dict())
     record.event("done", value=answer.value, verified=answer.verified, stop_reason=answer.stop_reason)
     record.set_status("done", answer.error)
@@ -220,13 +220,13 @@ def _stop(agent: Agent, record: RunRecord, state: AgentState, status: str, error
 
 
 def build_answer(record: RunRecord, state: AgentState, spent: dict[str, float], error: str | None = None,
-                 resumable: bool = False, members: Callable[[str], list[str]] | None = None) -> Answer:
+                 resumable: bool = False) -> Answer:
     """Build the Answer (and answer.json) from the final state."""
     return Answer(
         value=state.value,
         run_id=record.id,
         question=state.question,
-        files_used=files_used(state, members),
+        files_used=files_used(state),
         context=[e.path for e in state.entries],
         rounds=state.round + 1,
         verified=state.verified,
@@ -249,14 +249,9 @@ def build_answer(record: RunRecord, state: AgentState, spent: dict[str, float], 
     )
 
 
-def files_used(state: AgentState, members: Callable[[str], list[str]] | None = None) -> list[str]:
+def files_used(state: AgentState) -> list[str]:
     """Return the lake files the answer rests on: what the final and the last round's scripts reported reading.
 
-    The final script often just prints what the last round computed, so both count. Runs recorded before
-    reads were traced fall back to the names in the code.
+    The final script often just prints what the last round computed, so both count.
     """
-    traced = list(dict.fromkeys(state.final_reads + state.round_reads))
-    if traced:
-        return traced
-    return context.files_used(state.entries, state.final_code + "\n" + state.code, members)
-
+    return list(dict.fromkeys(state.final_reads + state.round_reads))

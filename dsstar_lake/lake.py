@@ -24,7 +24,20 @@ from dsstar_lake.settings import USER_CONFIG_PATH, Settings
 from dsstar_lake.status import LakeStatus, lake_status
 
 if TYPE_CHECKING:
+    from dslake_index.enrich import Enricher
+    from dslake_index.front_door import Embedder, IndexSummary, Retriever, SearchTiming, VectorStore
+
+    from dsstar_lake.agent.state import Answer
+    from dsstar_lake.ask import Pick
+    from dsstar_lake.display import RunList, RunView, SearchResults, ShowView
+    from dsstar_lake.doctor import DoctorReport
+    from dsstar_lake.eval.results import BenchmarkReport
+    from dsstar_lake.eval.retrieval import RetrievalReport
+    from dsstar_lake.eval.runner import BenchmarkOptions
+    from dsstar_lake.eval.tasks import Task
+    from dsstar_lake.llm.base import Provider
     from dsstar_lake.llm.flags import LlmFlags
+    from dsstar_lake.report.pipeline import Report
 
 __all__ = ["CATALOG_CONFIG", "CHROMA_DIR", "Lake", "LakeStatus"]
 
@@ -129,7 +142,7 @@ class Lake:
         """Close this thread's manifest connection."""
         self.catalog.close()
 
-    def setup(self, overrides: dict[str, Any] | None = None, provider: Any = None) -> RunSetup:
+    def setup(self, overrides: dict[str, Any] | None = None, provider: Provider | None = None) -> RunSetup:
         """Return what a use case needs (catalog, settings with these overrides, model, sandbox): the run setup."""
         return run_setup(self.catalog, {**self.run_overrides, **(overrides or {})}, provider)
 
@@ -154,15 +167,15 @@ class Lake:
         """Return the Chroma server URL in use, or None for the embedded store."""
         return self.catalog.chroma_url()
 
-    def vector_store(self) -> Any:
+    def vector_store(self) -> VectorStore:
         """Open the vector store (embedded in the catalog, or the configured Chroma server)."""
         return self.catalog.vector_store()
 
-    def embedder(self) -> Any:
+    def embedder(self) -> Embedder:
         """Return the process-wide embedding model (loaded on first encode)."""
         return self.catalog.embedder()
 
-    def index_embedder(self) -> Any:
+    def index_embedder(self) -> Embedder:
         """Return the embedding model for indexing: embedding runs after profiling, so it may use every core."""
         return self.catalog.index_embedder()
 
@@ -170,8 +183,8 @@ class Lake:
 
     @manifest_errors
     def index(self, progress: Progress | None = None, rebuild: bool = False, analyzer: str | None = None,
-              provider: Any = None, paths: list[str] | None = None, given: list[str] | None = None,
-              cluster: str | None = None) -> Any:
+              provider: Provider | None = None, paths: list[str] | None = None, given: list[str] | None = None,
+              cluster: str | None = None) -> IndexSummary:
         """Bring the catalog up to date with the lake; return an IndexSummary (Catalog.index, the pipeline).
 
         analyzer: profile | llm | auto (None: agent.analyzer); llm and auto add the paper's LLM analysis to the
@@ -185,7 +198,7 @@ class Lake:
         """
         from dsstar_lake.analyze import model_passes, resolve_mode
 
-        def enrichers() -> list[Any]:
+        def enrichers() -> list[Enricher]:
             return model_passes(self.setup(provider=provider), resolve_mode(self.settings, analyzer, provider))
 
         return self.catalog.index(progress, rebuild=rebuild, paths=paths, given=given, cluster=cluster,
@@ -197,19 +210,19 @@ class Lake:
         return lake_status(self.catalog, check_vectors)
 
     @manifest_errors
-    def show(self, path: str) -> dict[str, Any]:
+    def show(self, path: str) -> ShowView:
         """Return the stored record, description and card of one file (or of a family by its pattern): a dict
         that shows as tables in Jupyter."""
         from dsstar_lake.display import ShowView
 
         return ShowView(self.catalog.show(path))
 
-    def retriever(self) -> Any:
+    def retriever(self) -> Retriever:
         """Return this thread's hybrid retriever over this catalog (model loaded on first search)."""
         return self.catalog.retriever()
 
     @manifest_errors
-    def search(self, query: str, k: int | None = None) -> list[Any]:
+    def search(self, query: str, k: int | None = None) -> SearchResults:
         """Return the top-k entries for a question."""
         if not query.strip():
             raise UsageError("the search question is empty")
@@ -218,7 +231,7 @@ class Lake:
         return SearchResults(self.retriever().search(query, k), query)
 
     @manifest_errors
-    def timed_search(self, query: str, k: int | None = None) -> tuple[list[Any], Any]:
+    def timed_search(self, query: str, k: int | None = None) -> tuple[SearchResults, SearchTiming]:
         """Return the top-k entries for a question, and the time each part of the search took (ms)."""
         hits = self.search(query, k)
         return hits, self.retriever().last_timing
@@ -245,10 +258,10 @@ class Lake:
         guidelines: str | None = None,
         max_rounds: int | None = None,
         overrides: dict[str, Any] | None = None,
-        provider: Any = None,
+        provider: Provider | None = None,
         progress: Progress | None = None,
-        clarify: Any = None,
-    ) -> Any:
+        clarify: bool | Pick | None = None,
+    ) -> Answer:
         """Answer a question with the DS-STAR loop.
 
         clarify: when readings give different answers, a person picks: True asks with input() (a notebook's
@@ -263,14 +276,14 @@ class Lake:
         flags = {"retrieve.k": k, "agent.guidelines": guidelines, "agent.max_rounds": max_rounds, **(overrides or {})}
         return ask(self.setup(flags, provider), question, files=files, progress=progress, clarify=clarify)
 
-    def runs(self) -> list[dict[str, Any]]:
+    def runs(self) -> RunList:
         """List this catalog's runs, newest first (a list of dicts that shows as a table in Jupyter)."""
         from dsstar_lake.display import RunList
         from dsstar_lake.runs import list_runs
 
         return RunList(list_runs(self.catalog_dir))
 
-    def run(self, run_id: str) -> dict[str, Any]:
+    def run(self, run_id: str) -> RunView:
         """Return one run: plan, rounds, verdicts and routes, answer, calls and cost by role (a dict)."""
         from dsstar_lake.display import RunView
         from dsstar_lake.runs import RunRecord, show_run
@@ -278,9 +291,9 @@ class Lake:
         return RunView(show_run(RunRecord.open(self.catalog_dir, run_id)))
 
     def resume(
-        self, run_id: str, *, overrides: dict[str, Any] | None = None, provider: Any = None,
+        self, run_id: str, *, overrides: dict[str, Any] | None = None, provider: Provider | None = None,
         progress: Progress | None = None,
-    ) -> Any:
+    ) -> Answer:
         """Continue an interrupted run from its last completed round; return its Answer."""
         from dsstar_lake.ask import resume
 
@@ -297,9 +310,9 @@ class Lake:
         out: str | os.PathLike[str] | None = None,
         format: str | None = None,
         overrides: dict[str, Any] | None = None,
-        provider: Any = None,
+        provider: Provider | None = None,
         progress: Progress | None = None,
-    ) -> Any:
+    ) -> Report:
         """Write a cited report for an open-ended request (DS-STAR+); return a Report."""
         from dsstar_lake.report.pipeline import build_report
 
@@ -309,8 +322,9 @@ class Lake:
 
     # ---- evaluation (dsstar_lake/eval) ---------------------------------------------------------------------
 
-    def benchmark(self, tasks: list[Any], options: Any = None, *, provider: Any = None, judge: Any = _JUDGE,
-                  progress: Progress | None = None) -> Any:
+    def benchmark(self, tasks: list[Task], options: BenchmarkOptions | None = None, *,
+                  provider: Provider | None = None, judge: Any = _JUDGE,
+                  progress: Progress | None = None) -> BenchmarkReport:
         """Answer and score benchmark tasks (eval.runner.BenchmarkOptions); return a BenchmarkReport.
 
         judge: left out, built from the settings (eval.judge_model, else the run's model); see run_benchmark.
@@ -324,7 +338,7 @@ class Lake:
     def kramabench(self, task_files: list[str], *, ids: list[str] | tuple[str, ...] = (), missing: str | None = None,
                    oracle: bool = False, jobs: int | None = None, k: int | None = None,
                    max_rounds: int | None = None, out: str | None = None, resume: bool = False,
-                   judge: bool = True, progress: Progress | None = None) -> Any:
+                   judge: bool = True, progress: Progress | None = None) -> BenchmarkReport:
         """Read KramaBench task files (the ids asked for), answer and score them (judge=False: no model judges)."""
         from dsstar_lake.eval.runner import BenchmarkOptions, load_benchmark
 
@@ -334,7 +348,8 @@ class Lake:
         return self.benchmark(tasks, options, progress=progress)
 
     @manifest_errors
-    def evaluate_retrieval(self, task_files: list[str], ks: list[int], missing: str | None = None) -> Any:
+    def evaluate_retrieval(self, task_files: list[str], ks: list[int],
+                           missing: str | None = None) -> RetrievalReport:
         """Measure recall@K, all-found@K and context size of the retriever on the tasks of these files.
 
         missing: a file of lake files known to be absent (default: missing_blobs.txt beside the first tasks file).
@@ -350,7 +365,7 @@ class Lake:
     # ---- dslake doctor (dsstar_lake/doctor.py) ---------------------------------------------------------------
 
     @classmethod
-    def doctor(cls, path: str | None = None, catalog: str | None = None) -> Any:
+    def doctor(cls, path: str | None = None, catalog: str | None = None) -> DoctorReport:
         """Check the sandbox, model credentials, embedding model and science packages, and the catalog when a
         lake or catalog is given; return a DoctorReport."""
         from dsstar_lake.doctor import diagnose
@@ -361,7 +376,7 @@ class Lake:
     # ---- notebooks: load what an entry describes (dsstar_lake/loading.py) ------------------------------------
 
     @manifest_errors
-    def load(self, target: Any, limit: int | None = None) -> Any:
+    def load(self, target: Any, limit: int | None = None) -> Any:  # what the entry's load lines give: any object
         """Load a search hit, an entry path or a lake file by running its load lines on the real file.
 
         A table gives a pandas DataFrame; a workbook of several tables a dict of them by sheet or table name; a

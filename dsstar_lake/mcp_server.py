@@ -17,11 +17,19 @@ import sys
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 from pydantic import BaseModel, Field
 
 from dsstar_lake.errors import DslakeError
+
+if TYPE_CHECKING:
+    # Typing only: the front doors sit above the facade they serve (tests/test_layers.py).
+    from mcp.server.mcpserver import MCPServer
+
+    from dsstar_lake.agent.state import Answer
+    from dsstar_lake.lake import Lake
+    from dsstar_lake.settings import Settings
 
 log = logging.getLogger("dslake.mcp")
 T = TypeVar("T")
@@ -122,7 +130,7 @@ def _one_line(exc: DslakeError) -> str:
 class _Server:
     """The tools over one opened Lake; catalog reads run on one thread, asks on another."""
 
-    def __init__(self, lake: Any) -> None:
+    def __init__(self, lake: Lake) -> None:
         self.lake = lake
         # One thread for catalog reads: the facade keeps a connection and a retriever per thread, so every read
         # reuses them (and the process-wide embedding model loads once). Asks get their own thread, so that a
@@ -196,7 +204,7 @@ class _Server:
         it read and a run id. Slow (tens of seconds to minutes) and it calls a language model, which can cost
         money: use `search` and `show` for questions about what data exists."""
 
-        def run() -> Any:
+        def run() -> Answer:
             answer = self.lake.ask(question, guidelines=guidelines)
             answer.raise_if_unfinished()  # a run stopped by the model's provider: resumable, said as an error
             return answer
@@ -236,7 +244,7 @@ def _status_result(status: Any) -> StatusResult:
         last_index_at=iso_time(status.last_index_at) if status.last_index_at else None, problems=status.problems)
 
 
-def model_ready(settings: Any) -> str | None:
+def model_ready(settings: Settings) -> str | None:
     """Return None when the configured model can answer `ask`, else why not (one line)."""
     from dsstar_lake.llm.registry import check_configured
 
@@ -247,7 +255,7 @@ def model_ready(settings: Any) -> str | None:
     return None
 
 
-def check_catalog(lake: Any) -> None:
+def check_catalog(lake: Lake) -> None:
     """Raise the catalog's own error (no catalog, a damaged one) before serving, instead of on every call."""
     if lake.chroma_url() and not lake.db_path.exists():
         return  # another machine's catalog: only its settings here, searched dense-only on the shared server
@@ -255,7 +263,7 @@ def check_catalog(lake: Any) -> None:
     lake.close()  # the tools read on their own thread, with their own connection
 
 
-def build_server(lake: Any) -> Any:
+def build_server(lake: Lake) -> MCPServer:
     """Return the MCPServer for an opened Lake, with `ask` only when a model is configured."""
     from importlib.metadata import version
 
@@ -296,6 +304,6 @@ def build_server(lake: Any) -> Any:
     return server
 
 
-def serve(lake: Any) -> None:
+def serve(lake: Lake) -> None:
     """Serve the opened Lake's catalog over stdio until the client closes the connection."""
     build_server(lake).run("stdio")

@@ -13,15 +13,16 @@ asked. An index runs unattended (jobs, `--watch`), so it never stops to ask for 
 
 from __future__ import annotations
 
-import json
 import os
 import re
+import sqlite3
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from dslake_index.enrich import Enrichment
 from dslake_index.front_door import EnrichmentStore
 from dslake_index.summaries import (
     DESCRIPTION_HEAD,
@@ -34,11 +35,10 @@ from dsstar_lake.untrusted import frame, quote, visible
 
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from pathlib import Path
 
     from dslake_index.progress import Progress
 
-    from dsstar_lake.llm import LLM, CallRecord
+    from dsstar_lake.llm import LLM
     from dsstar_lake.runsetup import RunSetup
     from dsstar_lake.settings import Settings
 
@@ -65,7 +65,7 @@ class Target:
 
 
 @dataclass
-class SummaryReport:
+class SummarizerReport:
     """What one summarizer pass did (and what it expected to cost)."""
 
     model: str = ""
@@ -98,11 +98,11 @@ def _failed(source: str) -> str:
 def prompt_for(path: str, description: str) -> str:
     """Return the summarizer's prompt for one entry (its path as a literal, its description framed as data)."""
     from dsstar_lake.agent.execute import cap
-    from dsstar_lake.agent.prompts import render
+    from dsstar_lake.agent.prompts import fill
 
     shown = f"data/{path}"
     text = cap(without_summary(description, DESCRIPTION_HEAD), DESCRIPTION_CHARS)
-    return render(ROLE, path=quote(shown), description=frame(text, "data", path=shown))
+    return fill(ROLE, path=quote(shown), description=frame(text, "data", path=shown))
 
 
 def plan_targets(store: EnrichmentStore, source: str) -> list[Target]:
@@ -168,8 +168,8 @@ def over_budget(settings: Settings, usd: float | None, spent: float) -> str | No
             "was asked: raise --max-cost, or name a cheaper llm.models.summarizer")
 
 
-def summarize(store: EnrichmentStore, llm: LLM, targets: list[Target], source: str, jobs: int,
-              report: SummaryReport, progress: Progress = _quiet,
+def summarize_entries(store: EnrichmentStore, llm: LLM, targets: list[Target], source: str, jobs: int,
+              report: SummarizerReport, progress: Progress = _quiet,
               record: Callable[[dict[str, Any]], None] | None = None) -> None:
     """Ask for each target's summary in a bounded thread pool and store each as it lands (or its failure).
 
@@ -220,11 +220,12 @@ class _NotStarted(Exception):
     """A target skipped because the pass was stopping."""
 
 
-def run_summarizer(setup: RunSetup, progress: Progress = _quiet, spent: float = 0.0) -> SummaryReport:
+def run_summarizer(setup: RunSetup, progress: Progress = _quiet, spent: float = 0.0) -> SummarizerReport:
     """Plan, estimate and (within llm.max_cost less `spent`) summarise the wordless entries that want it.
 
     The pass's model calls and outcomes go to `<catalog>/runs/index-summarizer-<id>/trace.jsonl`.
     """
+    from dsstar_lake.llm.record import JsonlRecorder
     from dsstar_lake.llm.registry import model_for, provider_name
     from dsstar_lake.runs import new_run_id
 
@@ -233,7 +234,7 @@ def run_summarizer(setup: RunSetup, progress: Progress = _quiet, spent: float = 
     model = model_for(settings, ROLE)
     source = source_for(model)
     targets = plan_targets(store, source)
-    report = SummaryReport(model=model, wanted=len(targets))
+    report = SummarizerReport(model=model, wanted=len(targets))
     if not targets:
         return report
     name = provider.name if provider is not None else provider_name(settings)
@@ -245,13 +246,13 @@ def run_summarizer(setup: RunSetup, progress: Progress = _quiet, spent: float = 
         return report
     folder = setup.catalog_dir / "runs" / f"{RUN_PREFIX}{new_run_id()}"
     folder.mkdir(parents=True, exist_ok=True)
-    trace = _Trace(folder / "trace.jsonl")
+    trace = JsonlRecorder(folder / "trace.jsonl")
     trace.write({"type": "start", "targets": len(targets), "estimate": report.estimate})
     limit = settings.llm.max_cost
     budget = settings.with_overrides({"llm.max_cost": max(1e-9, limit - spent)}) if limit > 0 else settings
     jobs = settings.index.jobs or (os.cpu_count() or 1)
-    with setup.llm(trace.call, folder.name, settings=budget) as llm:
-        summarize(store, llm, targets, source, jobs, report, progress, trace.write)
+    with setup.llm(trace, folder.name, settings=budget) as llm:
+        summarize_entries(store, llm, targets, source, jobs, report, progress, trace.write)
         totals = llm.totals
     report.llm_calls = totals.provider_calls
     report.cost_usd = round(totals.cost_usd, 6)
@@ -261,22 +262,15 @@ def run_summarizer(setup: RunSetup, progress: Progress = _quiet, spent: float = 
     return report
 
 
-class _Trace:
-    """Append the pass's model calls and per-entry outcomes to its trace.jsonl, one JSON line each, from any thread."""
+class SummarizerPass:
+    """The summarizer as an index enricher (index/enrich.py), after the analyzer (whose words its wordless test
+    then sees): it stores summaries and marks their folders dirty."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._lock = threading.Lock()
+    def __init__(self, setup: RunSetup, spent_before: Callable[[], float]) -> None:
+        self.setup = setup
+        self.spent_before = spent_before  # what the passes before it spent of llm.max_cost
 
-    def call(self, record: CallRecord) -> None:
-        """Record one model call (prompt, response, tokens, cost)."""
-        self._append(record.to_dict())
-
-    def write(self, data: dict[str, Any]) -> None:
-        """Record one event, stamped with the time."""
-        self._append({"time": time.time(), **data})
-
-    def _append(self, data: dict[str, Any]) -> None:
-        line = json.dumps(data, ensure_ascii=False, default=str)
-        with self._lock, open(self.path, "a", encoding="utf-8") as fh:
-            fh.write(line + "\n")
+    def enrich(self, conn: sqlite3.Connection, progress: Progress) -> Enrichment:
+        """Summarise the wordless entries within what the passes before it left of llm.max_cost."""
+        report = run_summarizer(self.setup, progress, spent=self.spent_before())
+        return Enrichment("summaries", report.to_dict(), wrote=report.written > 0)

@@ -32,9 +32,14 @@ from dslake_index.progress import Progress
 from dslake_index.sections import SettingsView
 
 if TYPE_CHECKING:
+    # The value types of the door's handles: layers above name them from here (dslake_index.front_door).
     from dslake_index.dataset_entries import DatasetRecord
+    from dslake_index.embed import Embedder as Embedder
     from dslake_index.enrich import Enricher
-    from dslake_index.indexer import IndexSummary
+    from dslake_index.indexer import IndexSummary as IndexSummary
+    from dslake_index.retrieve import Retriever as Retriever
+    from dslake_index.retrieve import SearchTiming as SearchTiming
+    from dslake_index.vectors import VectorStore as VectorStore
 
 CHROMA_DIR = "chroma"
 MANIFEST_NAME = catalog_db.MANIFEST_NAME  # the manifest's file name in the catalog folder
@@ -392,7 +397,7 @@ class Catalog:
         """Return the Chroma server URL in use, or None for the embedded store."""
         return self.settings.catalog.chroma_url or None
 
-    def vector_store(self) -> Any:
+    def vector_store(self) -> VectorStore:
         """Open the vector store (embedded in the catalog, or the configured Chroma server)."""
         from dslake_index.vectors import VectorStore
 
@@ -401,20 +406,20 @@ class Catalog:
         return VectorStore.open(path=path, url=url, collection=self.settings.catalog.collection,
                                 readonly=self.readonly)
 
-    def embedder(self) -> Any:
+    def embedder(self) -> Embedder:
         """Return the process-wide embedding model (loaded on first encode)."""
         from dslake_index.embed import get_embedder
 
         return get_embedder(self.settings.embed)
 
-    def index_embedder(self) -> Any:
+    def index_embedder(self) -> Embedder:
         """Return the embedding model for indexing: embedding runs after profiling, so it may use every core."""
         from dslake_index.embed import get_embedder
 
         embed = self.settings.embed
         return get_embedder(replace(embed, threads=embed.index_threads or (os.cpu_count() or 1)))
 
-    def retriever(self) -> Any:
+    def retriever(self) -> Retriever:
         """Return this thread's hybrid retriever over the catalog (model loaded on first search)."""
         from dslake_index.retrieve import Retriever
 

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from dsstar_lake.agent.context import data_block, filenames, files_used
+from dsstar_lake.agent.context import data_block, filenames
 from dsstar_lake.agent.state import ContextEntry
 
 SALES = ContextEntry("f1", "file", "shop/sales.csv", "A table of sales.")
 DAILY = ContextEntry("fam", "family", "sensors/daily/readings_*.csv", "Daily readings.", member_count=3)
-MEMBERS = {"fam": [f"sensors/daily/readings_2024-01-0{d}.csv" for d in (1, 2, 3)]}
 
 
 def test_paths_are_shown_under_data():
@@ -16,13 +15,3 @@ def test_paths_are_shown_under_data():
     assert block.startswith('<data path="data/shop/sales.csv" tag=') and "\nA table of" in block
     assert '<data path="data/sensors/daily/readings_*.csv" family="3 files" tag=' in block
     assert "[... description cut at 10 characters ...]" in block
-
-
-def test_files_used_names_family_members_or_the_glob():
-    one_day = "pd.read_csv('data/sensors/daily/readings_2024-01-02.csv')"
-    assert files_used([SALES, DAILY], one_day, MEMBERS.get) == ["sensors/daily/readings_2024-01-02.csv"]
-    globbed = "glob.glob('data/sensors/daily/readings_*.csv')"
-    assert files_used([SALES, DAILY], globbed, MEMBERS.get) == ["sensors/daily/readings_*.csv"]
-    joined = "os.path.join('data', 'shop', 'sales.csv')"
-    assert files_used([SALES, DAILY], joined, MEMBERS.get) == ["shop/sales.csv"]
-    assert files_used([SALES, DAILY], "print(42)", MEMBERS.get) == []

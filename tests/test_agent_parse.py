@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from dsstar_lake.agent.parse import Route, clean_step, extract_code, parse_route, parse_verdict
-from dsstar_lake.agent.prompts import PROMPTS_DIR, render, variables
+from dsstar_lake.agent.prompts import PROMPTS_DIR, fill, variables
 
 
 @pytest.mark.parametrize(("text", "code"), [
@@ -67,17 +67,17 @@ def test_planner_steps(text, step):
     assert clean_step(text) == step
 
 
-def test_every_template_renders_and_checks_its_variables():
+def test_every_template_fills_and_checks_its_variables():
     for path in sorted(PROMPTS_DIR.glob("*.txt")):
         names = variables(path.stem)
-        text = render(path.stem, **{n: "{braces stay}" for n in names})
+        text = fill(path.stem, **{n: "{braces stay}" for n in names})
         assert "{braces stay}" in text or not names
     with pytest.raises(ValueError, match="missing"):
-        render("verifier", plan="p", code="c", result="r")
+        fill("verifier", plan="p", code="c", result="r")
     with pytest.raises(ValueError, match="unexpected"):
-        render("debugger_summarize", bug="b", filename="f", extra="x")
+        fill("debugger_shorten", bug="b", filename="f", extra="x")
 
 
 def test_prompts_speak_of_the_data_folder():
     for role in ("coder_first", "coder_next", "debugger_fix", "finalyzer", "analyzer"):
-        assert "data/" in render(role, **{n: "X" for n in variables(role)})
+        assert "data/" in fill(role, **{n: "X" for n in variables(role)})

@@ -17,7 +17,9 @@ from conftest import REPO
 
 FRONT_DOOR = {
     "dslake_index.front_door": {"Catalog", "CatalogStatus", "CATALOG_CONFIG", "CHROMA_DIR", "EnrichmentStore",
-                                "MANIFEST_NAME"},
+                                "MANIFEST_NAME",
+                                # the value types of its handles, named (for typing) through the door
+                                "Embedder", "IndexSummary", "Retriever", "SearchTiming", "VectorStore"},
     "dslake_index.sections": {"CatalogSettings", "EmbedSettings", "FamiliesSettings", "IndexSettings", "ProfileSettings",
                               "RetrieveSettings", "typed_section"},  # the typed settings sections index/ reads
     "dslake_index.enrich": {"Enricher", "Enrichment"},  # the model passes plug into the pipeline through it

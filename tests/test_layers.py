@@ -1,8 +1,8 @@
 """Dependencies point one way: cli.py -> dsstar_lake -> index. Read from the source (ast), lazy imports included.
 
 A node of the graph is a subpackage (dsstar_lake/agent, index/profilers, ...) or a module that sits directly in
-dsstar_lake/ or index/ (errors, settings, lake, catalog, ...): the folders' own top-level modules are separate
-floors, so errors.py is not in a cycle merely because lake.py shares its folder.
+dsstar_lake/ or index/ (lake, catalog, ...): the folders' own top-level modules are separate floors, so lake.py
+is not in a cycle merely because another module shares its folder.
 """
 
 from __future__ import annotations
@@ -149,13 +149,19 @@ def test_index_imports_nothing_above_it():
 
 
 FACADE = ("dsstar_lake", "dsstar_lake.lake")  # the package re-exports Lake, so importing it is importing the facade
+# The front doors beside cli.py serve an opened Lake, so they may name it (for typing); nothing below them may.
+ABOVE_THE_FACADE = ("dsstar_lake.web", "dsstar_lake.mcp_server")
+
+
+def _above_the_facade(name: str) -> bool:
+    return any(name == door or name.startswith(door + ".") for door in ABOVE_THE_FACADE)
 
 
 def test_nothing_below_the_facade_imports_it():
     """Use cases get what they need from the run setup (dsstar_lake/runsetup.py), never from Lake."""
     upward = [f"{path.relative_to(REPO)}:{line} imports {target}"
               for name, path in MODULES.items() if name.split(".")[0] in ("dsstar_lake", "index")
-              and name not in FACADE
+              and name not in FACADE and not _above_the_facade(name)
               for target, line in imported(name, path) if target in FACADE]
     assert not upward, "only cli.py (and tests) import the Lake facade:\n" + "\n".join(upward)
 

@@ -13,8 +13,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from dslake_index.profilers import jsonfile
-from dslake_index.profilers.base import PATH_PLACEHOLDER, Limits, ProfileError
-from dslake_index.profilers.registry import PROFILERS_VERSION, profile_path
+from dslake_index.profilers.base import PATH_PLACEHOLDER, PROFILER_VERSION, Limits, ProfileError
+from dslake_index.profilers.registry import profile_path
 
 
 def run_hint(hint: str, path: Path):
@@ -22,7 +22,7 @@ def run_hint(hint: str, path: Path):
 
 
 def test_version_is_exported():
-    assert isinstance(PROFILERS_VERSION, int) and PROFILERS_VERSION >= 2
+    assert isinstance(PROFILER_VERSION, int) and PROFILER_VERSION >= 2
 
 
 @pytest.mark.parametrize(

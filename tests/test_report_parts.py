@@ -14,7 +14,7 @@ from dsstar_lake.llm.scripted import Rule, ScriptedProvider
 from dsstar_lake.report import citations, document
 from dsstar_lake.report.answer import collect_figures, guidelines, last_error
 from dsstar_lake.report.budget import SharedBudget
-from dsstar_lake.report.htmlpage import render_html
+from dsstar_lake.report.htmlpage import html_page
 from dsstar_lake.report.questions import SubQuestion, new_questions, parse_questions
 from dsstar_lake.settings import Settings
 
@@ -98,7 +98,7 @@ def test_html_escapes_raw_html_and_embeds_only_produced_figures(tmp_path):
                 "[evil](javascript:alert(1))\n\n![chart](figures/q1-a.png) "
                 "![remote](http://example.com/x.png)"
                 "\n\n| a | b |\n|---|---|\n| 1 | 2 |\n")
-    page = render_html(markdown, 'A "title" <b>', {"figures/q1-a.png": tmp_path / "q1-a.png"})
+    page = html_page(markdown, 'A "title" <b>', {"figures/q1-a.png": tmp_path / "q1-a.png"})
     parsed = Collect()
     parsed.feed(page)
     assert parsed.tags.count("html") == 1 and "script" not in parsed.tags and "table" in parsed.tags
@@ -111,7 +111,7 @@ def test_html_escapes_raw_html_and_embeds_only_produced_figures(tmp_path):
 
 
 def test_html_links_each_cited_number_to_its_own_appendix_entry():
-    page = render_html("North led [1], see [2, 9], not [9] or `[1]` or [a [1]](http://x); [2-1] and [3; 1].\n\n"
+    page = html_page("North led [1], see [2, 9], not [9] or `[1]` or [a [1]](http://x); [2-1] and [3; 1].\n\n"
                        "### [1] Q?\n\n### [2] R?\n\n### [3] S?\n", "t", {}, questions=[1, 2, 3])
     assert ('[<a href="#q1">1</a>], see [<a href="#q2">2</a>, 9], not [9] or <code>[1]</code>') in page
     assert '<a href="http://x">a [1]</a>' in page  # no link inside a link
@@ -127,7 +127,7 @@ def test_html_embeds_each_figure_once_and_links_to_it_elsewhere(tmp_path):
     markdown = document.assemble(body, [answered(1, ["figures/q1-a.png"]), answered(2, ["figures/q2-b.png"])], [])
     assert "Figure (shown in the report above): [figures/q1-a.png](figures/q1-a.png)" in markdown
     assert "![Figure for [2]](figures/q2-b.png)" in markdown
-    page = render_html(markdown, "t", figures, questions=[1, 2])
+    page = html_page(markdown, "t", figures, questions=[1, 2])
     parsed = Collect()
     parsed.feed(page)
     srcs = [v for k, v in parsed.attrs if k == "src"]
@@ -140,7 +140,7 @@ def test_html_embeds_each_figure_once_and_links_to_it_elsewhere(tmp_path):
     assert hrefs and all(h.startswith("#") and h[1:] in ids for h in hrefs)
     # Two runs that drew the very same chart: one image, the other place links to it.
     (tmp_path / "q2-b.png").write_bytes(PNG)
-    same = render_html(markdown, "t", figures, questions=[1, 2])
+    same = html_page(markdown, "t", figures, questions=[1, 2])
     assert same.count("<img ") == 1 and '<a href="#fig-1">Figure for [2] (figure shown above)</a>' in same
 
 
@@ -156,7 +156,7 @@ def test_header_names_request_date_lake_model_and_files_used_escaped():
     md = document.assemble("# Title\n\nBody [1].", [q], [], head)
     assert md.startswith("# Title\n\n- **Request:**") and "Body [1]." in md
     assert "Files used: sales\\_\\<b\\>2024\\</b\\>.csv, ozone\\*.csv" in md
-    page = render_html(md, "Title", {}, questions=[1])
+    page = html_page(md, "Title", {}, questions=[1])
     assert "<b>" not in page and "&lt;b&gt;2024&lt;/b&gt;" in page and "&lt;slow&gt;" in page
 
 

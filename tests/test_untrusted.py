@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from dslake_cli.cli import cli
 from rich.console import Console
 
-from dsstar_lake.agent.prompts import render
+from dsstar_lake.agent.prompts import fill
 from dsstar_lake.lake import Lake
 from dsstar_lake.untrusted import frame, quote, visible
 
@@ -72,7 +72,7 @@ def test_frame_changes_its_tag_when_the_text_holds_it(monkeypatch):
 
 
 def test_prompt_values_never_carry_control_characters():
-    prompt = render("planner_first", question="q\x1b]52;c;AAAA\x07\u202e?", filenames=quote("data/a.csv"), data="d\x9b")
+    prompt = fill("planner_first", question="q\x1b]52;c;AAAA\x07\u202e?", filenames=quote("data/a.csv"), data="d\x9b")
     assert not DANGEROUS.search(prompt) and "q\\x1b]52;c;AAAA\\x07\\u202e?" in prompt and "d\\x9b" in prompt
 
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from dsstar_lake.agent.execute import cap, error_report
 from dsstar_lake.agent.parse import extract_code
-from dsstar_lake.agent.prompts import render
+from dsstar_lake.agent.prompts import fill
 from dsstar_lake.untrusted import fence, frame, quote
 
 if TYPE_CHECKING:
@@ -43,7 +43,7 @@ def analyze_file(
 ) -> Analysis:
     """Describe lake file `path` (lake-relative) from what a model-written script prints about it."""
     shown = quote(f"data/{path}")  # one literal on one line, whatever the name holds
-    code = _code(llm, "analyzer", render("analyzer", path=shown))
+    code = _code(llm, "analyzer", fill("analyzer", path=shown))
     errors: list[str] = []
     for attempt in range(max_debug + 1):
         result = sandbox.run(code, workdir, name="describe.py", watch=[path])
@@ -54,10 +54,10 @@ def analyze_file(
         if attempt == max_debug or result.lake_modified or result.catalog_modified:
             break
         if len(bug) > summarize_over_chars:
-            summarize = render("debugger_summarize", bug=frame(bug, "output"), filename="describe.py")
-            bug = llm.complete("debugger", summarize).text
+            shorten = fill("debugger_shorten", bug=frame(bug, "output"), filename="describe.py")
+            bug = llm.complete("debugger", shorten).text
         data = frame("(the file to describe)", "data", path=f"data/{path}")
-        prompt = render("debugger_fix", filenames=shown, data=data, code=fence(code), bug=frame(bug, "output"),
+        prompt = fill("debugger_fix", filenames=shown, data=data, code=fence(code), bug=frame(bug, "output"),
                         question=f"Describe {shown}: what a coder needs to load it correctly.",
                         packages=sandbox.packages(), output_chars=str(max_chars))
         code = _code(llm, "debugger", prompt)

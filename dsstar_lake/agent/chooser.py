@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from dsstar_lake.agent.prompts import render, template
+from dsstar_lake.agent.prompts import fill, template
 from dsstar_lake.agent.readings import Alternative, Readings, reading_key, same_value
 from dsstar_lake.agent.runtime import Agent
 from dsstar_lake.agent.state import AgentState
@@ -116,7 +116,7 @@ def choose(agent: Agent, state: AgentState, settled: Readings, guidelines: str) 
             # where the person picked it: the terminal's by default, a web page's or a notebook's pick says its own
             return Choice(picked, chosen.reading, str(getattr(agent.clarify, "because", PICKED)), chosen.value)
     stated = "\n".join(f"- {a.reading} = {a.value}" for a in settled.stated) or "(none)"
-    prompt = render("chooser", question=state.question, principles=principles(),
+    prompt = fill("chooser", question=state.question, principles=principles(),
                     candidates=frame(_listed(readings), "output"),
                     stated=frame(stated, "output") if settled.stated else stated, guidelines=guidelines)
     agent.events.emit("role", role="chooser", round=state.round)

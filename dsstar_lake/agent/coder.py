@@ -5,7 +5,7 @@ from __future__ import annotations
 from dsstar_lake.agent import context
 from dsstar_lake.agent.parse import extract_code
 from dsstar_lake.agent.planner import plan_text
-from dsstar_lake.agent.prompts import render
+from dsstar_lake.agent.prompts import fill
 from dsstar_lake.agent.runtime import Agent
 from dsstar_lake.agent.state import AgentState
 from dsstar_lake.untrusted import fence
@@ -22,14 +22,14 @@ def first_script(agent: Agent, state: AgentState, round_no: int) -> str:
     """Return s_0, the implementation of the first step."""
     # The step's own files whole, the rest brief: the planner chose them from the whole descriptions.
     focus = context.named_in(state.entries, plan_text(state.plan))
-    prompt = render("coder_first", plan=plan_text(state.plan), example=context.example_path(state.entries),
+    prompt = fill("coder_first", plan=plan_text(state.plan), example=context.example_path(state.entries),
                     **agent.data(state, focus=focus), **agent.scripting(state))
     return agent.ask("coder", prompt, extract_code, EXPECTED, raw_code, round_no)
 
 
 def next_script(agent: Agent, state: AgentState, round_no: int) -> str:
     """Return s_{k+1}: the base script s_k rewritten to implement the plan up to its new last step."""
-    prompt = render("coder_next", base_code=fence(state.code), previous_plan=plan_text(state.plan[:-1]),
+    prompt = fill("coder_next", base_code=fence(state.code), previous_plan=plan_text(state.plan[:-1]),
                     step=state.plan[-1], example=context.example_path(state.entries), **agent.data(state),
                     **agent.scripting(state))
     return agent.ask("coder", prompt, extract_code, EXPECTED, raw_code, round_no)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -209,25 +209,3 @@ def read_entry(setup: RunSetup, rel: str) -> ContextEntry | None:
     if row is None:
         return None
     return ContextEntry(row["id"], row["kind"], row["path"], row["description"], int(row["member_count"]), "read")
-
-
-def files_used(entries: list[ContextEntry], code: str,
-               members: Callable[[str], list[str]] | None = None) -> list[str]:
-    """Guess what a script reads from its code: context files named in it; for a family, the members it names,
-    else its glob. Only for runs recorded before reads were traced in the sandbox."""
-    used: list[str] = []
-    for e in entries:
-        if e.kind != "family":
-            if e.path in code or e.path.rpartition("/")[2] in code:
-                used.append(e.path)
-            continue
-        named = [m for m in (members(e.entry_id) if members else []) if m.rpartition("/")[2] in code]
-        if named:
-            used.extend(named)
-            continue
-        # A script that globs the family names the pattern's fixed start (or at least its folder).
-        head = re.split(r"[*?\[]", e.path, maxsplit=1)[0]
-        folder, _, stem = head.rpartition("/")
-        if any(n and n in code for n in (head, stem if len(stem) >= 3 else "", folder if not stem else "")):
-            used.append(e.path)
-    return list(dict.fromkeys(used))

@@ -92,7 +92,7 @@ def run_with_debugging(agent: Agent, state: AgentState, code: str, name: str, ro
             break
         bug = error_report(result)
         if len(bug) > agent.summarize_over_chars:
-            bug = debugger.summarize(agent, bug, f"{name}.py", round_no)
+            bug = debugger.shorten_error(agent, bug, f"{name}.py", round_no)
         code = debugger.fix(agent, state, code, bug, round_no)
         result = run_once(agent, state, code, f"{name}_fix{attempt}", round_no)
     return code, result

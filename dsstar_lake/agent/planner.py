@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dsstar_lake.agent.parse import clean_step
-from dsstar_lake.agent.prompts import render
+from dsstar_lake.agent.prompts import fill
 from dsstar_lake.agent.readings import split_readings
 from dsstar_lake.agent.runtime import Agent
 from dsstar_lake.agent.state import AgentState
@@ -37,12 +37,12 @@ def _fallback(state: AgentState) -> str:
 
 def first_step(agent: Agent, state: AgentState, round_no: int) -> str:
     """Return the first step p_0 from the question and the data context."""
-    prompt = render("planner_first", question=state.question, **agent.data(state))
+    prompt = fill("planner_first", question=state.question, **agent.data(state))
     return agent.ask("planner", prompt, parse_step, EXPECTED, lambda text: _fallback(state), round_no)
 
 
 def next_step(agent: Agent, state: AgentState, round_no: int) -> str:
     """Return the next step given the current plan and the last result."""
-    prompt = render("planner_next", question=state.question, plan=plan_text(state.plan),
+    prompt = fill("planner_next", question=state.question, plan=plan_text(state.plan),
                     result=frame(state.result, "output"), **agent.data(state))
     return agent.ask("planner", prompt, parse_step, EXPECTED, lambda text: _fallback(state), round_no)

@@ -1,13 +1,17 @@
-"""Prompt templates: one text file per role in a folder, with explicit {variables} filled by render()."""
+"""Prompt templates: one text file per role in a folder, with explicit {variables} filled by fill()."""
 
 from __future__ import annotations
 
 import string
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
+from typing import TypeVar
 
 from dsstar_lake.errors import ConfigError
 from dsstar_lake.untrusted import for_prompt
+
+T = TypeVar("T")
 
 PROMPTS_DIR = Path(__file__).resolve().parent / "prompts"
 
@@ -31,7 +35,7 @@ class Templates:
     def _variables(self, name: str) -> frozenset[str]:
         return frozenset(field for _, field, _, _ in string.Formatter().parse(self.template(name)) if field)
 
-    def render(self, name: str, **values: object) -> str:
+    def fill(self, name: str, **values: object) -> str:
         """Fill a template; every variable must be given and nothing else (a typo is a bug, not a blank)."""
         expected = self.variables(name)
         missing, extra = expected - values.keys(), values.keys() - expected
@@ -55,6 +59,22 @@ def variables(name: str) -> frozenset[str]:
     return _AGENT.variables(name)
 
 
-def render(name: str, **values: object) -> str:
+def fill(name: str, **values: object) -> str:
     """Fill an agent prompt; every variable must be given and nothing else."""
-    return _AGENT.render(name, **values)
+    return _AGENT.fill(name, **values)
+
+
+def ask_with_reminder(complete: Callable[[str], str], prompt: str, parse: Callable[[str], T | None], expected: str,
+                      unreadable: Callable[[str], None] = lambda text: None) -> tuple[T | None, str]:
+    """Ask; on an unreadable answer (parse gives None) ask once more with the terse reminder (prompts/reminder.txt).
+
+    Return what parse read (None: the reminder's answer was unreadable too) and the last answer's text;
+    unreadable(text) is told of the first unreadable answer before the reminder goes out.
+    """
+    text = complete(prompt)
+    value = parse(text)
+    if value is None:
+        unreadable(text)
+        text = complete(fill("reminder", prompt=prompt, expected=expected))
+        value = parse(text)
+    return value, text

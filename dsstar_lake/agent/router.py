@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dsstar_lake.agent.parse import Route, parse_route
 from dsstar_lake.agent.planner import plan_text
-from dsstar_lake.agent.prompts import render
+from dsstar_lake.agent.prompts import fill
 from dsstar_lake.agent.runtime import Agent
 from dsstar_lake.agent.state import AgentState
 from dsstar_lake.untrusted import frame
@@ -38,7 +38,7 @@ def searched(state: AgentState) -> str:
 def decide(agent: Agent, state: AgentState, round_no: int) -> Route:
     """Return the route; an unreadable answer counts as Add Step."""
     n = len(state.plan)
-    prompt = render("router", question=state.question, plan=plan_text(state.plan),
+    prompt = fill("router", question=state.question, plan=plan_text(state.plan),
                     result=frame(state.result, "output"), searched=searched(state),
                     step_options=step_options(n), **agent.data(state))
     expected = f"{step_options(n)}, 'Add Step', or 'Missing data: <description>'"

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from dsstar_lake.agent import context
 from dsstar_lake.agent.events import EventStream
-from dsstar_lake.agent.prompts import render, template
+from dsstar_lake.agent.prompts import ask_with_reminder, fill, template
 
 if TYPE_CHECKING:
     from dsstar_lake.agent.state import AgentState
@@ -70,7 +70,7 @@ class Agent:
                                   state.question, focus)
         view = getattr(self.sandbox, "view", None)  # a lake in object storage: say what data/ holds and lacks
         if view is not None:
-            data += "\n\n" + render("remote_data", **view.note_values())
+            data += "\n\n" + fill("remote_data", **view.note_values())
         return {"filenames": context.filenames(state.entries), "data": data}
 
     def packages(self) -> str:
@@ -99,14 +99,10 @@ class Agent:
     ) -> T:
         """Ask a role; on an unreadable answer ask once more with a terse reminder, then fall back (traced)."""
         self.events.emit("role", role=role, round=round_no)
-        text = self.llm.complete(role, prompt, allow_over_budget=self.over_budget).text
-        value = parse(text)
-        if value is not None:
-            return value
-        self.events.emit("unparseable", role=role, round=round_no, response=text[:2000], action="retry")
-        reminder = render("reminder", prompt=prompt, expected=expected)
-        text = self.llm.complete(role, reminder, allow_over_budget=self.over_budget).text
-        value = parse(text)
+        value, text = ask_with_reminder(
+            lambda text: self.llm.complete(role, text, allow_over_budget=self.over_budget).text, prompt, parse,
+            expected, lambda text: self.events.emit("unparseable", role=role, round=round_no, response=text[:2000],
+                                                    action="retry"))
         if value is not None:
             return value
         value = fallback(text)

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from dsstar_lake.agent.parse import parse_verdict
 from dsstar_lake.agent.planner import plan_text
-from dsstar_lake.agent.prompts import render
+from dsstar_lake.agent.prompts import fill
 from dsstar_lake.agent.readings import Readings, split_readings
 from dsstar_lake.agent.runtime import Agent
 from dsstar_lake.agent.state import AgentState
@@ -36,7 +36,7 @@ def parse(text: str) -> Verdict | None:
 
 def verify(agent: Agent, state: AgentState, round_no: int) -> Verdict:
     """Return the verdict; an unreadable one counts as No (insufficient), with the readings it did name."""
-    prompt = render("verifier", plan=plan_text(state.plan), code=fence(state.code),
+    prompt = fill("verifier", plan=plan_text(state.plan), code=fence(state.code),
                     result=frame(state.result, "output"), question=state.question)
     return agent.ask("verifier", prompt, parse, EXPECTED,
                      lambda text: Verdict(False, split_readings(text)[0]), round_no)

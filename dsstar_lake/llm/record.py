@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -55,14 +56,25 @@ class Totals:
 
 
 class JsonlRecorder:
-    """Append each call record as one JSON line to a file; safe to share between threads."""
+    """Append each call record, and any event, as one JSON line to a file; safe to share between threads.
+
+    The run-less traces (the index's model passes, the benchmark's judge) write through it; a run's own trace is
+    its RunRecord's (dsstar_lake/runs.py), which appends through the run folder's descriptor.
+    """
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self._lock = threading.Lock()
 
     def __call__(self, record: CallRecord) -> None:
-        line = json.dumps(record.to_dict(), ensure_ascii=False)
+        self._append(record.to_dict())
+
+    def write(self, data: dict[str, Any]) -> None:
+        """Append one event (type and fields), stamped with the time."""
+        self._append({"time": time.time(), **data})
+
+    def _append(self, data: dict[str, Any]) -> None:
+        line = json.dumps(data, ensure_ascii=False, default=str)
         with self._lock:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with open(self.path, "a", encoding="utf-8") as fh:

@@ -24,7 +24,7 @@ def data_uri(path: Path) -> str:
     return f"data:{mime};base64,{base64.b64encode(path.read_bytes()).decode('ascii')}"
 
 
-def render_html(markdown: str, title: str, figures: dict[str, Path], questions: Iterable[int] = ()) -> str:
+def html_page(markdown: str, title: str, figures: dict[str, Path], questions: Iterable[int] = ()) -> str:
     """Render the report's Markdown as one HTML page; only the given figures appear, embedded as data URIs.
 
     Raw HTML in the Markdown is shown as text (markdown-it's html=False), link targets are checked by

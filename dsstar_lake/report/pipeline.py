@@ -23,7 +23,7 @@ from dsstar_lake.errors import (
 from dsstar_lake.report import citations, document, questions, writer
 from dsstar_lake.report.answer import UNLIMITED, Answering, answer_all
 from dsstar_lake.report.budget import SharedBudget
-from dsstar_lake.report.prompts import render
+from dsstar_lake.report.prompts import fill
 from dsstar_lake.report.questions import SubQuestion
 from dsstar_lake.runs import RunRecord
 
@@ -158,7 +158,7 @@ def _build(setup: RunSetup, record: RunRecord, request: str, settings: Any, budg
     llm = setup.llm(record.record_call, record.id, settings=settings.with_overrides(UNLIMITED), provider=budget)
     with llm:
         progress("phase", {"text": "proposing sub-questions"})
-        prompt = render("subquestion_first", request=request, filenames=names, data=data, max_questions=limit)
+        prompt = fill("subquestion_first", request=request, filenames=names, data=data, max_questions=limit)
         pairs = questions.generate(llm, prompt)
         first = questions.new_questions(pairs or [], [], limit, 0)
         if not first:
@@ -243,7 +243,7 @@ def _gaps(llm: LLM, record: RunRecord, report: Report, request: str, names: str,
         record.event("refine_stopped", round=round_no, why=why)
         return []
     progress("phase", {"text": f"looking for gaps in the draft (refinement round {round_no})"})
-    prompt = render("subquestion_refine", request=request, filenames=names, data=data,
+    prompt = fill("subquestion_refine", request=request, filenames=names, data=data,
                     asked=questions.asked_text(report.questions), report=body, max_questions=room)
     try:
         pairs = questions.generate(llm, prompt)
@@ -291,9 +291,9 @@ def _write(folder: Path, report: Report, fmt: str, out: str | Path | None) -> li
     names = ["report.md"]
     (folder / "report.md").write_text(report.markdown, encoding="utf-8")
     if fmt == "html":
-        from dsstar_lake.report.htmlpage import render_html
+        from dsstar_lake.report.htmlpage import html_page
 
-        page = render_html(report.markdown, report.title, figures, [q.n for q in report.questions])
+        page = html_page(report.markdown, report.title, figures, [q.n for q in report.questions])
         (folder / "report.html").write_text(page, encoding="utf-8")
         names.append("report.html")
     written = [str(folder / n) for n in names] + [str(p) for p in figures.values()]

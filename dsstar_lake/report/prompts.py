@@ -15,6 +15,6 @@ def template(name: str) -> str:
     return _REPORT.template(name)
 
 
-def render(name: str, **values: object) -> str:
+def fill(name: str, **values: object) -> str:
     """Fill a report template; every variable must be given and nothing else."""
-    return _REPORT.render(name, **values)
+    return _REPORT.fill(name, **values)

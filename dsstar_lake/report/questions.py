@@ -7,7 +7,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from dsstar_lake.report.prompts import render
+from dsstar_lake.agent.prompts import ask_with_reminder
 from dsstar_lake.untrusted import visible
 
 if TYPE_CHECKING:
@@ -110,8 +110,5 @@ def asked_text(questions: list[SubQuestion]) -> str:
 
 def generate(llm: LLM, prompt: str) -> list[tuple[str, str]] | None:
     """Ask the sub-question generator; if unreadable, ask once more with a reminder; None if still unread."""
-    pairs = parse_questions(llm.complete("subquestion", prompt).text)
-    if pairs is None:
-        reminder = render("reminder", prompt=prompt, expected=EXPECTED)
-        pairs = parse_questions(llm.complete("subquestion", reminder).text)
+    pairs, _ = ask_with_reminder(lambda text: llm.complete("subquestion", text).text, prompt, parse_questions, EXPECTED)
     return pairs

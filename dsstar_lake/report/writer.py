@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from dsstar_lake.agent.readings import as_text, from_record
 from dsstar_lake.report.citations import Check
-from dsstar_lake.report.prompts import render
+from dsstar_lake.report.prompts import fill
 from dsstar_lake.report.questions import SubQuestion
 from dsstar_lake.untrusted import frame, visible
 
@@ -47,7 +47,7 @@ def clean(text: str) -> str:
 
 def first_draft(llm: LLM, request: str, filenames: str, questions: list[SubQuestion]) -> str:
     """Write the first report from the evidence."""
-    prompt = render("writer_first", request=request, filenames=filenames, evidence=evidence(questions))
+    prompt = fill("writer_first", request=request, filenames=filenames, evidence=evidence(questions))
     return clean(llm.complete("writer", prompt).text)
 
 
@@ -55,7 +55,7 @@ def refine(llm: LLM, request: str, filenames: str, questions: list[SubQuestion],
            report: str) -> str:
     """Rewrite the report with the new sub-questions' evidence."""
     numbers = ", ".join(f"[{q.n}]" for q in new) or "(none)"
-    prompt = render("writer_refine", request=request, filenames=filenames, evidence=evidence(questions),
+    prompt = fill("writer_refine", request=request, filenames=filenames, evidence=evidence(questions),
                     new=numbers, report=report)
     return clean(llm.complete("writer", prompt).text)
 
@@ -65,5 +65,5 @@ def fix(llm: LLM, report: str, found: Check, questions: list[SubQuestion]) -> st
     citable = "\n".join(f"[{q.n}] {visible(q.text)}" for q in questions if q.answered) or "(none)"
     figures = "\n".join(f for q in questions for f in q.figures) or "(none)"
     problems = "\n".join(f"- {line}" for line in found.problems(questions))
-    prompt = render("writer_fix", report=report, problems=problems, citable=citable, figures=figures)
+    prompt = fill("writer_fix", report=report, problems=problems, citable=citable, figures=figures)
     return clean(llm.complete("writer", prompt).text)

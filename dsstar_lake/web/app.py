@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -30,6 +30,10 @@ from dsstar_lake.web.access import Guard, check_bind, same_origin
 from dsstar_lake.web.asking import MAX_QUESTION, Asks
 from dsstar_lake.web.live import follow
 from dsstar_lake.web.preview import Previewer
+
+if TYPE_CHECKING:
+    # Typing only: the front doors sit above the facade they serve (tests/test_layers.py).
+    from dsstar_lake.lake import Lake
 
 TEMPLATES = Path(__file__).parent / "templates"
 # The report page is self-contained (figures as data URIs): it may load nothing and run nothing.
@@ -95,7 +99,7 @@ def _size(n: Any) -> str:
 class Pages:
     """The page handlers over one open Lake; every Lake call runs on one worker thread (one connection)."""
 
-    def __init__(self, lake: Any) -> None:
+    def __init__(self, lake: Lake) -> None:
         self.lake = lake
         self.env = _templates()
         # One thread: the Lake's SQLite connection and retriever are per thread; the event loop stays free.
@@ -309,7 +313,7 @@ async def _form(request: Request) -> dict[str, str] | None:
     return {k: v[0] for k, v in parse_qs(body, keep_blank_values=True).items()}
 
 
-def build_app(lake: Any, token: str | None = None) -> Any:
+def build_app(lake: Lake, token: str | None = None) -> Guard:
     """Return the ASGI app over an open Lake (token: required on every request, for a non-loopback bind)."""
     pages = Pages(lake)
     routes = [
@@ -331,7 +335,7 @@ def build_app(lake: Any, token: str | None = None) -> Any:
     return Guard(Starlette(routes=routes, lifespan=lifespan, exception_handlers=handlers), token)
 
 
-def serve(lake: Any, host: str = "127.0.0.1", port: int = 8765, allow_remote: bool = False,
+def serve(lake: Lake, host: str = "127.0.0.1", port: int = 8765, allow_remote: bool = False,
           token: str | None = None) -> None:
     """Serve the pages until interrupted; a non-loopback host needs allow_remote and a token (UsageError)."""
     check_bind(host, allow_remote, token)

@@ -14,9 +14,13 @@ import re
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dsstar_lake.errors import DslakeError
+
+if TYPE_CHECKING:
+    # Typing only: the front doors sit above the facade they serve (tests/test_layers.py).
+    from dsstar_lake.lake import Lake
 
 STEM = re.compile(r"^\d{4,}-[A-Za-z0-9_-]{1,60}$")
 START_WAIT_S = 20.0  # how long POST /ask waits for the run's folder to appear before showing the run list
@@ -28,7 +32,7 @@ PICKED_ON_PAGE = "the user picked it on the web page"
 class Asks:
     """Start asks in background threads and hand manual prompts to the page."""
 
-    def __init__(self, lake: Any) -> None:
+    def __init__(self, lake: Lake) -> None:
         self.lake = lake
         self.failures: dict[str, str] = {}  # question -> why it stopped before its run existed
         # run id -> the readings a run waits for the person to pick between (ask --clarify, on the page)

@@ -14,11 +14,15 @@ import os
 import signal
 import sys
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dslake_index.load_hint import ROW_LIMITED
 
 from dsstar_lake.errors import DslakeError
+
+if TYPE_CHECKING:
+    # Typing only: the front doors sit above the facade they serve (tests/test_layers.py).
+    from dsstar_lake.lake import Lake
 
 PREVIEW_TABLES = 3  # a workbook's first sheets, a family's first members
 TEXT_CHARS = 4000  # characters of a non-table value (text, a dict, arrays) shown
@@ -40,7 +44,7 @@ class Previewer:
         return cls(settings.serve.preview_rows, settings.serve.preview_bytes, settings.profile.timeout_s,
                    settings.profile.memory_mb)
 
-    def preview(self, lake: Any, path: str, sort: str | None = None, desc: bool = False, where: str | None = None,
+    def preview(self, lake: Lake, path: str, sort: str | None = None, desc: bool = False, where: str | None = None,
                 has: str | None = None) -> dict[str, Any]:
         """Return {"error": reason or None, "tables": [...]} for an entry: escaped HTML tables or short text.
 

@@ -56,13 +56,13 @@ def report_page(view: dict[str, Any]) -> str | None:
     markdown = read_run_file(view["folder"], "report.md")
     if markdown is None:
         return None
-    from dsstar_lake.report.htmlpage import render_html
+    from dsstar_lake.report.htmlpage import html_page
 
     folder = Path(view["folder"])
     figures = {f: folder / f for q in view.get("questions") or [] for f in q.get("figures") or []
                if isinstance(f, str) and (folder / f).is_file() and not (folder / f).is_symlink()}
     numbers = [q["n"] for q in view.get("questions") or [] if isinstance(q.get("n"), int)]
-    return render_html(markdown, (view.get("report") or {}).get("title") or "Report", figures, numbers)
+    return html_page(markdown, (view.get("report") or {}).get("title") or "Report", figures, numbers)
 
 
 

@@ -7,11 +7,9 @@ import zipfile
 import zlib
 from pathlib import Path
 
-from dslake_index.profilers.base import PROFILER_VERSION, Limits, Profile, ProfileError
+from dslake_index.profilers.base import Limits, Profile, ProfileError
 from dslake_index.profilers.fallback import DETECTED, binary_profile, empty_profile, text_fallback
 from dslake_index.profilers.textio import decode_head, file_size, looks_binary, read_head, sniff_magic
-
-PROFILERS_VERSION = PROFILER_VERSION
 
 DELIMITED_EXT = {".csv", ".tsv", ".tab", ".psv", ".ssv"}
 EXCEL_EXT = {".xlsx", ".xlsm"}
