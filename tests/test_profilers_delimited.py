@@ -159,3 +159,17 @@ def test_a_year_column_with_a_typo_says_where_it_is_instead_of_a_range_from_38(t
     assert any("'Year' holds years (2001 .. 2024)" in n and "38 (at index 3)" in n for n in notes)
     clean = write(tmp_path, "clean.csv", "Year,n\n" + "".join(f"{y},1\n" for y in range(2001, 2025)))
     assert not any("not years" in n for n in profile_path(clean, Limits()).notes)
+
+
+def test_zero_led_search_agrees_with_the_regex_it_replaces():
+    """The vectorised search for a field starting '0'+digit answers as the regex over "\\n" + text does."""
+    import random
+
+    from dslake_index.profilers.codes import _ZERO_LED, has_zero_led_field
+
+    cases = ["08123,x", "a,08123", "a, 08123", 'a,"08123"', 'a, "0812"', "a,0.5", "a,10", "2024-01-01 00:00",
+             "x\t 01", "x|\x0c 07", "x; \r\n 09", "a,b\n07,c", "a" + " " * 40 + "07", "," + " " * 40 + "07", ",café,0123", "0", "00"]
+    rng = random.Random(7)
+    cases += ["".join(rng.choice("019,;\t|\n \"a.") for _ in range(rng.randint(0, 14))) for _ in range(3000)]
+    for text in cases:
+        assert has_zero_led_field(text) == (_ZERO_LED.search("\n" + text) is not None), repr(text)
