@@ -7,7 +7,9 @@ from typing import Any
 
 import click
 
-from dsstar_lake.cli_common import (
+from dsstar_lake.base.errors import STATUS_PROBLEMS
+from dsstar_lake.base.modelnames import KEYED_PROVIDERS
+from dsstar_lake.terminal.common import (
     DslakeGroup,
     LakeFirstGroup,
     catalog_option,
@@ -23,9 +25,7 @@ from dsstar_lake.cli_common import (
     out,
     print_json,
 )
-from dsstar_lake.cli_help import add_examples
-from dsstar_lake.errors import STATUS_PROBLEMS
-from dsstar_lake.modelnames import KEYED_PROVIDERS
+from dsstar_lake.terminal.help import add_examples
 
 
 def open_lake(lake: str | None, catalog: str | None, llm: Any = None, **overrides: Any) -> Any:
@@ -80,7 +80,7 @@ def index(lake: str | None, paths: tuple[str, ...], lake_path: str | None, catal
     given as --lake LAKE (then every argument is a PATH), or left out with --catalog DIR of a catalog that has
     indexed it before (a lake in object storage included).
     """
-    from dsstar_lake.render import index_progress, print_index_summary
+    from dsstar_lake.terminal.results import index_progress, print_index_summary
 
     lake, paths = index_target(lake, paths, lake_path, catalog)
     if rebuild and paths:
@@ -91,7 +91,7 @@ def index(lake: str | None, paths: tuple[str, ...], lake_path: str | None, catal
     with index_progress(err, enabled=not as_json) as progress:
         summary = handle.index(progress=progress, rebuild=rebuild, given=list(paths) or None)
     if watch:
-        from dsstar_lake.watch import prepare_watch, watch_lake
+        from dsstar_lake.usecases.watch import prepare_watch, watch_lake
 
         prepare_watch(handle)
     print_json(summary.to_dict()) if as_json else print_index_summary(out, summary)
@@ -118,7 +118,7 @@ def status(lake_path: str | None, catalog: str | None, check: bool, as_json: boo
     Exits with 8 when it reports a problem the catalog needs fixed (an index or --rebuild fixes it): vectors
     missing or drifted, a damaged manifest or index. Failed and changed files are reported but exit 0.
     """
-    from dsstar_lake.render import print_status
+    from dsstar_lake.terminal.results import print_status
 
     result = open_existing(lake_path, catalog).status(check_vectors=check)
     print_json(result.to_dict()) if as_json else print_status(out, result)
@@ -133,7 +133,7 @@ def status(lake_path: str | None, catalog: str | None, check: bool, as_json: boo
 @json_option
 def show(path: str, lake_path: str | None, catalog: str | None, as_json: bool) -> None:
     """Show the stored description and card of one file (path relative to the lake)."""
-    from dsstar_lake.render import print_show
+    from dsstar_lake.terminal.results import print_show
 
     result = open_existing(lake_path, catalog).show(path)
     print_json(result) if as_json else print_show(out, result)
@@ -156,8 +156,8 @@ def search(question: str, lake_path: str | None, catalog: str | None, chroma_url
     Each hit says what it holds (title, shape, columns or sheets, dates, key facts) and names the near-identical
     files folded under it. On a terminal the matched words are marked; piped, the table is plain text.
     """
-    from dsstar_lake.errors import UsageError
-    from dsstar_lake.render import print_hits
+    from dsstar_lake.base.errors import UsageError
+    from dsstar_lake.terminal.results import print_hits
 
     if as_json + as_csv + as_nl > 1:
         raise UsageError("give one of --json, --csv and --nl")
@@ -166,7 +166,7 @@ def search(question: str, lake_path: str | None, catalog: str | None, chroma_url
     if as_json:
         print_json({"question": question, "hits": [h.to_dict() for h in hits], "timing_ms": vars(timing)})
     elif as_csv or as_nl:
-        from dsstar_lake.hitlines import csv_text, nl_text
+        from dsstar_lake.views.hitlines import csv_text, nl_text
 
         click.echo(csv_text(hits) if as_csv else nl_text(hits), nl=False)
     else:
@@ -187,7 +187,7 @@ def config(lake_path: str | None, catalog: str | None, as_json: bool) -> None:
         return
     from rich.table import Table
 
-    from dsstar_lake.render import safe
+    from dsstar_lake.terminal.results import safe
 
     table = Table("setting", "value", "from")
     for row in rows:
@@ -203,7 +203,7 @@ def config(lake_path: str | None, catalog: str | None, as_json: bool) -> None:
 def models(lake_path: str | None, catalog: str | None, as_json: bool, **params: Any) -> None:
     """Show the provider and model per role, whether credentials are present, and the prices used."""
     from dsstar_lake.lake import Lake
-    from dsstar_lake.render import print_models
+    from dsstar_lake.terminal.results import print_models
 
     info = Lake.model_configuration(lake_path, catalog, llm_flags(params))
     print_json(info) if as_json else print_models(out, info)
@@ -226,8 +226,8 @@ def eval_group() -> None:
 def eval_retrieval(task_files: tuple[str, ...], lake_path: str | None, catalog: str | None, ks: str,
                    missing: str | None, as_json: bool) -> None:
     """Recall@K and all-found@K of the retriever on tasks whose files are known."""
-    from dsstar_lake.errors import UsageError
-    from dsstar_lake.render import print_retrieval_report
+    from dsstar_lake.base.errors import UsageError
+    from dsstar_lake.terminal.results import print_retrieval_report
 
     try:
         k_values = [int(k) for k in ks.split(",") if k.strip()]
@@ -261,7 +261,7 @@ def eval_kramabench(task_files: tuple[str, ...], lake_path: str | None, catalog:
                     k: int | None, max_rounds: int | None, judge_model: str | None, no_judge: bool, as_json: bool,
                     **params: Any) -> None:
     """Answer KramaBench tasks with the agent and score them with KramaBench's metrics."""
-    from dsstar_lake.render import benchmark_progress, print_benchmark_report
+    from dsstar_lake.terminal.results import benchmark_progress, print_benchmark_report
 
     handle = open_existing(lake_path, catalog, llm_flags(params), **{"eval.judge_model": judge_model})
     report = handle.kramabench(list(task_files), ids=ids, missing=missing, oracle=oracle, jobs=jobs, k=k,
@@ -286,7 +286,7 @@ def ask(question: str, lake_path: str | None, catalog: str | None, chroma_url: s
         files: tuple[str, ...], guidelines: str | None, max_rounds: int | None, clarify: bool, as_json: bool,
         **params: Any) -> None:
     """Answer QUESTION with the DS-STAR agent over the files retrieved from the lake's catalog."""
-    from dsstar_lake.agent.render import ask_progress, print_answer, terminal_pick
+    from dsstar_lake.terminal.runs import ask_progress, print_answer, terminal_pick
 
     handle = open_existing(lake_path, catalog, llm_flags(params), **{"catalog.chroma_url": chroma_url})
     # Only a person at a terminal is asked; piped, the run chooses by itself (agent/chooser.py).
@@ -318,7 +318,7 @@ def runs_group(ctx: click.Context, lake_path: str | None, catalog: str | None, a
 @json_option
 def runs_list(lake_path: str | None, catalog: str | None, as_json: bool) -> None:
     """List the catalog's runs, newest first."""
-    from dsstar_lake.agent.render import print_runs
+    from dsstar_lake.terminal.runs import print_runs
 
     result = open_existing(lake_path, catalog).runs()
     print_json(result) if as_json else print_runs(out, result)
@@ -331,7 +331,7 @@ def runs_list(lake_path: str | None, catalog: str | None, as_json: bool) -> None
 @json_option
 def runs_show(run_id: str, lake_path: str | None, catalog: str | None, as_json: bool) -> None:
     """Show one run: plan, rounds, verdicts and routes, answer, cost."""
-    from dsstar_lake.agent.render import print_run
+    from dsstar_lake.terminal.runs import print_run
 
     result = open_existing(lake_path, catalog).run(run_id)
     print_json(result) if as_json else print_run(out, result)
@@ -345,7 +345,7 @@ def runs_show(run_id: str, lake_path: str | None, catalog: str | None, as_json: 
 @json_option
 def runs_resume(run_id: str, lake_path: str | None, catalog: str | None, as_json: bool, **params: Any) -> None:
     """Continue an interrupted run from its last completed round."""
-    from dsstar_lake.agent.render import ask_progress, print_answer
+    from dsstar_lake.terminal.runs import ask_progress, print_answer
 
     handle = open_existing(lake_path, catalog, llm_flags(params))
     with ask_progress(err, enabled=not as_json) as progress:
@@ -371,7 +371,7 @@ def report(request: str, lake_path: str | None, catalog: str | None, chroma_url:
            max_questions: int | None, jobs: int | None, k: int | None, out_dir: str | None, fmt: str | None,
            as_json: bool, **params: Any) -> None:
     """Write a cited data-science report for an open-ended REQUEST (DS-STAR+: sub-questions, answers, writer)."""
-    from dsstar_lake.report.render import print_report, report_progress
+    from dsstar_lake.terminal.report import print_report, report_progress
 
     handle = open_existing(lake_path, catalog, llm_flags(params), **{"catalog.chroma_url": chroma_url})
     with report_progress(err, enabled=not as_json) as progress:
@@ -390,7 +390,7 @@ def mcp(lake_path: str | None, catalog: str | None, **params: Any) -> None:
     For an MCP client (Claude Desktop, an IDE agent) to start; the README shows its configuration. Nothing
     writes the lake (an ask keeps its run record in the catalog). stdout is the protocol: logs go to stderr.
     """
-    from dsstar_lake.mcp_server import serve
+    from dsstar_lake.mcp.server import serve
 
     serve(open_existing(lake_path, catalog, llm_flags(params)))
 
@@ -405,8 +405,8 @@ def doctor(lake_path: str | None, catalog: str | None, as_json: bool) -> None:
     One line per check, with how to fix a problem. LAKE (or --catalog) adds the catalog's check, as
     `dslake status --check`. Exits with 8 when a check fails (warnings do not count).
     """
-    from dsstar_lake.doctor import print_doctor
     from dsstar_lake.lake import Lake
+    from dsstar_lake.usecases.doctor import print_doctor
 
     report = Lake.doctor(lake_path, catalog)
     print_json(report.to_dict()) if as_json else print_doctor(out, report)
@@ -479,7 +479,7 @@ def serve(lake_path: str | None, catalog: str | None, host: str, port: int, allo
     question box starts an ask (--llm manual --manual-dir DIR: answer its prompts on the run page). Nothing writes
     the lake. Binds to loopback; another address needs --allow-remote and a token.
     """
-    from dsstar_lake.mcp_server import check_catalog
+    from dsstar_lake.mcp.server import check_catalog
     from dsstar_lake.web.access import check_bind, check_port
     from dsstar_lake.web.app import serve as run_server
 

@@ -280,7 +280,7 @@ def main() -> None:
     size = sum(p.stat().st_size for p in lake_root.rglob("*") if p.is_file())
     print(f"lake: {lake_root} ({files:,} files, {size / (1 << 30):.2f} GB), made in {time.perf_counter() - started:.0f} s")
 
-    from dsstar_lake.errors import DslakeError
+    from dsstar_lake.base.errors import DslakeError
     from dsstar_lake.lake import Lake
 
     lake = Lake.open(lake_root, overrides={} if args.profile_timeout is None else

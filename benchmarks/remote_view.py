@@ -32,7 +32,7 @@ def main(src: Path) -> None:
     from dslake_index import lookup
 
     from dsstar_lake.lake import Lake
-    from dsstar_lake.lakeview import LakeView
+    from dsstar_lake.runs.lakeview import LakeView
 
     fs = s3fs.S3FileSystem(skip_instance_cache=True, use_listings_cache=False)
     fs.mkdir("bench-lake")

@@ -2,7 +2,7 @@
 
 usage: python benchmarks/wordless.py [--lake PATH] [--catalog DIR] [--model MODEL]
 Indexes the lake into the catalog without a model (a scratch folder by default; a catalog that is up to date
-costs a second), applies the selection rule of index/summaries.py to every entry, and prints how many are
+costs a second), applies the selection rule of index/wordless.py to every entry, and prints how many are
 wordless, per top-level folder, each one with its content words, and the summarizer's cost estimate for MODEL
 (default: the packaged llm.models.summarizer) from the price registry. Asks no model. Never run by CI.
 """
@@ -16,11 +16,11 @@ from collections import Counter
 from pathlib import Path
 
 from dslake_index.profilers.base import Profile
-from dslake_index.summaries import content_words
+from dslake_index.wordless import content_words
 
+from dsstar_lake.enrichers.summarizer_pass import estimate, plan_targets
 from dsstar_lake.lake import Lake
 from dsstar_lake.llm.registry import model_for
-from dsstar_lake.summarize import estimate, plan_targets
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_LAKE = HERE.parent.parent / "shared" / "kramabench" / "lake"

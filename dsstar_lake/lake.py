@@ -17,20 +17,17 @@ from dslake_index.front_door import CATALOG_CONFIG, CHROMA_DIR, Catalog
 from dslake_index.objectstore import remote_lake
 from dslake_index.progress import Progress
 
-from dsstar_lake.errors import LakeNotFound, UsageError
-from dsstar_lake.prewarm import Prewarm
-from dsstar_lake.runsetup import RunSetup, run_setup
-from dsstar_lake.settings import USER_CONFIG_PATH, Settings
-from dsstar_lake.status import LakeStatus, lake_status
+from dsstar_lake.base.errors import LakeNotFound, UsageError
+from dsstar_lake.base.settings import USER_CONFIG_PATH, Settings
+from dsstar_lake.runs.setup import RunSetup, run_setup
+from dsstar_lake.usecases.prewarm import Prewarm
+from dsstar_lake.views.status import LakeStatus, lake_status
 
 if TYPE_CHECKING:
     from dslake_index.enrich import Enricher
     from dslake_index.front_door import Embedder, IndexSummary, Retriever, SearchTiming, VectorStore
 
     from dsstar_lake.agent.state import Answer
-    from dsstar_lake.ask import Pick
-    from dsstar_lake.display import RunList, RunView, SearchResults, ShowView
-    from dsstar_lake.doctor import DoctorReport
     from dsstar_lake.eval.results import BenchmarkReport
     from dsstar_lake.eval.retrieval import RetrievalReport
     from dsstar_lake.eval.runner import BenchmarkOptions
@@ -38,6 +35,9 @@ if TYPE_CHECKING:
     from dsstar_lake.llm.base import Provider
     from dsstar_lake.llm.flags import LlmFlags
     from dsstar_lake.report.pipeline import Report
+    from dsstar_lake.usecases.ask import Pick
+    from dsstar_lake.usecases.doctor import DoctorReport
+    from dsstar_lake.views.notebook import RunList, RunView, SearchResults, ShowView
 
 __all__ = ["CATALOG_CONFIG", "CHROMA_DIR", "Lake", "LakeStatus"]
 
@@ -188,15 +188,15 @@ class Lake:
         """Bring the catalog up to date with the lake; return an IndexSummary (Catalog.index, the pipeline).
 
         analyzer: profile | llm | auto (None: agent.analyzer); llm and auto add the paper's LLM analysis to the
-        descriptions of the files that want one (dsstar_lake/analyze.py), and a model's summary to the cards of
-        entries that carry no words a question uses (dsstar_lake/summarize.py); provider replaces the configured
+        descriptions of the files that want one (dsstar_lake/enrichers/analyzer_pass.py), and a model's summary to the cards of
+        entries that carry no words a question uses (dsstar_lake/enrichers/summarizer_pass.py); provider replaces the configured
         model. Both are the index's enrichers: every changed card is embedded once, after them.
         paths: lake-relative files or folders known to have changed (a watcher's events): only they are looked at,
         so a change costs the same in a lake of any size. None scans the whole lake.
         given: paths as a user gives them (from the current folder or the lake root): the command line's PATHS.
         cluster: tcp://HOST:PORT of a Dask scheduler to profile on (None: index.cluster; empty: local processes).
         """
-        from dsstar_lake.analyze import model_passes, resolve_mode
+        from dsstar_lake.enrichers.analyzer_pass import model_passes, resolve_mode
 
         def enrichers() -> list[Enricher]:
             return model_passes(self.setup(provider=provider), resolve_mode(self.settings, analyzer, provider))
@@ -213,7 +213,7 @@ class Lake:
     def show(self, path: str) -> ShowView:
         """Return the stored record, description and card of one file (or of a family by its pattern): a dict
         that shows as tables in Jupyter."""
-        from dsstar_lake.display import ShowView
+        from dsstar_lake.views.notebook import ShowView
 
         return ShowView(self.catalog.show(path))
 
@@ -226,7 +226,7 @@ class Lake:
         """Return the top-k entries for a question."""
         if not query.strip():
             raise UsageError("the search question is empty")
-        from dsstar_lake.display import SearchResults
+        from dsstar_lake.views.notebook import SearchResults
 
         return SearchResults(self.retriever().search(query, k), query)
 
@@ -247,7 +247,7 @@ class Lake:
         """Return the lake-relative paths of an entry's files."""
         return self.catalog.members(entry_id)
 
-    # ---- questions: the DS-STAR loop and its run records (dsstar_lake/ask.py, dsstar_lake/runs.py) -------------
+    # ---- questions: the DS-STAR loop and its run records (dsstar_lake/usecases/ask.py, dsstar_lake/runs/record.py) -------------
 
     def ask(
         self,
@@ -267,10 +267,10 @@ class Lake:
         clarify: when readings give different answers, a person picks: True asks with input() (a notebook's
         answer box), or a callable (question, readings) -> the number picked, or None to let the model choose.
         """
-        from dsstar_lake.ask import ask
+        from dsstar_lake.usecases.ask import ask
 
         if clarify is True:
-            from dsstar_lake.display import prompt_pick
+            from dsstar_lake.views.notebook import prompt_pick
 
             clarify = prompt_pick()
         flags = {"retrieve.k": k, "agent.guidelines": guidelines, "agent.max_rounds": max_rounds, **(overrides or {})}
@@ -278,15 +278,15 @@ class Lake:
 
     def runs(self) -> RunList:
         """List this catalog's runs, newest first (a list of dicts that shows as a table in Jupyter)."""
-        from dsstar_lake.display import RunList
-        from dsstar_lake.runs import list_runs
+        from dsstar_lake.runs.record import list_runs
+        from dsstar_lake.views.notebook import RunList
 
         return RunList(list_runs(self.catalog_dir))
 
     def run(self, run_id: str) -> RunView:
         """Return one run: plan, rounds, verdicts and routes, answer, calls and cost by role (a dict)."""
-        from dsstar_lake.display import RunView
-        from dsstar_lake.runs import RunRecord, show_run
+        from dsstar_lake.runs.record import RunRecord, show_run
+        from dsstar_lake.views.notebook import RunView
 
         return RunView(show_run(RunRecord.open(self.catalog_dir, run_id)))
 
@@ -295,7 +295,7 @@ class Lake:
         progress: Progress | None = None,
     ) -> Answer:
         """Continue an interrupted run from its last completed round; return its Answer."""
-        from dsstar_lake.ask import resume
+        from dsstar_lake.usecases.ask import resume
 
         return resume(self.setup(overrides, provider), run_id, progress=progress)
 
@@ -362,18 +362,18 @@ class Lake:
         absent = read_missing(missing) if missing else default_missing_list(Path(task_files[0]).resolve().parent)
         return evaluate_retrieval(self.setup(), tasks, ks, absent)
 
-    # ---- dslake doctor (dsstar_lake/doctor.py) ---------------------------------------------------------------
+    # ---- dslake doctor (dsstar_lake/usecases/doctor.py) ---------------------------------------------------------------
 
     @classmethod
     def doctor(cls, path: str | None = None, catalog: str | None = None) -> DoctorReport:
         """Check the sandbox, model credentials, embedding model and science packages, and the catalog when a
         lake or catalog is given; return a DoctorReport."""
-        from dsstar_lake.doctor import diagnose
+        from dsstar_lake.usecases.doctor import diagnose
 
         lake = cls.open(path, catalog=catalog) if (path or catalog) else None
         return diagnose(lake.settings if lake else Settings.load(), lake.catalog if lake else None)
 
-    # ---- notebooks: load what an entry describes (dsstar_lake/loading.py) ------------------------------------
+    # ---- notebooks: load what an entry describes (dsstar_lake/usecases/load.py) ------------------------------------
 
     @manifest_errors
     def load(self, target: Any, limit: int | None = None) -> Any:  # what the entry's load lines give: any object
@@ -382,6 +382,6 @@ class Lake:
         A table gives a pandas DataFrame; a workbook of several tables a dict of them by sheet or table name; a
         family a dict from member path to what each member gives (limit: only its first members, by path).
         """
-        from dsstar_lake.loading import load
+        from dsstar_lake.usecases.load import load
 
         return load(self.catalog, target, limit)

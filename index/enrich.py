@@ -26,7 +26,7 @@ class Enrichment:
 
 
 class Enricher(Protocol):
-    """An optional pass over the rendered entries (dsstar_lake.analyze.model_passes builds the model's)."""
+    """An optional pass over the rendered entries (dsstar_lake.enrichers.analyzer_pass.model_passes builds the model's)."""
 
     def enrich(self, conn: sqlite3.Connection, progress: Progress) -> Enrichment:
         """Store what it adds (by content hash) and mark the folders whose entries change dirty."""

@@ -1,6 +1,6 @@
 """The base of every dslake error and the kinds the index raises; cli.py turns them into a line and an exit code.
 
-They live on the bottom floor so that index/ imports nothing above it: dsstar_lake/errors.py re-exports them
+They live on the bottom floor so that index/ imports nothing above it: dsstar_lake/base/errors.py re-exports them
 beside the agent's own kinds, and code above index/ imports them from there.
 """
 

@@ -50,7 +50,7 @@ class EnrichmentStore:
     """The manifest as the model passes (dsstar_lake's analyzer and summarizer enrichers) see it: which contents
     want words, the analyses and summaries stored by content hash, the profiles and descriptions they read.
 
-    The SQL stays in index/analyses.py, summaries.py and lookup.py; a stored analysis marks its folders dirty, so
+    The SQL stays in index/analysis_store.py, summaries.py and lookup.py; a stored analysis marks its folders dirty, so
     the pipeline renders the entries again before it embeds.
     """
 
@@ -59,57 +59,57 @@ class EnrichmentStore:
 
     def file_contents(self, skip_formats: Sequence[str]) -> list[tuple[str, str]]:
         """Return (content hash, path) of every single-file entry whose format is not skipped."""
-        from dslake_index import analyses
+        from dslake_index import analysis_store
 
-        return analyses.file_contents(self._conn, skip_formats)
+        return analysis_store.file_contents(self._conn, skip_formats)
 
     def unread_contents(self, skip_formats: Sequence[str], fallback_formats: Sequence[str],
                         failed_note: str) -> list[tuple[str, str, str, bool]]:
         """Return (content hash, path, format, tripped) of the single files described as fallback formats or text."""
-        from dslake_index import analyses
+        from dslake_index import analysis_store
 
-        return analyses.unread_contents(self._conn, skip_formats, fallback_formats, failed_note)
+        return analysis_store.unread_contents(self._conn, skip_formats, fallback_formats, failed_note)
 
     def family_representatives(self, skip_formats: Sequence[str]) -> list[tuple[str, str]]:
         """Return (first member's path, its content hash) per family whose format is not skipped."""
-        from dslake_index import analyses
+        from dslake_index import analysis_store
 
-        return analyses.family_representatives(self._conn, skip_formats)
+        return analysis_store.family_representatives(self._conn, skip_formats)
 
     def stored_analyses(self) -> dict[str, tuple[str, str]]:
         """Return {content hash: (text, source)} of every stored analysis ('' text: a failed one)."""
-        from dslake_index import analyses
+        from dslake_index import analysis_store
 
-        return analyses.stored_analyses(self._conn)
+        return analysis_store.stored_analyses(self._conn)
 
     def store_analysis(self, content_hash: str, text: str, source: str, ok: bool) -> None:
         """Write one analysis; a good one marks its files' folders dirty."""
-        from dslake_index import analyses
+        from dslake_index import analysis_store
 
-        analyses.store_analysis(self._conn, content_hash, text, source, ok)
+        analysis_store.store_analysis(self._conn, content_hash, text, source, ok)
 
     def representative_hashes(self) -> list[tuple[str, str, str, str]]:
         """Return (entry id, kind, path shown, content hash) per entry: a file's own, a family's first member's."""
-        from dslake_index import summaries
+        from dslake_index import wordless
 
-        return summaries.representative_hashes(self._conn)
+        return wordless.representative_hashes(self._conn)
 
     def stored_summaries(self) -> dict[str, tuple[str, str]]:
         """Return {content hash: (text, source)} of every stored summary ('' text: a failed one)."""
-        from dslake_index import summaries
+        from dslake_index import wordless
 
-        return summaries.stored_summaries(self._conn)
+        return wordless.stored_summaries(self._conn)
 
     def store_summary(self, content_hash: str, text: str, source: str) -> None:
         """Write one summary (text '' with a failed:… source records a failure)."""
-        from dslake_index import summaries
+        from dslake_index import wordless
 
-        summaries.store_summary(self._conn, content_hash, text, source)
+        wordless.store_summary(self._conn, content_hash, text, source)
 
     def is_wordless(self, content_hash: str) -> bool:
         """Tell whether the content's stored profile carries no words a question would use (False: no profile)."""
         from dslake_index.profilers.base import Profile
-        from dslake_index.summaries import is_wordless
+        from dslake_index.wordless import is_wordless
 
         profile = lookup.stored_profile(self._conn, content_hash)
         return profile is not None and is_wordless(Profile.from_dict(json.loads(profile)))
@@ -479,7 +479,7 @@ class Catalog:
         enrichers: returns the optional passes over the rendered entries (called once the arguments are checked,
         before anything is written, so that a model that is not configured fails first).
         prewarm: given the index embedder's factory, returns an object whose start() gets the embedder ready while
-        the profilers run and whose stop() ends that (dsstar_lake.prewarm.Prewarm).
+        the profilers run and whose stop() ends that (dsstar_lake.usecases.prewarm.Prewarm).
         """
         from dslake_index.cluster import open_cluster
         from dslake_index.indexer import IndexOptions, run_index

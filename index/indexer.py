@@ -209,7 +209,7 @@ def _run_index(
             _profile_all(conn, db_path, lake, todo, {f.path for f in new}, options, summary, progress)
     with phase("entries: whole rebuild"):
         _rebuild_dirty_entries(conn, options, progress, force=new_render is not None)
-    from dslake_index.summaries import apply_summaries
+    from dslake_index.wordless import apply_summaries
 
     apply_summaries(conn)  # a rebuilt entry gets its stored model summary back before its card is embedded
     if new_render is not None:
@@ -241,7 +241,7 @@ def _run_index(
 def _enrich(conn: sqlite3.Connection, enrichers: Sequence[Enricher], options: IndexOptions, summary: IndexSummary,
             progress: Progress) -> None:
     """Run each enricher on the rendered entries; render again the entries one changed, before the next runs."""
-    from dslake_index.summaries import apply_summaries
+    from dslake_index.wordless import apply_summaries
 
     for enricher in enrichers:
         done = enricher.enrich(conn, progress)

@@ -22,7 +22,7 @@ def _isolated_user_config(tmp_path_factory, monkeypatch):
     """Keep the developer's ~/.config/dslake and DSLAKE_* variables out of every test."""
     config_home = tmp_path_factory.mktemp("config-home")
     monkeypatch.setenv("XDG_CONFIG_HOME", str(config_home))
-    monkeypatch.setattr("dsstar_lake.settings.USER_CONFIG_PATH", config_home / "dslake" / "config.toml")
+    monkeypatch.setattr("dsstar_lake.base.settings.USER_CONFIG_PATH", config_home / "dslake" / "config.toml")
     monkeypatch.setattr("dsstar_lake.lake.USER_CONFIG_PATH", config_home / "dslake" / "config.toml")
     for name in list(os.environ):
         if name.startswith("DSLAKE_"):

@@ -220,7 +220,7 @@ def llm_settings(**llm: Any):  # -> Settings
 
     Keys with a dot go to open sections: llm_settings(**{"models.coder": "m", "pricing.m": [1, 2]}).
     """
-    from dsstar_lake.settings import Settings
+    from dsstar_lake.base.settings import Settings
 
     overrides = {"llm.backoff_initial_s": 0.001, "llm.backoff_max_s": 0.01, "llm.max_retries": 2, "llm.timeout_s": 10.0}
     overrides.update({f"llm.{key}": value for key, value in llm.items()})

@@ -6,9 +6,9 @@ from agent_helpers import FAST, fenced, scripted
 from conftest import write_table_lake
 
 from dsstar_lake.agent.analyzer import analyze_file
+from dsstar_lake.base.settings import Settings
 from dsstar_lake.llm import LLM
 from dsstar_lake.sandbox import Sandbox
-from dsstar_lake.settings import Settings
 
 DESCRIBE = "import csv\nrows = list(csv.reader(open('data/sales.csv')))\nprint('columns:', rows[0])\nprint(len(rows) - 1, 'rows')"
 

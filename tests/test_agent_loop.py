@@ -58,7 +58,7 @@ def test_one_round_verified_at_once(lake):
 
 def test_a_sandbox_that_cannot_be_made_fails_the_ask_with_its_own_error(lake):
     """The sandbox is made in a thread while the context is retrieved: its error still ends the ask, as one line."""
-    from dsstar_lake.errors import ConfigError
+    from dsstar_lake.base.errors import ConfigError
 
     provider = scripted(("planner", "Sum the units in data/sales.csv."))
     with pytest.raises(ConfigError, match="sandbox.backend must be one of"):

@@ -109,8 +109,8 @@ def test_in_a_notebook_the_person_picks_at_an_input_box(lake):
     """lake.ask(..., clarify=True) asks with input(): here a callable plays the person, as Jupyter's box would."""
     from agent_helpers import FAST, scripted
 
-    from dsstar_lake.display import prompt_pick
     from dsstar_lake.lake import Lake
+    from dsstar_lake.views.notebook import prompt_pick
 
     said, asked = [], []
     handle = Lake.open(lake)

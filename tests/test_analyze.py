@@ -12,7 +12,7 @@ from conftest import write_table_lake
 from dslake_index import catalog
 from llm_harness import LLM_ENV_VARS
 
-from dsstar_lake.errors import ModelNotConfigured
+from dsstar_lake.base.errors import ModelNotConfigured
 from dsstar_lake.lake import Lake
 from dsstar_lake.llm.scripted import ScriptedProvider
 

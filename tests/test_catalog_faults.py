@@ -21,7 +21,7 @@ from dslake_cli.cli import cli
 from dslake_index import catalog as catalog_db
 from dslake_index.vectors import VectorStore
 
-from dsstar_lake.errors import DiskFull, is_disk_full
+from dsstar_lake.base.errors import DiskFull, is_disk_full
 from dsstar_lake.lake import Lake
 
 REPO = Path(__file__).resolve().parent.parent

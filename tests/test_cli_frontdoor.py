@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 from dslake_cli.cli import cli
 
-from dsstar_lake.settings import Settings
+from dsstar_lake.base.settings import Settings
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -53,7 +53,7 @@ def test_every_command_answers_dash_h_with_an_example(words):
 
 def test_examples_use_real_options():
     """Each example line parses: its command exists and its options are that command's (nothing is run)."""
-    from dsstar_lake.cli_help import EXAMPLES
+    from dsstar_lake.terminal.help import EXAMPLES
 
     for path, lines in EXAMPLES.items():
         for line in lines:
@@ -173,7 +173,7 @@ def test_every_json_output_names_its_schema(lake, runner_env):
 
 
 def test_json_rules_apply_by_key():
-    from dsstar_lake.jsonout import envelope
+    from dsstar_lake.views.jsonout import envelope
 
     data = envelope("runs show", {"meta": {"created_at": 0.0, "overrides": {"sandbox.timeout_s": 60}},
                                   "trace": [{"at": 1.5, "duration_s": 0.123456, "total_ms": 12.6}],
@@ -218,7 +218,7 @@ def test_dslake_variables_that_are_not_settings_are_allowed():
 
 def test_every_dslake_variable_the_code_reads_is_a_setting_or_allowed():
     """A DSLAKE_* name used anywhere in the code, tests or docs must not become an unknown-variable error."""
-    from dsstar_lake.settings import _flatten, check_environment, read_defaults
+    from dsstar_lake.base.settings import _flatten, check_environment, read_defaults
 
     names = set()
     for folder in ("dsstar_lake", "index", "tests", "benchmarks", "docs"):
@@ -234,7 +234,7 @@ def test_every_dslake_variable_the_code_reads_is_a_setting_or_allowed():
 
 def test_exit_codes_are_in_the_readme():
     import dsstar_lake.agent.errors
-    import dsstar_lake.errors as errors
+    import dsstar_lake.base.errors as errors
 
     readme = (REPO / "README.md").read_text()
     table = readme.split("## Exit codes")[1].split("\n## ")[0]
@@ -254,10 +254,10 @@ def test_exit_codes_are_in_the_readme():
 def test_report_table_piped_keeps_whole_questions_and_answers():
     import io
 
-    from dsstar_lake.console import CliConsole
     from dsstar_lake.report.pipeline import Report
     from dsstar_lake.report.questions import SubQuestion
-    from dsstar_lake.report.render import print_report
+    from dsstar_lake.terminal.console import CliConsole
+    from dsstar_lake.terminal.report import print_report
 
     question = "Which region sold the most widget units in the second half of the year, counting returns as sales?"
     answer = "north sold 1,234 widget units between July and December, ahead of south with 1,100 units sold"

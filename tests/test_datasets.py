@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from table_lakes import write_delta, write_hive, write_iceberg, write_parts
 
-from dsstar_lake.errors import LoadError
+from dsstar_lake.base.errors import LoadError
 from dsstar_lake.lake import Lake
 
 

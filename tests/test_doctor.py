@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from dslake_cli.cli import cli
 from llm_harness import LLM_ENV_VARS
 
-from dsstar_lake.doctor import SCIENCE
+from dsstar_lake.usecases.doctor import SCIENCE
 
 KEY = "AIza-very-secret-key-0123456789"
 

@@ -16,7 +16,7 @@ from dslake_index import embed
 from dslake_index.embed import Embedder, get_embedder
 from dslake_index.sections import EmbedSettings
 
-from dsstar_lake.errors import ConfigError
+from dsstar_lake.base.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parent.parent
 HEAVY = ("torch", "sentence_transformers", "onnxruntime", "chromadb", "transformers")

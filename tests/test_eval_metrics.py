@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dsstar_lake.errors import UsageError
+from dsstar_lake.base.errors import UsageError
 from dsstar_lake.eval.metrics import (
     ANSWER_TYPES,
     Score,

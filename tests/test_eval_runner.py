@@ -9,7 +9,7 @@ from agent_helpers import FAST, SUM_WIDGETS, WORST_COUNTY, fenced, prompts, run_
 from conftest import write_table_lake
 from llm_harness import llm_settings
 
-from dsstar_lake.errors import CatalogError, UsageError
+from dsstar_lake.base.errors import CatalogError, UsageError
 from dsstar_lake.eval.judge import make_judge
 from dsstar_lake.eval.results import coverage
 from dsstar_lake.eval.runner import (

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from dsstar_lake.errors import UsageError
+from dsstar_lake.base.errors import UsageError
 from dsstar_lake.eval.tasks import Task, domain_of, load_tasks
 
 FIXTURES = Path(__file__).parent / "fixtures" / "eval"

@@ -25,7 +25,7 @@ FRONT_DOOR = {
     "dslake_index.enrich": {"Enricher", "Enrichment"},  # the model passes plug into the pipeline through it
     "dslake_index.progress": {"Progress"},  # the progress callback's type
     "dslake_index.errors": {"CatalogError", "CatalogLocked", "ConfigError", "DiskFull", "DslakeError", "LakeNotFound",
-                            "UsageError", "is_disk_full"},  # re-exported by dsstar_lake/errors.py
+                            "UsageError", "is_disk_full"},  # re-exported by dsstar_lake/base/errors.py
     "dslake_index.catalog_errors": {"REBUILD_API_HINT", "disk_full", "manifest_errors", "read_only"},
 }
 # Still imported directly, each with why; the list may only shrink.
@@ -47,7 +47,7 @@ NOT_YET_BEHIND_THE_DOOR = {
     "dslake_index.gist": {"gist", "matched_spans"},  # what a hit holds, in the card's own words
     "dslake_index.scan": {"lake_relative", "load_ignore", "rescan_scope"},  # --watch's events, the sandbox's masks
     # The summary's stored text format, which the index's rendering and the summarizer's parser share.
-    "dslake_index.summaries": {"DESCRIPTION_HEAD", "FIELDS", "without_summary"},
+    "dslake_index.wordless": {"DESCRIPTION_HEAD", "FIELDS", "without_summary"},
 }
 
 

@@ -9,7 +9,7 @@ import zipfile
 import pytest
 from dslake_index import catalog
 
-from dsstar_lake.errors import CatalogLocked
+from dsstar_lake.base.errors import CatalogLocked
 from dsstar_lake.lake import Lake
 
 

@@ -138,7 +138,7 @@ def test_damaged_manifest_is_detected_and_rebuilt_keeping_profiles(table_lake, m
     db.write_bytes(bytes(data))
     for side in ("manifest.sqlite-wal", "manifest.sqlite-shm"):
         (table_lake / ".dslake" / side).unlink(missing_ok=True)
-    from dsstar_lake.errors import CatalogError
+    from dsstar_lake.base.errors import CatalogError
 
     with pytest.raises(CatalogError, match="--rebuild|damaged"):
         reopened = Lake.open(table_lake)

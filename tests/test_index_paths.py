@@ -8,7 +8,7 @@ import shutil
 from conftest import write_table_lake
 
 from dsstar_lake.lake import Lake
-from dsstar_lake.watch import changed_paths
+from dsstar_lake.usecases.watch import changed_paths
 
 
 def snapshot(lake: Lake) -> dict:

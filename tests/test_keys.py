@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from dslake_cli.cli import cli
 from llm_harness import LLM_ENV_VARS, FakeLLMServer, llm_settings
 
-from dsstar_lake.errors import ConfigError
+from dsstar_lake.base.errors import ConfigError
 from dsstar_lake.llm import LLM, keys
 from dsstar_lake.llm.gemini import key_source
 

@@ -150,7 +150,7 @@ def test_index_imports_nothing_above_it():
 
 FACADE = ("dsstar_lake", "dsstar_lake.lake")  # the package re-exports Lake, so importing it is importing the facade
 # The front doors beside cli.py serve an opened Lake, so they may name it (for typing); nothing below them may.
-ABOVE_THE_FACADE = ("dsstar_lake.web", "dsstar_lake.mcp_server")
+ABOVE_THE_FACADE = ("dsstar_lake.web", "dsstar_lake.mcp.server")
 
 
 def _above_the_facade(name: str) -> bool:
@@ -158,7 +158,7 @@ def _above_the_facade(name: str) -> bool:
 
 
 def test_nothing_below_the_facade_imports_it():
-    """Use cases get what they need from the run setup (dsstar_lake/runsetup.py), never from Lake."""
+    """Use cases get what they need from the run setup (dsstar_lake/runs/setup.py), never from Lake."""
     upward = [f"{path.relative_to(REPO)}:{line} imports {target}"
               for name, path in MODULES.items() if name.split(".")[0] in ("dsstar_lake", "index")
               and name not in FACADE and not _above_the_facade(name)

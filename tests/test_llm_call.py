@@ -8,7 +8,7 @@ import threading
 import pytest
 from llm_harness import llm_settings
 
-from dsstar_lake.errors import BudgetExceeded, ConfigError, ProviderError
+from dsstar_lake.base.errors import BudgetExceeded, ConfigError, ProviderError
 from dsstar_lake.llm import LLM, JsonlRecorder
 from dsstar_lake.llm.scripted import Rule, ScriptedProvider
 

@@ -7,7 +7,7 @@ import socket
 import pytest
 from llm_harness import LLM_ENV_VARS, FakeLLMServer, gemini_bad_key_body, llm_settings
 
-from dsstar_lake.errors import ModelNotConfigured, ProviderError
+from dsstar_lake.base.errors import ModelNotConfigured, ProviderError
 from dsstar_lake.llm import LLM
 
 

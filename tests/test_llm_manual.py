@@ -11,7 +11,7 @@ import time
 import pytest
 from llm_harness import llm_settings
 
-from dsstar_lake.errors import ModelNotConfigured, ProviderError
+from dsstar_lake.base.errors import ModelNotConfigured, ProviderError
 from dsstar_lake.llm import LLM
 from dsstar_lake.llm.manual import ManualProvider
 

@@ -7,7 +7,7 @@ import sys
 import pytest
 from llm_harness import LLM_ENV_VARS, FakeLLMServer, llm_settings
 
-from dsstar_lake.errors import ModelNotConfigured, ProviderError
+from dsstar_lake.base.errors import ModelNotConfigured, ProviderError
 from dsstar_lake.llm import LLM, describe_configuration
 
 pytest.importorskip("openai")

@@ -7,7 +7,7 @@ import json
 import pytest
 from llm_harness import LLM_ENV_VARS, llm_settings
 
-from dsstar_lake.errors import ConfigError, ModelNotConfigured
+from dsstar_lake.base.errors import ConfigError, ModelNotConfigured
 from dsstar_lake.llm import ROLES, check_configured, describe_configuration, llm_flag_overrides, make_provider
 from dsstar_lake.llm.gemini import GeminiProvider
 from dsstar_lake.llm.manual import ManualProvider
@@ -90,9 +90,9 @@ def test_flag_overrides_model_for_all_roles_then_per_role():
 
 
 def test_every_provider_declares_itself_and_the_names_agree():
+    from dsstar_lake.base.modelnames import KEYED_PROVIDERS
+    from dsstar_lake.base.modelnames import PROVIDERS as NAMES
     from dsstar_lake.llm.registry import PROVIDERS, base_url
-    from dsstar_lake.modelnames import KEYED_PROVIDERS
-    from dsstar_lake.modelnames import PROVIDERS as NAMES
 
     assert tuple(PROVIDERS) == NAMES  # the CLI offers the names without importing the providers
     assert KEYED_PROVIDERS == tuple(name for name, cls in PROVIDERS.items() if cls.key_vars)
@@ -121,9 +121,9 @@ def test_a_key_is_read_from_the_declared_variables_in_order_then_the_keys_file(m
 def test_one_table_of_model_flags_makes_llmflags_and_the_overrides():
     from dataclasses import fields
 
+    from dsstar_lake.base.modelflags import MODEL_FLAGS
+    from dsstar_lake.base.settings import read_defaults
     from dsstar_lake.llm.flags import LlmFlags
-    from dsstar_lake.modelflags import MODEL_FLAGS
-    from dsstar_lake.settings import read_defaults
 
     assert {f.name for f in fields(LlmFlags)} == {flag.name for flag in MODEL_FLAGS} | {"role_models"}
     defaults = read_defaults()

@@ -7,7 +7,7 @@ import json
 import pytest
 from llm_harness import llm_settings
 
-from dsstar_lake.errors import ConfigError, ModelNotConfigured, ProviderError
+from dsstar_lake.base.errors import ConfigError, ModelNotConfigured, ProviderError
 from dsstar_lake.llm import LLM
 from dsstar_lake.llm.scripted import Rule, ScriptedProvider, load_rules
 

@@ -142,7 +142,7 @@ def poisoned(tmp_path_factory):
 def test_a_poisoned_catalog_is_refused_by_load_and_by_the_serve_page(poisoned):
     from serve_helpers import Server, fetch
 
-    from dsstar_lake.errors import LoadError
+    from dsstar_lake.base.errors import LoadError
 
     lake, root, mark = poisoned
     with pytest.raises(LoadError) as caught:

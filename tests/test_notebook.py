@@ -16,9 +16,9 @@ from dslake_index.hint_check import run_hint
 from dslake_index.retrieve import Hit
 
 from dsstar_lake import Lake
-from dsstar_lake.display import RunList, RunView, SearchResults
-from dsstar_lake.errors import CatalogError, DslakeError, LoadError, UsageError
-from dsstar_lake.status import LakeStatus
+from dsstar_lake.base.errors import CatalogError, DslakeError, LoadError, UsageError
+from dsstar_lake.views.notebook import RunList, RunView, SearchResults
+from dsstar_lake.views.status import LakeStatus
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -119,7 +119,7 @@ def test_the_size_limit_evicts_least_recently_used_blobs_and_a_partial_download_
     from dslake_index.blobcache import BlobCache, Wanted
     from dslake_index.objectstore import filesystem, object_lake
 
-    from dsstar_lake.errors import DslakeError
+    from dsstar_lake.base.errors import DslakeError
 
     _, catalog = store
     lake = object_lake(URL, tmp_path)
@@ -206,7 +206,7 @@ def test_wrong_keys_when_asking_are_one_line_and_no_run(store, monkeypatch, tmp_
 
 
 def test_named_paths_finds_literals_globs_folders_and_fstrings():
-    from dsstar_lake.lakeview import named_paths
+    from dsstar_lake.runs.lakeview import named_paths
 
     paths = sorted(["a/x.csv", "a/y.csv", "b/2024-01.csv", "b/2024-02.csv", "top.csv"])
     code = ("import glob, os, pandas as pd\npd.read_csv('data/top.csv')\nglob.glob('data/a/*.csv')\n"

@@ -159,7 +159,7 @@ def test_datasets_and_tables_in_a_bucket(s3, counted_server, tmp_path):
     # remote.fetch_files, and its footer-indexed objects pass the blob cache's check by their identity.
     from dslake_index import lookup
 
-    from dsstar_lake.lakeview import LakeView
+    from dsstar_lake.runs.lakeview import LakeView
 
     view = LakeView(url, tmp_path / "catalog", lake.settings, lookup.file_hashes(conn), lookup.dataset_roots(conn))
     view.fetch_files = 1

@@ -9,14 +9,14 @@ from html.parser import HTMLParser
 
 import pytest
 
-from dsstar_lake.errors import BudgetExceeded
+from dsstar_lake.base.errors import BudgetExceeded
+from dsstar_lake.base.settings import Settings
 from dsstar_lake.llm.scripted import Rule, ScriptedProvider
 from dsstar_lake.report import citations, document
 from dsstar_lake.report.answer import collect_figures, guidelines, last_error
 from dsstar_lake.report.budget import SharedBudget
 from dsstar_lake.report.htmlpage import html_page
 from dsstar_lake.report.questions import SubQuestion, new_questions, parse_questions
-from dsstar_lake.settings import Settings
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 40
 

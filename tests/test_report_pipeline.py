@@ -33,7 +33,7 @@ from report_helpers import (
     write_rules,
 )
 
-from dsstar_lake.errors import ProviderError, UsageError
+from dsstar_lake.base.errors import ProviderError, UsageError
 
 CHART = "figures/q1-bar-chart-of-units-by-region.png"
 LOOP_RULES = [*solve_rules(Q_REGION, "R", UNITS_BY_REGION, UNITS_CHART),

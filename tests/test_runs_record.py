@@ -7,8 +7,8 @@ import json
 import pytest
 
 from dsstar_lake.agent.state import AgentState, ContextEntry
-from dsstar_lake.errors import RunNotFound
-from dsstar_lake.runs import RunRecord, list_runs, show_run
+from dsstar_lake.base.errors import RunNotFound
+from dsstar_lake.runs.record import RunRecord, list_runs, show_run
 
 
 def test_create_open_list_and_show(tmp_path):

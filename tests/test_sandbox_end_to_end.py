@@ -21,7 +21,7 @@ from dslake_cli.cli import cli
 from llm_harness import LLM_ENV_VARS
 from sandbox_helpers import BACKENDS
 
-from dsstar_lake.errors import ConfigError
+from dsstar_lake.base.errors import ConfigError
 
 HOSTILE = """
 import glob, os

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from sandbox_helpers import BACKENDS, BWRAP_REASON, lake_snapshot, make_lake, sandbox
 
-from dsstar_lake.errors import ConfigError, UsageError
+from dsstar_lake.base.errors import ConfigError, UsageError
 from dsstar_lake.sandbox import ExecResult, Sandbox
 from dsstar_lake.sandbox import bwrap as bw
 

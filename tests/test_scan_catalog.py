@@ -20,7 +20,7 @@ from dslake_cli.cli import cli
 from dslake_index.scan import INTO_CATALOG, scan_lake
 from llm_harness import LLM_ENV_VARS
 
-from dsstar_lake.watch import changed_paths
+from dsstar_lake.usecases.watch import changed_paths
 
 QUESTION = "Which county had the most unhealthy days, says PURPLEGIRAFFE?"
 

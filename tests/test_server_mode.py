@@ -15,7 +15,7 @@ from dslake_cli.cli import cli
 from dslake_index.families import file_entry_id
 from dslake_index.vectors import VectorStore
 
-from dsstar_lake.errors import CatalogError
+from dsstar_lake.base.errors import CatalogError
 from dsstar_lake.lake import Lake
 
 

@@ -2,8 +2,8 @@ from pathlib import Path
 
 import pytest
 
-from dsstar_lake.errors import ConfigError
-from dsstar_lake.settings import Settings
+from dsstar_lake.base.errors import ConfigError
+from dsstar_lake.base.settings import Settings
 
 
 def test_resolution_order_defaults_file_env_flag(tmp_path):

@@ -8,8 +8,8 @@ import re
 import pytest
 from conftest import REPO
 
-from dsstar_lake.errors import ConfigError
-from dsstar_lake.settings import Settings, read_defaults
+from dsstar_lake.base.errors import ConfigError
+from dsstar_lake.base.settings import Settings, read_defaults
 
 # A cast of a setting where it is read: int(settings["a.b"]), float(section.get("x", 1)), ...
 CAST = re.compile(r"\b(?:int|float|str|bool)\(\s*[\w.]*(?:settings|section)(?:\(\))?(?:\[|\.get\()")

@@ -12,14 +12,14 @@ from conftest import write_table_lake
 from dslake_cli.cli import cli
 from dslake_index import catalog
 from dslake_index.profilers.base import Column, Profile, Table
-from dslake_index.summaries import content_words, is_wordless
+from dslake_index.wordless import content_words, is_wordless
 from llm_harness import LLM_ENV_VARS
 
+from dsstar_lake.base.settings import Settings
+from dsstar_lake.enrichers.summarizer_pass import parse_summary
 from dsstar_lake.lake import Lake
 from dsstar_lake.llm.registry import model_for
 from dsstar_lake.llm.scripted import ScriptedProvider
-from dsstar_lake.settings import Settings
-from dsstar_lake.summarize import parse_summary
 
 WORDLESS = "space/k7q_2023.dat"  # a header-less numeric table named by a code
 CODES = "space/b_q.csv"  # columns named by codes
@@ -153,7 +153,7 @@ def test_a_failed_summary_leaves_the_entry_as_it_was_and_is_not_asked_again(lake
 
 def test_a_provider_failure_stops_the_pass_and_the_next_index_goes_on(lake_dir):
     def broken(role, prompt, system):
-        from dsstar_lake.errors import ProviderError
+        from dsstar_lake.base.errors import ProviderError
 
         raise ProviderError("scripted outage")
 

@@ -16,7 +16,7 @@ import pytest
 from chroma_harness import free_port, start_chroma_server
 from dslake_index.vectors import VectorStore, parse_url
 
-from dsstar_lake.errors import CatalogError, UsageError
+from dsstar_lake.base.errors import CatalogError, UsageError
 
 ROOT = Path(__file__).resolve().parent.parent
 DIM = 384

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from dsstar_lake.agent.execute import cap, error_report
 from dsstar_lake.agent.parse import extract_code
 from dsstar_lake.agent.prompts import fill
-from dsstar_lake.untrusted import fence, frame, quote
+from dsstar_lake.base.untrusted import fence, frame, quote
 
 if TYPE_CHECKING:
     from dsstar_lake.llm.call import LLM

@@ -22,8 +22,8 @@ from dsstar_lake.agent.prompts import fill, template
 from dsstar_lake.agent.readings import Alternative, Readings, reading_key, same_value
 from dsstar_lake.agent.runtime import Agent
 from dsstar_lake.agent.state import AgentState
-from dsstar_lake.errors import BudgetExceeded
-from dsstar_lake.untrusted import frame
+from dsstar_lake.base.errors import BudgetExceeded
+from dsstar_lake.base.untrusted import frame
 
 OWN_READING = "the reading the final script took"
 OWN_HOW = "the final script's answer"

@@ -8,7 +8,7 @@ from dsstar_lake.agent.planner import plan_text
 from dsstar_lake.agent.prompts import fill
 from dsstar_lake.agent.runtime import Agent
 from dsstar_lake.agent.state import AgentState
-from dsstar_lake.untrusted import fence
+from dsstar_lake.base.untrusted import fence
 
 EXPECTED = "a single markdown Python code block (```python ... ```)"
 

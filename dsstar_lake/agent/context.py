@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING, Any
 from dsstar_lake.agent.brief import brief, pointer
 from dsstar_lake.agent.relevance import allocation_order
 from dsstar_lake.agent.state import ContextEntry
-from dsstar_lake.errors import CatalogError, UsageError
-from dsstar_lake.untrusted import frame, quote, visible
+from dsstar_lake.base.errors import CatalogError, UsageError
+from dsstar_lake.base.untrusted import frame, quote, visible
 
 if TYPE_CHECKING:
-    from dsstar_lake.runsetup import RunSetup
+    from dsstar_lake.runs.setup import RunSetup
 
 CHARS_PER_TOKEN = 4  # a rough, model-independent estimate of prompt tokens from characters
 _FRAME_CHARS = 80  # a data frame's tags and attributes besides the path (which it names twice)

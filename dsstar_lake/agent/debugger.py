@@ -7,7 +7,7 @@ from dsstar_lake.agent.parse import extract_code
 from dsstar_lake.agent.prompts import fill
 from dsstar_lake.agent.runtime import Agent
 from dsstar_lake.agent.state import AgentState
-from dsstar_lake.untrusted import fence, frame
+from dsstar_lake.base.untrusted import fence, frame
 
 
 def shorten_error(agent: Agent, bug: str, filename: str, round_no: int) -> str:

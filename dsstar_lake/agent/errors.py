@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dsstar_lake.errors import DslakeError
+from dsstar_lake.base.errors import DslakeError
 
 
 class LakeModified(DslakeError):

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from dslake_index.progress import Progress
 
 if TYPE_CHECKING:
-    from dsstar_lake.runs import RunRecord
+    from dsstar_lake.runs.record import RunRecord
 
 # Events that say how far a run is, not what it did or decided: the live display wants them; trace.jsonl has the
 # model call, the script and its outcome for each already, so the record leaves them out.

@@ -13,7 +13,7 @@ from dsstar_lake.agent.qualifiers import qualifier_section
 from dsstar_lake.agent.readings import Readings, as_text, split_readings
 from dsstar_lake.agent.runtime import Agent
 from dsstar_lake.agent.state import AgentState
-from dsstar_lake.untrusted import fence, frame
+from dsstar_lake.base.untrusted import fence, frame
 
 EXPECTED = ("a single markdown Python code block (```python ... ```), then any 'Assumption:' or 'Alternative:' "
             "lines outside it")

@@ -16,7 +16,7 @@ from dsstar_lake.agent import (
 from dsstar_lake.agent.execute import observation, run_with_debugging
 from dsstar_lake.agent.runtime import Agent
 from dsstar_lake.agent.state import AgentState
-from dsstar_lake.errors import BudgetExceeded
+from dsstar_lake.base.errors import BudgetExceeded
 
 
 def solve(agent: Agent, state: AgentState) -> AgentState:

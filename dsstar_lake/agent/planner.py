@@ -7,7 +7,7 @@ from dsstar_lake.agent.prompts import fill
 from dsstar_lake.agent.readings import split_readings
 from dsstar_lake.agent.runtime import Agent
 from dsstar_lake.agent.state import AgentState
-from dsstar_lake.untrusted import frame
+from dsstar_lake.base.untrusted import frame
 
 EXPECTED = "one step, in one or two plain sentences, then any 'Assumption: ...' lines"
 

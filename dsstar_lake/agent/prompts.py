@@ -8,8 +8,8 @@ from functools import cache
 from pathlib import Path
 from typing import TypeVar
 
-from dsstar_lake.errors import ConfigError
-from dsstar_lake.untrusted import for_prompt
+from dsstar_lake.base.errors import ConfigError
+from dsstar_lake.base.untrusted import for_prompt
 
 T = TypeVar("T")
 

@@ -7,7 +7,7 @@ from dsstar_lake.agent.planner import plan_text
 from dsstar_lake.agent.prompts import fill
 from dsstar_lake.agent.runtime import Agent
 from dsstar_lake.agent.state import AgentState
-from dsstar_lake.untrusted import frame
+from dsstar_lake.base.untrusted import frame
 
 
 def step_options(n_steps: int) -> str:

@@ -15,7 +15,7 @@ from dsstar_lake.agent.prompts import ask_with_reminder, fill, template
 if TYPE_CHECKING:
     from dsstar_lake.agent.state import AgentState
     from dsstar_lake.llm.call import LLM
-    from dsstar_lake.runs import RunRecord
+    from dsstar_lake.runs.record import RunRecord
     from dsstar_lake.sandbox.core import Sandbox
 
 T = TypeVar("T")

@@ -129,7 +129,7 @@ class Answer:
     def raise_if_unfinished(self) -> None:
         """Raise the one-line error of a run that stopped on a provider failure (it can be resumed)."""
         if self.resumable:
-            from dsstar_lake.errors import ProviderError
+            from dsstar_lake.base.errors import ProviderError
 
             raise ProviderError(f"run {self.run_id} stopped: {self.error}",
                                 hint=f"continue it with `dslake runs resume {self.run_id}`")

@@ -14,7 +14,7 @@ from dsstar_lake.agent.prompts import fill
 from dsstar_lake.agent.readings import Readings, split_readings
 from dsstar_lake.agent.runtime import Agent
 from dsstar_lake.agent.state import AgentState
-from dsstar_lake.untrusted import fence, frame
+from dsstar_lake.base.untrusted import fence, frame
 
 EXPECTED = "'Yes' or 'No' on the first line, then any 'Assumption:', 'Alternative:' or 'Stated:' lines"
 

@@ -12,13 +12,13 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dsstar_lake.errors import ModelNotConfigured
+from dsstar_lake.base.errors import ModelNotConfigured
+from dsstar_lake.base.untrusted import for_prompt, frame
 from dsstar_lake.eval.metrics import read_judge_reply
-from dsstar_lake.untrusted import for_prompt, frame
 
 if TYPE_CHECKING:
+    from dsstar_lake.base.settings import Settings
     from dsstar_lake.llm.call import LLM, Recorder
-    from dsstar_lake.settings import Settings
 
 ROLE = "judge"  # the call site takes any role name; llm.models.judge names the judge's model
 PROMPT_PATH = Path(__file__).resolve().with_name("judge_prompt.txt")

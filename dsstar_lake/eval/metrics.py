@@ -41,7 +41,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from dsstar_lake.errors import UsageError
+from dsstar_lake.base.errors import UsageError
 from dsstar_lake.eval.answers import parse_answer, parse_number
 
 Judge = Callable[[str, str], bool]

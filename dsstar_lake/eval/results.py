@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from dsstar_lake.errors import UsageError
+from dsstar_lake.base.errors import UsageError
 
 # A family glob uses only '*'; a literal '[' or '?' in a folder name must not act as a wildcard.
 _GLOB_SPECIALS = str.maketrans({"[": "[[]", "?": "[?]"})

@@ -14,7 +14,7 @@ from dsstar_lake.eval.resolve import resolve_sources
 from dsstar_lake.eval.tasks import Task
 
 if TYPE_CHECKING:
-    from dsstar_lake.runsetup import RunSetup
+    from dsstar_lake.runs.setup import RunSetup
 
 
 @dataclass

@@ -19,7 +19,7 @@ from typing import Any
 
 from dslake_index.progress import Progress
 
-from dsstar_lake.errors import DslakeError, UsageError
+from dsstar_lake.base.errors import DslakeError, UsageError
 from dsstar_lake.eval.answer_form import form_rules
 from dsstar_lake.eval.answers import parse_answer
 from dsstar_lake.eval.metrics import METRIC_OF, Score, score_best
@@ -36,7 +36,7 @@ from dsstar_lake.eval.results import (
 )
 from dsstar_lake.eval.retrieval import default_missing_list, gold_files
 from dsstar_lake.eval.tasks import Task, load_tasks
-from dsstar_lake.runsetup import CACHE_NAME, RunSetup
+from dsstar_lake.runs.setup import CACHE_NAME, RunSetup
 
 GUIDELINES_PATH = Path(__file__).resolve().with_name("guidelines.txt")
 FROM_SETTINGS: Any = object()  # judge=FROM_SETTINGS: eval.judge_model, else the run's own provider and model
@@ -247,7 +247,7 @@ def run_task(
     fuzzy_threshold: float,
 ) -> TaskResult:
     """Ask one task's question and score the answer; a failure is a row with score 0 and its error."""
-    from dsstar_lake.ask import ask
+    from dsstar_lake.usecases.ask import ask
 
     started = time.perf_counter()
     answer, error = None, None

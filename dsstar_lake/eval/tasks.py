@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dsstar_lake.errors import UsageError
+from dsstar_lake.base.errors import UsageError
 
 
 @dataclass

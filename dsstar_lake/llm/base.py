@@ -6,14 +6,14 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from dsstar_lake.errors import ProviderError
+from dsstar_lake.base.errors import ProviderError
 
 # Re-exported: defined in a module that imports nothing, so the CLI can offer them without loading the LLM layer.
-from dsstar_lake.modelnames import PROVIDERS as PROVIDERS
-from dsstar_lake.modelnames import ROLES as ROLES
+from dsstar_lake.base.modelnames import PROVIDERS as PROVIDERS
+from dsstar_lake.base.modelnames import ROLES as ROLES
 
 if TYPE_CHECKING:
-    from dsstar_lake.settings import Settings
+    from dsstar_lake.base.settings import Settings
 
 
 @dataclass(frozen=True)

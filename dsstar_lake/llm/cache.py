@@ -12,7 +12,7 @@ import threading
 import time
 from pathlib import Path
 
-from dsstar_lake.errors import CatalogError
+from dsstar_lake.base.errors import CatalogError
 from dsstar_lake.llm.base import Completion
 
 SCHEMA_VERSION = 1

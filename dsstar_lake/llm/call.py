@@ -10,14 +10,14 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from dsstar_lake.errors import BudgetExceeded, ConfigError, DslakeError, ProviderError
+from dsstar_lake.base.errors import BudgetExceeded, ConfigError, DslakeError, ProviderError
 from dsstar_lake.llm.base import CALLING_RUN, Completion, Provider, RetryableError, estimate_tokens
 from dsstar_lake.llm.cache import ResponseCache, prompt_hash
 from dsstar_lake.llm.record import CallRecord, Totals, cost_usd, price_for
 from dsstar_lake.llm.registry import UNPRICED, make_provider, model_for
 
 if TYPE_CHECKING:
-    from dsstar_lake.settings import Settings
+    from dsstar_lake.base.settings import Settings
 
 log = logging.getLogger("dsstar_lake.llm")
 Recorder = Callable[[CallRecord], None]

@@ -13,14 +13,14 @@ from typing import TYPE_CHECKING, Any
 from dsstar_lake.llm.registry import llm_flag_overrides
 
 if TYPE_CHECKING:
-    from dsstar_lake.settings import Settings
+    from dsstar_lake.base.settings import Settings
 
 
 @dataclass(frozen=True)
 class LlmFlags:
     """Model flags of one command; None (or an empty role_models) leaves the setting as configured.
 
-    The fields are the names of dsstar_lake/modelflags.py's table, plus role_models (tests/test_cli_options.py
+    The fields are the names of dsstar_lake/base/modelflags.py's table, plus role_models (tests/test_cli_options.py
     keeps the two equal): the table says which setting each one overrides.
     """
 

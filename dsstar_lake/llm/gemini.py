@@ -8,7 +8,7 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from dsstar_lake.errors import ModelNotConfigured, ProviderError
+from dsstar_lake.base.errors import ModelNotConfigured, ProviderError
 from dsstar_lake.llm.base import (
     HOW_TO_CONFIGURE,
     Completion,
@@ -20,7 +20,7 @@ from dsstar_lake.llm.base import (
 )
 
 if TYPE_CHECKING:
-    from dsstar_lake.settings import Settings
+    from dsstar_lake.base.settings import Settings
 
 KEY_VARS = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
 VERTEX_VARS = ("GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_GENAI_USE_ENTERPRISE")

@@ -14,9 +14,9 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from dsstar_lake import settings as settings_module
-from dsstar_lake.errors import ConfigError, UsageError
-from dsstar_lake.modelnames import KEYED_PROVIDERS
+from dsstar_lake.base import settings as settings_module
+from dsstar_lake.base.errors import ConfigError, UsageError
+from dsstar_lake.base.modelnames import KEYED_PROVIDERS
 
 FILE_NAME = "keys.json"
 

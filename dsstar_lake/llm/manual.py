@@ -21,11 +21,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from dsstar_lake.errors import ModelNotConfigured, ProviderError
+from dsstar_lake.base.errors import ModelNotConfigured, ProviderError
 from dsstar_lake.llm.base import CALLING_RUN, Completion, estimate_tokens
 
 if TYPE_CHECKING:
-    from dsstar_lake.settings import Settings
+    from dsstar_lake.base.settings import Settings
 
 NUMBERED = re.compile(r"^(\d{4,})-")
 _FOLDER_LOCK = threading.Lock()  # numbering across the providers of one process (each run makes its own)

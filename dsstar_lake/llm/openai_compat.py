@@ -7,11 +7,11 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
-from dsstar_lake.errors import ModelNotConfigured
+from dsstar_lake.base.errors import ModelNotConfigured
 from dsstar_lake.llm.base import Completion, RetryableError, fatal, is_transient, parse_retry_after, short
 
 if TYPE_CHECKING:
-    from dsstar_lake.settings import Settings
+    from dsstar_lake.base.settings import Settings
 
 MISSING = "the openai package is not installed; install the openai extra (in the clone: pip install -e '.[openai]')"
 BLOCKED_FINISH = {"content_filter"}

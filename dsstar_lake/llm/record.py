@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dsstar_lake.errors import ConfigError
+from dsstar_lake.base.errors import ConfigError
 
 
 @dataclass
@@ -59,7 +59,7 @@ class JsonlRecorder:
     """Append each call record, and any event, as one JSON line to a file; safe to share between threads.
 
     The run-less traces (the index's model passes, the benchmark's judge) write through it; a run's own trace is
-    its RunRecord's (dsstar_lake/runs.py), which appends through the run folder's descriptor.
+    its RunRecord's (dsstar_lake/runs/record.py), which appends through the run folder's descriptor.
     """
 
     def __init__(self, path: str | Path) -> None:

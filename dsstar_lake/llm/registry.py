@@ -12,7 +12,7 @@ import os
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from dsstar_lake.errors import ConfigError, ModelNotConfigured
+from dsstar_lake.base.errors import ConfigError, ModelNotConfigured
 from dsstar_lake.llm.base import HOW_TO_CONFIGURE, ROLES, DeclaredProvider, Provider
 from dsstar_lake.llm.gemini import GeminiProvider
 from dsstar_lake.llm.manual import ManualProvider
@@ -21,7 +21,7 @@ from dsstar_lake.llm.record import price_for
 from dsstar_lake.llm.scripted import ScriptedProvider
 
 if TYPE_CHECKING:
-    from dsstar_lake.settings import Settings
+    from dsstar_lake.base.settings import Settings
 
 # Name -> provider class, in the order help and hints list them (modelnames.PROVIDERS names the same, for the CLI
 # to offer without importing this; a test keeps the two equal).
@@ -59,7 +59,7 @@ UNPRICED = ("manual",)
 @cache
 def _packaged_role_models() -> tuple[str, dict[str, str]]:
     """Return the packaged default provider and the per-role models the packaged defaults name for it."""
-    from dsstar_lake.settings import read_defaults
+    from dsstar_lake.base.settings import read_defaults
 
     llm = read_defaults()["llm"]
     return str(llm["provider"]), dict(llm.get("models") or {})
@@ -132,13 +132,13 @@ def check_configured(settings: Settings) -> None:
 
 
 def llm_flag_overrides(settings: Settings, **flags: Any) -> dict[str, Any]:
-    """Turn model flags (the names of dsstar_lake/modelflags.py's table, and role_models) into overrides.
+    """Turn model flags (the names of dsstar_lake/base/modelflags.py's table, and role_models) into overrides.
 
     `model` names the model of every role, so it also replaces per-role models that came from config files;
     `role_models` ({role: model}, from --model-for) are applied after it and win for their role. A value of None
     leaves its setting as configured.
     """
-    from dsstar_lake.modelflags import MODEL_FLAGS, ROLE_SETTING
+    from dsstar_lake.base.modelflags import MODEL_FLAGS, ROLE_SETTING
 
     role_models = flags.pop("role_models", None) or {}
     by_name = {flag.name: flag for flag in MODEL_FLAGS}

@@ -27,11 +27,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dsstar_lake.errors import ConfigError, ModelNotConfigured, ProviderError
+from dsstar_lake.base.errors import ConfigError, ModelNotConfigured, ProviderError
 from dsstar_lake.llm.base import Completion, RetryableError, estimate_tokens, fatal
 
 if TYPE_CHECKING:
-    from dsstar_lake.settings import Settings
+    from dsstar_lake.base.settings import Settings
 
 Responder = Callable[[str, str, "str | None"], "str | Completion"]
 REGEX = re.compile(r"^/(?P<pattern>.*)/(?P<flags>i?)$", re.S)

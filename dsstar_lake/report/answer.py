@@ -11,16 +11,16 @@ from typing import TYPE_CHECKING, Any
 
 from dslake_index.progress import Progress
 
-from dsstar_lake.errors import DslakeError
+from dsstar_lake.base.errors import DslakeError
 from dsstar_lake.report.prompts import template
 from dsstar_lake.report.questions import SubQuestion
-from dsstar_lake.runsetup import run_setup
+from dsstar_lake.runs.setup import run_setup
 from dsstar_lake.sandbox.figures import read_figure
 from dsstar_lake.sandbox.workfolder import regular_files
 
 if TYPE_CHECKING:
     from dsstar_lake.report.budget import SharedBudget
-    from dsstar_lake.runsetup import RunSetup
+    from dsstar_lake.runs.setup import RunSetup
 
 ERROR_LINE = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception|Exit)\b")
 # Per-run budgets are off in sub-question runs: the report's SharedBudget counts for all of them.
@@ -72,7 +72,7 @@ def answer_all(ctx: Answering, questions: list[SubQuestion]) -> None:
 
 def answer_one(ctx: Answering, q: SubQuestion) -> None:
     """Answer one sub-question with its own run in a worker thread (the catalog has a connection per thread)."""
-    from dsstar_lake.ask import ask
+    from dsstar_lake.usecases.ask import ask
 
     if ctx.provider.exhausted():
         _set(ctx, q, "skipped", "the report's LLM budget was spent before this sub-question started")

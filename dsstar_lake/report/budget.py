@@ -5,13 +5,13 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Any
 
-from dsstar_lake.errors import BudgetExceeded
+from dsstar_lake.base.errors import BudgetExceeded
 from dsstar_lake.llm.base import Completion, estimate_tokens
 from dsstar_lake.llm.record import cost_usd, price_for
 
 if TYPE_CHECKING:
+    from dsstar_lake.base.settings import Settings
     from dsstar_lake.llm.base import Provider
-    from dsstar_lake.settings import Settings
 
 # Roles let through after the budget is spent: a sub-question run's finalyzer turns its last round into an
 # answer (as `ask` does), and the writer must still write the report from the evidence gathered.

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from dslake_index.progress import Progress
 
 from dsstar_lake.agent import context
-from dsstar_lake.errors import (
+from dsstar_lake.base.errors import (
     BudgetExceeded,
     CatalogError,
     ConfigError,
@@ -25,11 +25,11 @@ from dsstar_lake.report.answer import UNLIMITED, Answering, answer_all
 from dsstar_lake.report.budget import SharedBudget
 from dsstar_lake.report.prompts import fill
 from dsstar_lake.report.questions import SubQuestion
-from dsstar_lake.runs import RunRecord
+from dsstar_lake.runs.record import RunRecord
 
 if TYPE_CHECKING:
     from dsstar_lake.llm.call import LLM
-    from dsstar_lake.runsetup import RunSetup
+    from dsstar_lake.runs.setup import RunSetup
 
 FORMATS = ("md", "html")
 # The roles a report's calls go to: its own (generator, writer) and those of its sub-question runs.

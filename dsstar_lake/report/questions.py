@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from dsstar_lake.agent.prompts import ask_with_reminder
-from dsstar_lake.untrusted import visible
+from dsstar_lake.base.untrusted import visible
 
 if TYPE_CHECKING:
     from dsstar_lake.llm.call import LLM

@@ -6,10 +6,10 @@ import re
 from typing import TYPE_CHECKING
 
 from dsstar_lake.agent.readings import as_text, from_record
+from dsstar_lake.base.untrusted import frame, visible
 from dsstar_lake.report.citations import Check
 from dsstar_lake.report.prompts import fill
 from dsstar_lake.report.questions import SubQuestion
-from dsstar_lake.untrusted import frame, visible
 
 if TYPE_CHECKING:
     from dsstar_lake.llm.call import LLM

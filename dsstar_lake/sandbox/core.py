@@ -15,7 +15,8 @@ from functools import cache, cached_property
 from pathlib import Path
 from typing import Any
 
-from dsstar_lake.errors import ConfigError, LakeNotFound, UsageError
+from dsstar_lake.base.errors import ConfigError, LakeNotFound, UsageError
+from dsstar_lake.base.settings_sections import SandboxSettings
 from dsstar_lake.sandbox import bwrap as bw
 from dsstar_lake.sandbox import limits, workfolder
 from dsstar_lake.sandbox.env import engine_env, script_env
@@ -24,7 +25,6 @@ from dsstar_lake.sandbox.lakemask import Masks, skipped_names
 from dsstar_lake.sandbox.pump import Pump, killpg
 from dsstar_lake.sandbox.result import ExecResult, classify
 from dsstar_lake.sandbox.tracecheck import read_trace
-from dsstar_lake.settings_sections import SandboxSettings
 
 SHIM = str(Path(__file__).with_name("_shim.py"))
 READ_TRACER = Path(__file__).with_name("_readtrace.py")
@@ -38,7 +38,7 @@ def _config(section: SandboxSettings | Mapping[str, Any]) -> dict[str, Any]:
     over default.toml's, the one place their defaults are written."""
     if isinstance(section, SandboxSettings):
         return asdict(section)
-    from dsstar_lake.settings import read_defaults
+    from dsstar_lake.base.settings import read_defaults
 
     return {**read_defaults()["sandbox"], **dict(section)}
 DRAIN_S = 1.0  # time to read what is left in the pipes after the shim ended
@@ -62,7 +62,7 @@ class Sandbox:
         """private: dslake's own folders (the catalog): hidden from scripts with bwrap, checked for changes
         without it. volatile: folders inside them that dslake itself writes while a script runs (runs/, the
         response cache), left out of that check. view: for a lake in object storage, the LakeView whose folder
-        is lake_root (dsstar_lake/lakeview.py); it fetches what each script needs before it runs.
+        is lake_root (dsstar_lake/runs/lakeview.py); it fetches what each script needs before it runs.
         """
         self.cfg = _config(settings_section)
         self.lake = Path(lake_root).resolve()

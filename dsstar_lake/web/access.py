@@ -12,7 +12,7 @@ import secrets
 from typing import Any
 from urllib.parse import parse_qs
 
-from dsstar_lake.errors import UsageError
+from dsstar_lake.base.errors import UsageError
 
 LOOPBACK_NAMES = ("localhost",)
 MIN_TOKEN = 16  # characters: short enough to paste, long enough not to guess

@@ -22,9 +22,9 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from dsstar_lake.display import when
-from dsstar_lake.errors import DslakeError, RunNotFound
-from dsstar_lake.runs import FIGURES_DIR
+from dsstar_lake.base.errors import DslakeError, RunNotFound
+from dsstar_lake.runs.record import FIGURES_DIR
+from dsstar_lake.views.notebook import when
 from dsstar_lake.web import views
 from dsstar_lake.web.access import Guard, check_bind, same_origin
 from dsstar_lake.web.asking import MAX_QUESTION, Asks
@@ -70,7 +70,7 @@ def _marked(text: str, terms: list[str]) -> Any:
     """Return text escaped, with the words a query matched in <mark> (a Jinja2 filter)."""
     from markupsafe import Markup
 
-    from dsstar_lake.hitlines import marked_html
+    from dsstar_lake.views.hitlines import marked_html
 
     return Markup(marked_html(str(text), terms))
 
@@ -85,13 +85,13 @@ JSON_SUFFIX = ".json"
 
 def twin(command: str, data: Any) -> Response:
     """Return a page's `.json` twin: the object `dslake COMMAND --json` prints (docs/json.md)."""
-    from dsstar_lake.jsonout import envelope
+    from dsstar_lake.views.jsonout import envelope
 
     return JSONResponse(envelope(command, data), headers={"Content-Security-Policy": "default-src 'none'"})
 
 
 def _size(n: Any) -> str:
-    from dsstar_lake.render import _size as size
+    from dsstar_lake.terminal.results import _size as size
 
     return size(int(n)) if isinstance(n, (int, float)) else ""
 
@@ -133,7 +133,7 @@ class Pages:
                          not_ready=self.asks.ready())
 
     async def search(self, request: Request) -> Response:
-        from dsstar_lake.hitlines import terms_of
+        from dsstar_lake.views.hitlines import terms_of
 
         as_json = request.url.path.endswith(JSON_SUFFIX)
         query = request.query_params.get("q", "").strip()

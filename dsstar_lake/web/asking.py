@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dsstar_lake.errors import DslakeError
+from dsstar_lake.base.errors import DslakeError
 
 if TYPE_CHECKING:
     # Typing only: the front doors sit above the facade they serve (tests/test_layers.py).
@@ -56,7 +56,7 @@ class Asks:
 
         clarify: when the readings give different answers, the run waits for the person to pick one on its page
         (PICK_WAIT_S at most, then the model chooses), as `dslake ask --clarify` does on a terminal."""
-        from dsstar_lake.runs import list_runs
+        from dsstar_lake.runs.record import list_runs
 
         before = {r["id"] for r in list_runs(self.lake.catalog_dir)}
         slot: dict[str, str | None] = {"run_id": None}

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from dslake_index.load_hint import ROW_LIMITED
 
-from dsstar_lake.errors import DslakeError
+from dsstar_lake.base.errors import DslakeError
 
 if TYPE_CHECKING:
     # Typing only: the front doors sit above the facade they serve (tests/test_layers.py).
@@ -54,7 +54,7 @@ class Previewer:
 
         from pebble import ProcessExpired
 
-        from dsstar_lake.loading import plan
+        from dsstar_lake.usecases.load import plan
 
         try:
             family, files = plan(lake.catalog, path, limit=PREVIEW_TABLES)
@@ -120,7 +120,7 @@ def preview_files(family: bool, files: list[Any], rows: int, max_chars: int,
                   arrange: dict[str, Any] | None = None) -> dict[str, Any]:
     """Run in the worker: read the planned files with at most `rows` rows each, sort and filter those rows as
     `arrange` asks, and return small, escaped tables."""
-    from dsstar_lake.loading import run_plan
+    from dsstar_lake.usecases.load import run_plan
 
     try:
         loaded = run_plan(family, files, nrows=rows, max_chars=max_chars)

@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from dsstar_lake.runs import FIGURES_DIR
+from dsstar_lake.runs.record import FIGURES_DIR
 from dsstar_lake.sandbox.figures import MIME, read_figure
 
 MAX_TEXT = 20_000  # characters of a script or its output shown on a run page

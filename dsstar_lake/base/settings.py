@@ -26,8 +26,8 @@ from dslake_index.sections import (
     typed_section,
 )
 
-from dsstar_lake.errors import ConfigError
-from dsstar_lake.settings_sections import (
+from dsstar_lake.base.errors import ConfigError
+from dsstar_lake.base.settings_sections import (
     AgentSettings,
     EvalSettings,
     LlmSettings,
@@ -192,7 +192,7 @@ class Settings:
             sources[key] = source
         return Settings(values, sources)
 
-    # ---- the typed sections (dslake_index.sections, dsstar_lake.settings_sections) ----------------------------
+    # ---- the typed sections (dslake_index.sections, dsstar_lake.base.settings_sections) ----------------------------
 
     @cached_property
     def catalog(self) -> CatalogSettings:

@@ -13,7 +13,7 @@ import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dsstar_lake.errors import RunNotFound
+from dsstar_lake.base.errors import RunNotFound
 
 if TYPE_CHECKING:
     from dsstar_lake.llm.record import CallRecord

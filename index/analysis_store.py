@@ -1,6 +1,6 @@
 """The `analyses` table: which contents the LLM analyzer could describe, and what it wrote for them.
 
-The analyzer itself (a model writing scripts) lives in dsstar_lake/analyze.py; these are its catalog reads and
+The analyzer itself (a model writing scripts) lives in dsstar_lake/enrichers/analyzer_pass.py; these are its catalog reads and
 writes, kept here with the rest of the catalog's SQL.
 """
 

@@ -12,8 +12,8 @@ from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 
-from dsstar_lake.console import CliConsole
-from dsstar_lake.untrusted import visible
+from dsstar_lake.base.untrusted import visible
+from dsstar_lake.terminal.console import CliConsole
 
 
 def safe(text: object, multiline: bool = False) -> str:
@@ -175,7 +175,7 @@ def print_hits(console: Console, hits: list[Any], timing: Any = None, query: str
     summary line whole beneath its entry (a line never wraps or is cut)."""
     from rich.text import Text
 
-    from dsstar_lake.hitlines import FOLDED_NOTE, folded_lines, marked_rich, terms_of
+    from dsstar_lake.views.hitlines import FOLDED_NOTE, folded_lines, marked_rich, terms_of
 
     if not console.is_terminal:
         _print_plain_hits(console, hits)
@@ -207,7 +207,7 @@ def print_hits(console: Console, hits: list[Any], timing: Any = None, query: str
 
 def _print_plain_hits(console: Console, hits: list[Any]) -> None:
     """Print hits as plain text for a pipe: one aligned row per hit, its summary and folded files indented under it."""
-    from dsstar_lake.hitlines import folded_lines
+    from dsstar_lake.views.hitlines import folded_lines
 
     rows = [("#", "entry", "format", "score", "dense", "text")]
     for i, hit in enumerate(hits, start=1):

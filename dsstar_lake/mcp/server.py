@@ -21,15 +21,15 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 from pydantic import BaseModel, Field
 
-from dsstar_lake.errors import DslakeError
+from dsstar_lake.base.errors import DslakeError
 
 if TYPE_CHECKING:
     # Typing only: the front doors sit above the facade they serve (tests/test_layers.py).
     from mcp.server.mcpserver import MCPServer
 
     from dsstar_lake.agent.state import Answer
+    from dsstar_lake.base.settings import Settings
     from dsstar_lake.lake import Lake
-    from dsstar_lake.settings import Settings
 
 log = logging.getLogger("dslake.mcp")
 T = TypeVar("T")
@@ -234,7 +234,7 @@ def _show_result(record: dict[str, Any]) -> ShowResult:
 
 
 def _status_result(status: Any) -> StatusResult:
-    from dsstar_lake.jsonout import iso_time
+    from dsstar_lake.views.jsonout import iso_time
 
     changed = sorted({*status.stale, *status.new, *status.removed})
     return StatusResult(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dsstar_lake.modelnames import PROVIDERS, ROLES
+from dsstar_lake.base.modelnames import PROVIDERS, ROLES
 
 # The heading these flags get in `dslake COMMAND --help`, apart from the command's own options.
 SECTION = "Model options"

@@ -12,10 +12,8 @@ from typing import Any
 
 import click
 
-from dsstar_lake.cli_help import HiddenChoice, SectionedCommand, SectionOption
-from dsstar_lake.console import make_console
-from dsstar_lake.errors import DslakeError
-from dsstar_lake.modelflags import (
+from dsstar_lake.base.errors import DslakeError
+from dsstar_lake.base.modelflags import (
     MODEL_FLAGS,
     ROLE_FLAG,
     ROLE_FLAG_HELP,
@@ -24,7 +22,9 @@ from dsstar_lake.modelflags import (
     parse_role_model,
     role_flag,
 )
-from dsstar_lake.modelnames import ROLES
+from dsstar_lake.base.modelnames import ROLES
+from dsstar_lake.terminal.console import make_console
+from dsstar_lake.terminal.help import HiddenChoice, SectionedCommand, SectionOption
 
 out = make_console()  # into a pipe or a file, tables wrap instead of being cut at 80 columns
 err = make_console(stderr=True)
@@ -43,7 +43,9 @@ class DslakeGroup(click.Group):
         try:
             return super().invoke(ctx)
         except DslakeError as exc:
-            from dsstar_lake.render import safe  # a message can quote a file name or a model's words
+            from dsstar_lake.terminal.results import (
+                safe,  # a message can quote a file name or a model's words
+            )
 
             err.print(f"[red]error:[/red] {safe(exc.message)}", highlight=False)
             if exc.hint:
@@ -56,7 +58,7 @@ class DslakeGroup(click.Group):
 
 def print_json(data: Any) -> None:
     """Print a result as the running command's one JSON object (docs/json.md: schema, ISO times, rounded timings)."""
-    from dsstar_lake.jsonout import command_path, dumps
+    from dsstar_lake.views.jsonout import command_path, dumps
 
     click.echo(dumps(command_path(click.get_current_context()), data))
 
@@ -71,7 +73,7 @@ def one_lake(argument: str | None, option: str | None, after_text: bool = False)
     after_text: LAKE follows a question or a name, so a missing folder there is most likely the last word of an
     unquoted question (`dslake search ozone county` reads "county" as LAKE); the hint says so.
     """
-    from dsstar_lake.errors import LakeNotFound, UsageError
+    from dsstar_lake.base.errors import LakeNotFound, UsageError
 
     quotes = "the lake comes after the other arguments: put a question or request of several words in quotes"
     if argument is not None and option is not None and argument != option:
@@ -150,7 +152,7 @@ def _model_option(flag: ModelFlag) -> Any:
 
 
 def llm_options(command: Any) -> Any:
-    """Add the model flags (dsstar_lake/modelflags.py) to a command that calls a model, under "Model options"."""
+    """Add the model flags (dsstar_lake/base/modelflags.py) to a command that calls a model, under "Model options"."""
     options = [
         *[_model_option(flag) for flag in MODEL_FLAGS],
         click.option(ROLE_FLAG, "llm_role_models", cls=SectionOption, section=SECTION, multiple=True,
@@ -165,7 +167,7 @@ def llm_options(command: Any) -> Any:
 
 def llm_flags(params: dict[str, Any]) -> Any:
     """Collect the llm_options flags into an LlmFlags (and remove them from params)."""
-    from dsstar_lake.errors import UsageError
+    from dsstar_lake.base.errors import UsageError
     from dsstar_lake.llm.flags import LlmFlags
 
     role_models = {role: model for role in ROLES if (model := params.pop(f"llm_model_{role}", None))}

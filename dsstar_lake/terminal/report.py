@@ -12,7 +12,7 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
-from dsstar_lake.render import safe
+from dsstar_lake.terminal.results import safe
 
 STYLE = {"queued": "dim", "running": "cyan", "answered": "green", "unverified": "yellow",
          "unanswered": "red", "skipped": "red"}

@@ -13,12 +13,12 @@ class LakeStatus(CatalogStatus):
     """What the catalog holds and how it compares with the lake right now."""
 
     def __repr__(self) -> str:
-        from dsstar_lake.display import status_repr
+        from dsstar_lake.views.notebook import status_repr
 
         return status_repr(self)
 
     def _repr_html_(self) -> str:
-        from dsstar_lake.display import status_html
+        from dsstar_lake.views.notebook import status_html
 
         return status_html(self)
 

@@ -15,9 +15,9 @@ from dsstar_lake.agent.errors import LakeModified
 from dsstar_lake.agent.events import EventStream, recorder
 from dsstar_lake.agent.runtime import Agent
 from dsstar_lake.agent.state import AgentState, Answer
-from dsstar_lake.errors import CatalogError, DslakeError, UsageError
-from dsstar_lake.runs import RunRecord
-from dsstar_lake.runsetup import CACHE_NAME, RunSetup, run_setup
+from dsstar_lake.base.errors import CatalogError, DslakeError, UsageError
+from dsstar_lake.runs.record import RunRecord
+from dsstar_lake.runs.setup import CACHE_NAME, RunSetup, run_setup
 
 if TYPE_CHECKING:
     from dsstar_lake.sandbox import Sandbox

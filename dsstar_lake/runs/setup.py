@@ -14,15 +14,15 @@ from typing import TYPE_CHECKING, Any
 
 from dslake_index.front_door import Catalog
 
-from dsstar_lake.errors import CatalogError, UsageError
+from dsstar_lake.base.errors import CatalogError, UsageError
 
 if TYPE_CHECKING:
     import sqlite3
 
+    from dsstar_lake.base.settings import Settings
     from dsstar_lake.llm.base import Provider
     from dsstar_lake.llm.call import LLM
     from dsstar_lake.sandbox import Sandbox
-    from dsstar_lake.settings import Settings
 
 CACHE_NAME = "llm_cache.sqlite"
 
@@ -149,7 +149,7 @@ class RunSetup:
         names = ("runs", CACHE_NAME, *volatile)
         view = None
         if self.access.root is None and self.access.remote is not None:
-            from dsstar_lake.lakeview import BLOBS, VIEWS, LakeView
+            from dsstar_lake.runs.lakeview import BLOBS, VIEWS, LakeView
 
             # data/ is a per-run folder filled from the blob cache
             view = LakeView(self.access.remote, self.catalog_dir, self.settings, self.access.file_hashes(),

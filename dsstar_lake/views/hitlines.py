@@ -45,7 +45,7 @@ def marked_rich(text: str, terms: Iterable[str], style: str = "bold yellow", res
     """Return text as a rich Text (no markup parsed), the matched words in style and the others in rest."""
     from rich.text import Text
 
-    from dsstar_lake.untrusted import visible
+    from dsstar_lake.base.untrusted import visible
 
     shown = Text()
     for piece, hit in pieces(visible(text), terms):

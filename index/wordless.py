@@ -5,7 +5,7 @@ words only from the file's own text: column and sheet names, headings, variable 
 header-less table, a table whose columns are codes, a fixed-format orbit file or an array file named `*_grid`
 give none, and the path ("omni2_2023.dat") rarely helps. Such an entry is *wordless*: fewer than MIN_WORDS
 distinct content words (WORD_MIN_LETTERS or more letters with a vowel, codes and generic words such as `year` or
-`value` excluded). The optional summarizer (dsstar_lake/summarize.py) asks a model for those words and stores
+`value` excluded). The optional summarizer (dsstar_lake/enrichers/summarizer_pass.py) asks a model for those words and stores
 them by content hash in the `summaries` table; apply_summaries() appends them, marked as a model's, to the entry's
 card (embedded and full-text indexed) and description. Nothing here needs a model.
 """

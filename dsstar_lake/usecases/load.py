@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from dslake_index.front_door import Catalog
 
-from dsstar_lake.errors import LoadError, UsageError
+from dsstar_lake.base.errors import LoadError, UsageError
 
 if TYPE_CHECKING:
     from dslake_index.load_hint import LoadHint

@@ -71,7 +71,7 @@ class SearchResults(list):  # type: ignore[type-arg]
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
-        from dsstar_lake.hitlines import folded_lines, marked_html, terms_of
+        from dsstar_lake.views.hitlines import folded_lines, marked_html, terms_of
 
         terms = terms_of(self.query)
         rows = []

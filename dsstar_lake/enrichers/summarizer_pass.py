@@ -1,6 +1,6 @@
 """`dslake index --analyzer llm|auto`: a model's summary for entries whose cards carry no words a question uses.
 
-After the profilers (and the paper's analyzer) ran, pick the wordless entries (index/summaries.py: a header-less
+After the profilers (and the paper's analyzer) ran, pick the wordless entries (index/wordless.py: a header-less
 numeric table, columns named by codes, a fixed-format orbit file), ask the `summarizer` role for five lines
 (what is measured, units, period, the field's names for the codes, questions it answers) written from the
 entry's description, and store them by content hash in the manifest's `summaries` table. The index then appends
@@ -24,23 +24,19 @@ from typing import TYPE_CHECKING, Any
 
 from dslake_index.enrich import Enrichment
 from dslake_index.front_door import EnrichmentStore
-from dslake_index.summaries import (
-    DESCRIPTION_HEAD,
-    FIELDS,
-    without_summary,
-)
+from dslake_index.wordless import DESCRIPTION_HEAD, FIELDS, without_summary
 
-from dsstar_lake.errors import BudgetExceeded, DslakeError
-from dsstar_lake.untrusted import frame, quote, visible
+from dsstar_lake.base.errors import BudgetExceeded, DslakeError
+from dsstar_lake.base.untrusted import frame, quote, visible
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from dslake_index.progress import Progress
 
+    from dsstar_lake.base.settings import Settings
     from dsstar_lake.llm import LLM
-    from dsstar_lake.runsetup import RunSetup
-    from dsstar_lake.settings import Settings
+    from dsstar_lake.runs.setup import RunSetup
 
 ROLE = "summarizer"
 RUN_PREFIX = "index-summarizer-"
@@ -227,7 +223,7 @@ def run_summarizer(setup: RunSetup, progress: Progress = _quiet, spent: float = 
     """
     from dsstar_lake.llm.record import JsonlRecorder
     from dsstar_lake.llm.registry import model_for, provider_name
-    from dsstar_lake.runs import new_run_id
+    from dsstar_lake.runs.record import new_run_id
 
     store, settings, provider = setup.access.enrichment_store(), setup.settings, setup.provider
     started = time.perf_counter()

@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.panel import Panel
 from rich.table import Table
 
-from dsstar_lake.render import safe
+from dsstar_lake.terminal.results import safe
 
 
 def _short(text: str, limit: int = 70) -> str:

@@ -24,15 +24,15 @@ from dslake_index.enrich import Enricher, Enrichment
 from dslake_index.front_door import MANIFEST_NAME, EnrichmentStore
 from dslake_index.progress import Progress
 
-from dsstar_lake.errors import BudgetExceeded, ConfigError, DslakeError
+from dsstar_lake.base.errors import BudgetExceeded, ConfigError, DslakeError
 
 if TYPE_CHECKING:
     from dsstar_lake.agent.analyzer import Analysis
+    from dsstar_lake.base.settings import Settings
     from dsstar_lake.llm import LLM
     from dsstar_lake.llm.base import Provider
-    from dsstar_lake.runsetup import RunSetup
+    from dsstar_lake.runs.setup import RunSetup
     from dsstar_lake.sandbox import Sandbox
-    from dsstar_lake.settings import Settings
 
 
 MODES = ("profile", "llm", "auto")
@@ -235,7 +235,7 @@ def _settle(store: EnrichmentStore, future: Future[Analysis | None], target: Tar
 
 
 def _stamp() -> str:
-    from dsstar_lake.runs import new_run_id
+    from dsstar_lake.runs.record import new_run_id
 
     return new_run_id()
 
@@ -289,7 +289,7 @@ def model_passes(setup: RunSetup, mode: str) -> list[Enricher]:
     summarizer. The index renders what they change and embeds each changed card once, after both."""
     if mode == "profile":
         return []
-    from dsstar_lake.summarize import SummarizerPass
+    from dsstar_lake.enrichers.summarizer_pass import SummarizerPass
 
     analyzer = AnalyzerPass(setup, mode)
     return [analyzer, SummarizerPass(setup, lambda: analyzer.spent)]

@@ -14,13 +14,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dsstar_lake.errors import DslakeError
+from dsstar_lake.base.errors import DslakeError
 
 if TYPE_CHECKING:
     from dslake_index.front_door import Catalog
     from rich.console import Console
 
-    from dsstar_lake.settings import Settings
+    from dsstar_lake.base.settings import Settings
 
 OK, WARN, FAIL = "ok", "warn", "fail"
 # The `science` extra's import names (pyproject.toml): what questions about statistics, models, orbits and
@@ -181,7 +181,7 @@ def check_science(settings: Settings) -> Check:
 
 def check_catalog(access: Catalog) -> Check:
     """Check the catalog as `dslake status --check` does: it exists, opens, and its indexes match the manifest."""
-    from dsstar_lake.status import lake_status
+    from dsstar_lake.views.status import lake_status
 
     try:
         status = lake_status(access, check_vectors=True)
@@ -204,7 +204,7 @@ def check_catalog(access: Catalog) -> Check:
 
 def print_doctor(console: Console, report: DoctorReport) -> None:
     """Print one line per check, and the fix under each problem."""
-    from dsstar_lake.render import safe
+    from dsstar_lake.terminal.results import safe
 
     marks = {OK: "[green]ok[/green]  ", WARN: "[yellow]warn[/yellow]", FAIL: "[red]fail[/red]"}
     for check in report.checks:

@@ -1,0 +1,2 @@
+"""`dslake mcp`: the catalog served to other agents over the Model Context Protocol (server.py).
+"""
