@@ -15,6 +15,11 @@ SAMPLES = REPO / "data_samples"
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # pytest-xdist's workers inherit COLUMNS=80 and LINES from the controller's terminal writer: a test of what the
+    # CLI prints into a pipe (120 columns when COLUMNS does not say) must see what a plain run sees
+    os.environ.pop("COLUMNS", None)
+    os.environ.pop("LINES", None)
 
 
 @pytest.fixture(autouse=True)
