@@ -27,7 +27,6 @@ from dslake_index import census, lookup
 from dslake_index.catalog_errors import REBUILD_API_HINT, disk_full, read_only
 from dslake_index.catalog_status import CatalogStatus, dir_size
 from dslake_index.errors import CatalogError, CatalogLocked, UsageError, is_disk_full
-from dslake_index.objectstore import list_objects
 from dslake_index.progress import Progress
 from dslake_index.sections import SettingsView
 
@@ -346,6 +345,8 @@ class Catalog:
         if self.root is not None and self.root.is_dir():
             listed = scan_lake(self.root, self.catalog_dir, self.settings.index.follow_symlinks).files
         elif self.remote is not None:  # a lake in object storage: its listing, as an index would compare it
+            from dslake_index.objectstore import list_objects
+
             listed = list_objects(self.remote, self.catalog_dir)[1].files
         for f in listed or ():
             present.add(f.path)
@@ -499,7 +500,11 @@ class Catalog:
         if self.readonly:
             raise read_only(self.catalog_dir, "indexing writes to it")
         # A remote lake is listed before the catalog is made: a missing bucket or refused keys leave nothing behind.
-        listing = list_objects(remote, self.catalog_dir) if remote is not None else None
+        listing = None
+        if remote is not None:
+            from dslake_index.objectstore import list_objects  # with the store's clients: only for a bucket
+
+            listing = list_objects(remote, self.catalog_dir)
         # So is the cluster reached and checked: a bad address or a worker without the lake writes nothing.
         session = open_cluster(self.settings.index.cluster if cluster is None else cluster,
                                self.root if remote is None else None)

@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-import urllib.error
-import urllib.request
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -61,6 +59,8 @@ class RangeReader(io.RawIOBase):
         return self.pos
 
     def readinto(self, buffer: Any) -> int:
+        import urllib.request  # with its http and ssl modules, a third of a no-change index's imports: load on use
+
         end = min(self.size, self.pos + len(buffer))
         if end <= self.pos:
             return 0
@@ -80,6 +80,7 @@ def profile_footer_task(url: str, rel: str, size: int, stamp: int, db_path: Any,
                         algorithm: str) -> dict[str, Any]:
     """Profile one Parquet object from its footer through its signed URL; report a failure as data."""
     import json
+    import urllib.error
 
     from dslake_index.profile_task import cached_profile
     from dslake_index.profilers.base import ProfileError
