@@ -171,18 +171,20 @@ def test_a_failed_download_is_recorded_and_the_next_index_retries_it(bucket, mon
 
     from dslake_index import objectstore
 
+    listed = objectstore.list_objects
+
     def dropped(url, catalog_dir):  # the listing works, then the store goes away before any download
-        lake, listing = objectstore.list_objects(url, catalog_dir)
+        lake, listing = listed(url, catalog_dir)
         env = dict(lake.env, AWS_ENDPOINT_URL="http://127.0.0.1:9", AWS_MAX_ATTEMPTS="1")
         return dataclasses.replace(lake, env=tuple(sorted(env.items()))), listing
 
     catalog = tmp_path / "catalog"
     lake = Lake.open(f"s3://{bucket}/lake", catalog=catalog)
-    monkeypatch.setattr("dslake_index.front_door.list_objects", dropped)
+    monkeypatch.setattr(objectstore, "list_objects", dropped)  # the index imports it where it lists a bucket
     first = lake.index()
     assert (first.added, first.failed, first.profiled) == (3, 3, 0)
     assert all("cannot download" in error for _, error in first.failures)
-    monkeypatch.setattr("dslake_index.front_door.list_objects", objectstore.list_objects)  # the store is back
+    monkeypatch.setattr(objectstore, "list_objects", listed)  # the store is back
     again = lake.index()
     assert (again.changed, again.failed, again.profiled) == (3, 0, 3)
 
