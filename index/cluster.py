@@ -18,14 +18,16 @@ import sqlite3
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from dslake_index.collect import ResultWriter
 from dslake_index.errors import DslakeError, UsageError
 from dslake_index.interrupt import ctrl_c_deferred, raise_if_pressed
 from dslake_index.profilers.base import PROFILER_VERSION
 from dslake_index.progress import Progress
 from dslake_index.scan import FileStat
+
+if TYPE_CHECKING:
+    from dslake_index.collect import ResultWriter
 
 _ADDRESS = re.compile(r"^(?:(?P<scheme>tcp|tls)://)?(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):(?P<port>\d{1,5})$")
 CONNECT_S = 5.0  # to reach the scheduler and find a worker; an address that answers nothing fails after this
@@ -172,6 +174,8 @@ def profile_on_cluster(
         raise _lost(session, exc) from None
     summary.cluster = {"address": session.address, "workers": len(session.workers()), "tasks": len(batch_of),
                        "files": len(todo)}
+    from dslake_index.collect import ResultWriter  # the pool's collector: loaded only with work to do
+
     writer = ResultWriter(conn, new_paths, options, summary, progress)
     with ctrl_c_deferred() as pressed:
         try:

@@ -17,7 +17,6 @@ import threading
 import time
 import warnings
 from collections.abc import Iterator, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -198,6 +197,8 @@ class _OnnxBackend:
             out[batch] = self._encode_batch([encodings[i] for i in batch])
 
         if self.threads > 1 and len(batches) > 1:
+            from concurrent.futures import ThreadPoolExecutor  # not for a process that only reads model_id
+
             with ThreadPoolExecutor(min(self.threads, len(batches)), thread_name_prefix="dslake-embed") as pool:
                 list(pool.map(run, batches))  # list(): re-raise a batch's error here
         else:

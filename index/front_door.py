@@ -482,7 +482,6 @@ class Catalog:
         prewarm: given the index embedder's factory, returns an object whose start() gets the embedder ready while
         the profilers run and whose stop() ends that (dsstar_lake.usecases.prewarm.Prewarm).
         """
-        from dslake_index.cluster import open_cluster
         from dslake_index.indexer import IndexOptions, run_index
         from dslake_index.scan import scan_lake
         from dslake_index.sync import sync_vectors
@@ -506,8 +505,12 @@ class Catalog:
 
             listing = list_objects(remote, self.catalog_dir)
         # So is the cluster reached and checked: a bad address or a worker without the lake writes nothing.
-        session = open_cluster(self.settings.index.cluster if cluster is None else cluster,
-                               self.root if remote is None else None)
+        address = self.settings.index.cluster if cluster is None else cluster
+        session = None
+        if address:  # the cluster's client (sockets, the pool's collector) only for an index that uses one
+            from dslake_index.cluster import open_cluster
+
+            session = open_cluster(address, self.root if remote is None else None)
         self._create_folder()
         try:
             with catalog_db.writer_lock(self.catalog_dir):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import multiprocessing
 import os
 import sqlite3
 import time
@@ -12,24 +11,24 @@ from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dslake_index import fulltext
 from dslake_index.catalog import set_meta, transaction
-from dslake_index.collect import collect
 from dslake_index.enrich import Enricher
-from dslake_index.entries import EntryRow, family_entry, file_entry, with_relations
-from dslake_index.families import Group, Member, file_entry_id, folder_pattern, group_files, layout_signature
-from dslake_index.family_stats import member_facts
 from dslake_index.interrupt import ctrl_c_deferred, raise_if_pressed
-from dslake_index.layouts import layout_docs, linked_layout, with_layout
-from dslake_index.profile_task import limit_memory, profile_file_task
 from dslake_index.profilers.base import PROFILER_VERSION, Limits, Profile
 from dslake_index.progress import Progress
 from dslake_index.scan import FileStat, ScanResult
 from dslake_index.sections import SettingsView
-from dslake_index.timeouts import time_limit
 from dslake_index.timings import phase, recording
+
+if TYPE_CHECKING:
+    import multiprocessing.context
+    import multiprocessing.process
+
+    from dslake_index.entries import EntryRow
+    from dslake_index.families import Group, Member
 
 
 @dataclass
@@ -258,7 +257,7 @@ def _rendering_changed(conn: sqlite3.Connection) -> str | None:
     seeing the old entries until each folder's new ones replace them (never an empty catalog).
     """
     from dslake_index.catalog import get_meta
-    from dslake_index.entries import render_version
+    from dslake_index.render_stamp import render_version  # the rendering code's files, none of it imported
 
     version = render_version()
     if get_meta(conn, "render_version") == version:
@@ -302,6 +301,11 @@ def _profile_all(
     summary: IndexSummary,
     progress: Progress,
 ) -> None:
+    # The pool, its result collector and the profilers' task are imported here, where there is work: a
+    # no-change index never loads them (tests/test_startup_imports.py).
+    from dslake_index.collect import collect
+    from dslake_index.profile_task import limit_memory
+    from dslake_index.timeouts import time_limit
     from pebble import ProcessPool
 
     if options.cluster is not None:
@@ -335,7 +339,9 @@ def _retry_alone(conn: sqlite3.Connection, db_path: Path, lake: Path | Any, todo
                  options: IndexOptions, summary: IndexSummary, progress: Progress, pressed: Any) -> None:
     """Profile again, one at a time in a pool of one, the files this pass stopped at the time limit: a big file
     that shared the disk and the cores with its siblings often fits the limit alone (index/timeouts.py)."""
-    from dslake_index.timeouts import timed_out
+    from dslake_index.collect import collect
+    from dslake_index.profile_task import limit_memory
+    from dslake_index.timeouts import time_limit, timed_out
     from pebble import ProcessPool
 
     again = set(timed_out(conn, [f.path for f in todo]))
@@ -359,6 +365,8 @@ def _retry_alone(conn: sqlite3.Connection, db_path: Path, lake: Path | Any, todo
 def _tasks(lake: Path | Any, todo: list[FileStat]) -> Iterator[tuple[Callable[..., dict[str, Any]], tuple[Any, ...]]]:
     """Yield the profiler task of each file and its first arguments: a local path, or an object to download."""
     if isinstance(lake, Path):
+        from dslake_index.profile_task import profile_file_task
+
         return ((profile_file_task, (str(lake / f.path),)) for f in todo)
     from dslake_index.objectstore import object_tasks
 
@@ -380,7 +388,10 @@ def _rebuild_dirty_entries(
 def _units(conn: sqlite3.Connection, dirty: list[str]) -> dict[str, tuple[set[str], list[str]]]:
     """Return, per folder pattern, the sibling folders rebuilt together (families form across them) and which of
     them were dirty. A folder without digits or dates in its path is a unit of its own."""
+    if not dirty:
+        return {}
     from dslake_index.datasets import dataset_root, folders_under, table_roots
+    from dslake_index.families import folder_pattern
 
     tables = table_roots(conn) if dirty else {}
     roots = {folder: root for folder in dirty if (root := dataset_root(folder, tables)) is not None}
@@ -424,6 +435,8 @@ def _glob_escape(pattern: str) -> str:
 
 def _member(row: sqlite3.Row) -> Member:
     """Build a family candidate from a file's row: its grouping signature and the facts its family sums up."""
+    from dslake_index.families import Member, layout_signature
+
     path = row["path"]
     structure = json.loads(row["structure"]) if row["structure"] else None
     tables = [(t[0], bool(t[1]), t[2]) for t in json.loads(row["tables"] or "[]")]
@@ -443,6 +456,8 @@ _MEMBER_QUERY = (
 def _with_layout(row: EntryRow, layout: tuple[str, dict] | None) -> EntryRow:
     if layout is None:
         return row
+    from dslake_index.layouts import with_layout
+
     description, card = with_layout(row.description, row.card, *layout)
     return dataclasses.replace(row, description=description, card=card)
 
@@ -450,6 +465,12 @@ def _with_layout(row: EntryRow, layout: tuple[str, dict] | None) -> EntryRow:
 def _rebuild_folder(conn: sqlite3.Connection, key: str, folders: list[str], options: IndexOptions,
                     force: bool = False) -> None:
     """Rebuild the entries of sibling folders (one folder pattern): families may span them."""
+    # The rendering code, imported where entries are written: a no-change index rebuilds none and never loads it.
+    from dslake_index.entries import family_entry, file_entry, with_relations
+    from dslake_index.families import file_entry_id, group_files
+    from dslake_index.family_stats import member_facts
+    from dslake_index.layouts import layout_docs, linked_layout
+
     marks = ",".join("?" * len(folders))
     with phase("entries: read members"):
         rows = conn.execute(_MEMBER_QUERY.format(marks=marks), folders).fetchall()

@@ -8,7 +8,6 @@ from typing import Any, Protocol
 
 from dslake_index.catalog import get_meta, set_meta, transaction
 from dslake_index.local_vectors import to_blob
-from dslake_index.remote import card_metadata
 from dslake_index.timings import phase
 from dslake_index.vector_check import compare, drift_problem
 
@@ -92,6 +91,8 @@ def sync_vectors(
             )
         with phase("vectors: embed cards", len(batch)):
             vectors = embedder.encode([row["card"] for row in batch])
+        from dslake_index.remote import card_metadata  # with the retriever's modules: only when cards changed
+
         with phase("vectors: upsert", len(batch)):
             store.upsert(
                 [row["id"] for row in batch],

@@ -288,3 +288,29 @@ def test_a_search_process_loads_no_heavy_package(lake):
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["hits"], done.stdout
     assert done.stderr.splitlines()[-1] == "loaded []", done.stderr
+
+
+# What only an index with work needs: the profilers' pool and its collector, the cluster client, the rendering
+# code, the model providers' registry, an ignore-file parser for a lake without one, progress bars off a terminal.
+PIPELINE = ("pebble", "multiprocessing", "concurrent.futures", "pathspec", "rich.progress", "dslake_index.cluster",
+            "dslake_index.collect", "dslake_index.profile_task", "dslake_index.entries", "dslake_index.families",
+            "dslake_index.layouts", "dslake_index.datasets", "dslake_index.remote", "dsstar_lake.llm.registry")
+
+
+def test_a_no_change_index_loads_only_what_finds_nothing_changed(lake):
+    """A no-change `dslake index` (stat the lake, read the manifest) imports none of the pipeline's modules: its
+    whole cost is start-up, so every module it skips is time saved on each run of a cron job or a watcher's peer."""
+    import subprocess
+    import sys
+
+    assert CliRunner().invoke(cli, ["index", str(lake)]).exit_code == 0  # whatever earlier tests left is indexed
+    watched = HEAVY + PIPELINE
+    code = ("import json, sys\nfrom dslake_cli.cli import cli\n"
+            "try:\n    cli.main(sys.argv[1:], standalone_mode=False)\n"
+            f"finally:\n    sys.stderr.write('\\nloaded ' + json.dumps(sorted(m for m in {watched!r} if m in sys.modules)))\n")
+    done = subprocess.run([sys.executable, "-c", code, "index", str(lake), "--json"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert (summary["added"], summary["changed"], summary["removed"], summary["embedded"]) == (0, 0, 0, 0)
+    assert done.stderr.splitlines()[-1] == "loaded []", done.stderr

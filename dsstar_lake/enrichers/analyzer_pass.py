@@ -15,7 +15,6 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,6 +26,8 @@ from dslake_index.progress import Progress
 from dsstar_lake.base.errors import BudgetExceeded, ConfigError, DslakeError
 
 if TYPE_CHECKING:
+    from concurrent.futures import Future
+
     from dsstar_lake.agent.analyzer import Analysis
     from dsstar_lake.base.settings import Settings
     from dsstar_lake.llm import LLM
@@ -175,6 +176,12 @@ def analyze_files(
                                 summarize_over_chars=over)
         finally:
             clean(folder, lambda path: False)  # the description is in the manifest; nothing else is kept
+
+    from concurrent.futures import (  # an index without the pass skips it
+        FIRST_COMPLETED,
+        ThreadPoolExecutor,
+        wait,
+    )
 
     queue = iter(enumerate(targets))
     running: dict[Future[Analysis | None], Target] = {}

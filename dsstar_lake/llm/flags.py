@@ -10,8 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
-from dsstar_lake.llm.registry import llm_flag_overrides
-
 if TYPE_CHECKING:
     from dsstar_lake.base.settings import Settings
 
@@ -38,6 +36,12 @@ class LlmFlags:
         """Return settings with these flags applied."""
         given = {f.name: getattr(self, f.name) for f in fields(self)}
         given["role_models"] = dict(self.role_models)
+        if not self.role_models and all(value is None for name, value in given.items() if name != "role_models"):
+            # No model flag given (every index, search, status): nothing to override, and the providers'
+            # registry (with every provider module) stays unloaded.
+            return settings.with_overrides({})
+        from dsstar_lake.llm.registry import llm_flag_overrides
+
         return settings.with_overrides(llm_flag_overrides(settings, **given))
 
     def overrides(self, settings: Settings) -> dict[str, Any]:
