@@ -167,7 +167,8 @@ class _OnnxBackend:
 
     name = "onnx"
 
-    def __init__(self, folder: Path, onnx_path: Path, threads: int, batch_size: int) -> None:
+    def __init__(self, folder: Path, onnx_path: Path, threads: int, batch_size: int, saved_copy: bool = False) -> None:
+        """saved_copy: open the export's verified pre-optimised copy (index/onnx_saved.py), making it if needed."""
         import onnxruntime
         from tokenizers import Tokenizer
 
@@ -175,13 +176,16 @@ class _OnnxBackend:
         self.tokenizer.enable_truncation(max_length=MAX_SEQ_LENGTH)
         self.tokenizer.no_padding()  # each batch is padded to its longest text below (the file pads to 128)
         self.pad_id = self.tokenizer.token_to_id("[PAD]") or 0
-        options = onnxruntime.SessionOptions()
-        options.log_severity_level = 3
-        options.intra_op_num_threads = 1
-        options.inter_op_num_threads = 1
-        self.session = onnxruntime.InferenceSession(
-            str(onnx_path), options, providers=["CPUExecutionProvider"]
-        )
+        if saved_copy:
+            from dslake_index.onnx_saved import open_session
+
+            self.session = open_session(onnx_path, _file_lock)
+        else:
+            from dslake_index.onnx_saved import options
+
+            self.session = onnxruntime.InferenceSession(
+                str(onnx_path), options(optimize=True), providers=["CPUExecutionProvider"]
+            )
         self.input_names = {i.name for i in self.session.get_inputs()}
         self.batch_size = batch_size
         self.threads = max(1, threads)
@@ -291,7 +295,10 @@ def ensure_onnx(folder: Path, cache_root: Path, threads: int = 1) -> Path:
 def export_onnx(cache_dir: str, threads: int) -> None:
     """Export and verify the ONNX model into cache_dir ahead of need (a child process runs it; killing it is safe)."""
     with contextlib.suppress(OnnxUnavailable):  # recorded in failed.json: load() then falls back, with a warning
-        ensure_onnx(model_dir(), Path(cache_dir), threads)
+        onnx_path = ensure_onnx(model_dir(), Path(cache_dir), threads)
+        from dslake_index.onnx_saved import open_session
+
+        open_session(onnx_path, _file_lock)  # and its pre-optimised copy, here where being killed is safe
 
 
 def _failure_reason(failed_path: Path) -> str:
@@ -467,7 +474,7 @@ class Embedder:
             return _SentenceTransformersBackend(folder, self.threads, self.batch_size)
         try:
             onnx_path = ensure_onnx(folder, self.cache_dir, self.threads)
-            return _OnnxBackend(folder, onnx_path, self.threads, self.batch_size)
+            return _OnnxBackend(folder, onnx_path, self.threads, self.batch_size, saved_copy=True)
         except OnnxUnavailable as exc:
             reason = str(exc)
         except Exception as exc:  # e.g. onnxruntime cannot open the cached file

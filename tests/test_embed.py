@@ -109,6 +109,29 @@ def test_export_is_cached_and_recorded(onnx_embedder: Embedder) -> None:
     assert (folders[0] / "model.onnx").stat().st_mtime_ns == before
 
 
+def test_the_pre_optimised_copy_gives_bit_identical_vectors(onnx_embedder: Embedder) -> None:
+    """Searches open a pre-optimised copy of the export (index/onnx_saved.py): not one vector may change."""
+    folder = next(onnx_embedder.cache_dir.iterdir())
+    saved = [p for p in folder.iterdir() if p.name.startswith("optimized-") and p.is_dir()]
+    assert len(saved) == 1, sorted(p.name for p in folder.iterdir())
+    assert {p.name for p in saved[0].iterdir()} == {"model.onnx", "weights.bin"}
+    over_export = embed._OnnxBackend(embed.model_dir(), folder / "model.onnx", 1, 3)  # the session it replaces
+    assert np.array_equal(onnx_embedder.encode(TEXTS), over_export.encode(TEXTS))
+
+
+def test_a_copy_that_differs_is_recorded_and_the_export_used(onnx_embedder: Embedder, tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    from dslake_index import onnx_saved
+
+    export = next(onnx_embedder.cache_dir.iterdir()) / "model.onnx"
+    (tmp_path / "model.onnx").symlink_to(export)
+    monkeypatch.setattr(onnx_saved, "_same_outputs", lambda reference, candidate: False)
+    session = onnx_saved.open_session(tmp_path / "model.onnx", embed._file_lock)
+    assert session.get_inputs()  # a working session, over the export
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert names == [".lock", "model.onnx", f"optimized-{onnx_saved.machine_key()}.failed.json"]  # nothing left
+
+
 def test_cold_query_in_fresh_process_never_imports_torch(onnx_embedder: Embedder, xdg_cache: Path) -> None:
     result = _run_python(
         """
