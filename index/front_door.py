@@ -470,7 +470,7 @@ class Catalog:
     def index(self, progress: Progress | None = None, rebuild: bool = False, paths: list[str] | None = None,
               given: list[str] | None = None, cluster: str | None = None,
               enrichers: Callable[[], Sequence[Enricher]] | None = None,
-              prewarm: Callable[[Callable[[], Any]], Any] | None = None) -> IndexSummary:
+              prewarm: Callable[[Callable[[], Any], Callable[[], Any]], Any] | None = None) -> IndexSummary:
         """Bring the catalog up to date with the lake; return an IndexSummary.
 
         paths: lake-relative files or folders known to have changed (a watcher's events): only they are looked at,
@@ -479,8 +479,8 @@ class Catalog:
         cluster: tcp://HOST:PORT of a Dask scheduler to profile on (None: index.cluster; empty: local processes).
         enrichers: returns the optional passes over the rendered entries (called once the arguments are checked,
         before anything is written, so that a model that is not configured fails first).
-        prewarm: given the index embedder's factory, returns an object whose start() gets the embedder ready while
-        the profilers run and whose stop() ends that (dsstar_lake.usecases.prewarm.Prewarm).
+        prewarm: given the index embedder's and the vector store's factories, returns an object whose start() gets
+        both ready while the profilers run and whose stop() ends that (dsstar_lake.usecases.prewarm.Prewarm).
         """
         from dslake_index.indexer import IndexOptions, run_index
         from dslake_index.scan import scan_lake
@@ -527,7 +527,7 @@ class Catalog:
                 options = IndexOptions.from_settings(self.settings, cluster=session)
                 report = progress or (lambda event, data: None)
                 sync = lambda c, p: sync_vectors(c, self.vector_store, self.index_embedder, p)  # noqa: E731
-                warming = prewarm(self.index_embedder) if prewarm is not None else None
+                warming = prewarm(self.index_embedder, self.vector_store) if prewarm is not None else None
                 try:
                     summary = run_index(conn, self.db_path, lake_ref, scan, options, sync, report,
                                         on_work=warming.start if warming is not None else None, enrichers=passes)
