@@ -131,6 +131,12 @@ def test_runs_list_piped_keeps_whole_questions(tmp_path, runner_env):
     for words in (["runs"], ["runs", "list"], ["runs", "show", answer["run_id"]]):
         data = json.loads(runner.invoke(cli, [*words, "--lake", str(root), "--json"]).stdout)
         assert data["schema"] == "dslake." + (".".join(words[:2]) if len(words) > 1 else "runs.list") + "/1"
+    # The lake as a word, before or after the group's own options (`dslake runs --json ./lake`), or after them and
+    # before a subcommand.
+    for words in (["runs", "--json", str(root)], ["runs", str(root), "--json"], ["runs", "--json", str(root), "list"],
+                  ["runs", "--catalog", str(root / ".dslake"), str(root), "--json", "show", answer["run_id"]]):
+        done = runner.invoke(cli, words)
+        assert done.exit_code == 0 and answer["run_id"] in done.stdout, (words, done.output)
     shown = json.loads(runner.invoke(cli, ["runs", "show", answer["run_id"], "--lake", str(root), "--json"]).stdout)
     assert _is_iso(shown["meta"]["created_at"]) and shown["answer"]["seconds"] == round(shown["answer"]["seconds"], 3)
 

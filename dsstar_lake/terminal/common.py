@@ -129,9 +129,21 @@ class LakeFirstGroup(DslakeGroup):
     ID` mean `dslake runs --lake ./lake …` (a first word that names no subcommand and is no option is the lake)."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        """Read a leading LAKE as --lake LAKE, then parse as usual."""
-        if args and args[0] not in self.commands and not args[0].startswith("-"):
-            args = ["--lake", args[0], *args[1:]]
+        """Read the first word that is neither an option, an option's value nor a subcommand as --lake LAKE (also
+        after the group's options: `dslake runs --json ./lake`), then parse as usual."""
+        takes_value = {name for param in self.get_params(ctx) if isinstance(param, click.Option) and not param.is_flag
+                       for name in param.opts}
+        i = 0
+        while i < len(args):
+            word = args[i]
+            if word == "--":
+                break
+            if word.startswith("-"):
+                i += 2 if word in takes_value else 1  # '--lake=X' is one word
+                continue
+            if word not in self.commands:
+                args = [*args[:i], "--lake", word, *args[i + 1 :]]
+            break
         return super().parse_args(ctx, args)
 
 
