@@ -83,7 +83,7 @@ class Sandbox:
         self.view = view
         if view is not None:
             view.link = self.backend == "bwrap"  # without a read-only mount, copies: see lakeview.py
-        # keep_warm: start the next script's own sandbox while a script runs (a run sets it, and close()s).
+        # keep_warm: keep one script's own sandbox started ahead while a script runs (a run sets it, and close()s).
         self.keep_warm = False
         self._spares = Spares(lambda workdir: self._start(workdir, preload=PRELOAD))
 
@@ -215,7 +215,7 @@ class Sandbox:
     def _run_scratch(self, code: str, name: str, workdir: Path, watch: Iterable[str | Path],
                      timeout_s: float | None, last: bool = False) -> ExecResult:
         ahead = self._spares.take(workdir)
-        if self.keep_warm and not last:
+        if self.keep_warm and not last and not self._spares.waiting(workdir):
             self.warm(workdir)  # the next script's sandbox starts while this one runs
         return self._run_checked(code, name, workdir, watch, timeout_s, ahead)
 

@@ -93,22 +93,25 @@ class Started:
 
 
 class Spares:
-    """The sandboxes started ahead for a run's next script, one per work folder; close() kills those left."""
+    """The sandboxes started ahead for a run's next scripts, per work folder, oldest first; close() kills the rest."""
 
     def __init__(self, start: Callable[[Path], Started]) -> None:
         self._start = start
         self._lock = threading.Lock()
-        self._ahead: dict[Path, Future[Started]] = {}
+        self._ahead: dict[Path, list[Future[Started]]] = {}
         self._pool: ThreadPoolExecutor | None = None
 
     def add(self, workdir: Path) -> None:
-        """Start a sandbox for the next script in workdir, unless one waits there already."""
+        """Start one more sandbox for a coming script in workdir."""
         with self._lock:
-            if workdir in self._ahead:
-                return
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(1, thread_name_prefix="dslake-spare")
-            self._ahead[workdir] = self._pool.submit(self._start, workdir)
+            self._ahead.setdefault(workdir, []).append(self._pool.submit(self._start, workdir))
+
+    def waiting(self, workdir: Path) -> int:
+        """Return how many sandboxes wait for workdir's coming scripts."""
+        with self._lock:
+            return len(self._ahead.get(workdir, []))
 
     def take(self, workdir: Path) -> Started | None:
         """Return the sandbox waiting for workdir's next script, or None (none started, or it failed or ended).
@@ -116,7 +119,10 @@ class Spares:
         A start that failed is not raised here: the script starts the usual way, which raises it where it belongs.
         """
         with self._lock:
-            ahead = self._ahead.pop(workdir, None)
+            queue = self._ahead.get(workdir)
+            ahead = queue.pop(0) if queue else None
+            if queue == []:
+                del self._ahead[workdir]
         if ahead is None:
             return None
         try:
@@ -131,7 +137,8 @@ class Spares:
     def close(self) -> None:
         """Kill every sandbox still waiting and end the starter thread."""
         with self._lock:
-            waiting, self._ahead = list(self._ahead.values()), {}
+            waiting = [ahead for queue in self._ahead.values() for ahead in queue]
+            self._ahead = {}
             pool, self._pool = self._pool, None
         for ahead in waiting:
             try:
