@@ -146,6 +146,7 @@ def _sandbox_meanwhile(setup: RunSetup, work: Path) -> Future[Sandbox]:
     made: Future[Sandbox] = Future()
 
     def make() -> None:
+        sandbox = None
         try:
             sandbox = setup.sandbox()
             if sandbox.backend == "bwrap":
@@ -153,14 +154,17 @@ def _sandbox_meanwhile(setup: RunSetup, work: Path) -> Future[Sandbox]:
             sandbox.keep_warm = True
             sandbox.warm(work)
             sandbox.packages()  # cached per interpreter: the coder's prompt reads it
+            # The second script's sandbox too, now rather than when the first script goes: its pandas import then
+            # overlaps the retrieval as well, not only the first script, which (started ahead) takes ~0.1 s. Before
+            # the result is set: a run that fails meanwhile closes the sandbox once it is made, spares and all.
+            sandbox.warm(work)
         except BaseException as exc:  # noqa: BLE001 - handed to the caller, raised there
+            if sandbox is not None:
+                sandbox.close()
             made.set_exception(exc)
             return
         made.set_result(sandbox)
         _import_ahead()
-        # The second script's sandbox too, now rather than when the first script goes: its pandas import then
-        # overlaps the retrieval as well, not only the first script, which (a sandbox started ahead) takes ~0.1 s.
-        sandbox.warm(work)
 
     threading.Thread(target=make, name="dslake-sandbox", daemon=True).start()
     return made
