@@ -5,12 +5,14 @@ by _launch.py inside the script's own sandbox. It imports the modules named in D
 is still retrieving, or while the previous script runs, then waits on GO_FD. The launcher writes the script's file
 name there once it has copied the work folder in; this process then turns the read trace on and runs the script as
 `python SCRIPT` would: a fresh `__main__` module, `sys.argv == [SCRIPT]`, its folder first on `sys.path`, the
-traceback of an uncaught error printed without this file's frame, and exit status 1 for it. End of the line, no
+traceback of an uncaught error printed without this file's and runpy's frames, and exit status 1 for it. End of the line, no
 name (the sandbox was not needed after all): exit at once. Standard library only.
 """
 
 import gc
+import importlib
 import os
+import runpy
 import sys
 
 
@@ -18,7 +20,7 @@ def preload() -> None:
     """Import what the run's scripts nearly always import; a failure is left for the script's own import to show."""
     for name in filter(None, os.environ.pop("DSLAKE_PRELOAD", "").split(",")):
         try:
-            __import__(name)
+            importlib.import_module(name)
         except Exception:  # noqa: BLE001, S110 - the script's own `import` reports it where it belongs
             pass
     # What was imported stays for the life of the process: out of the collector's sight, the script's collections
@@ -45,26 +47,18 @@ def trace_reads() -> None:
 
 
 def run(path: str) -> None:
-    """Run the file at path as the __main__ module, the way `python path` does."""
-    import builtins
-    import importlib.machinery
-    import types
-
-    main = types.ModuleType("__main__")
-    main.__dict__.update(__file__=path, __builtins__=builtins, __cached__=None,
-                         __loader__=importlib.machinery.SourceFileLoader("__main__", path))
-    sys.modules["__main__"] = main
+    """Run the file at path as the __main__ module, the way `python path` does (runpy, as `python -m` does)."""
     sys.argv[:] = [path]
     try:
-        with open(path, "rb") as fh:
-            code = compile(fh.read(), path, "exec")
-        exec(code, main.__dict__)  # noqa: S102 - this is the sandboxed script, run where `python path` would
+        runpy.run_path(path, run_name="__main__")
     except SystemExit:
         raise
-    except BaseException as exc:  # noqa: BLE001 - printed as Python prints an uncaught error, less this frame
+    except BaseException as exc:  # noqa: BLE001 - printed as Python prints an uncaught error, less our frames
         tb = exc.__traceback__
-        exc.__traceback__ = tb.tb_next if tb is not None else None
-        sys.excepthook(type(exc), exc, exc.__traceback__)
+        while tb is not None and tb.tb_frame.f_code.co_filename != path:
+            tb = tb.tb_next  # this file's and runpy's frames; none is left for a syntax error, as with `python path`
+        exc.__traceback__ = tb
+        sys.excepthook(type(exc), exc, tb)
         sys.exit(1)
 
 

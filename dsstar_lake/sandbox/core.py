@@ -85,7 +85,7 @@ class Sandbox:
             view.link = self.backend == "bwrap"  # without a read-only mount, copies: see lakeview.py
         # keep_warm: keep one script's own sandbox started ahead while a script runs (a run sets it, and close()s).
         self.keep_warm = False
-        self._spares = Spares(lambda workdir: self._start(workdir, preload=PRELOAD))
+        self._spares = Spares()
 
     def _choose_backend(self, wanted: str) -> tuple[str, str | None]:
         if wanted not in BACKENDS:
@@ -206,7 +206,10 @@ class Sandbox:
         if self.warms:
             workdir = Path(workdir).resolve()
             workdir.mkdir(parents=True, exist_ok=True)
-            self._spares.add(workdir)
+            self._spares.add(workdir, self._start_ahead)
+
+    def _start_ahead(self, workdir: Path) -> Started:
+        return self._start(workdir, preload=PRELOAD)
 
     def close(self) -> None:
         """Kill the sandboxes started ahead that no script took (their whole process trees)."""

@@ -95,18 +95,21 @@ class Started:
 class Spares:
     """The sandboxes started ahead for a run's next scripts, per work folder, oldest first; close() kills the rest."""
 
-    def __init__(self, start: Callable[[Path], Started]) -> None:
-        self._start = start
+    def __init__(self) -> None:
         self._lock = threading.Lock()
         self._ahead: dict[Path, list[Future[Started]]] = {}
         self._pool: ThreadPoolExecutor | None = None
 
-    def add(self, workdir: Path) -> None:
-        """Start one more sandbox for a coming script in workdir."""
+    def add(self, workdir: Path, start: Callable[[Path], Started]) -> None:
+        """Start one more sandbox for a coming script in workdir with start(workdir), in the starter thread.
+
+        start is given per call, not kept: a Sandbox holding a Spares that held its method would live until the
+        collector found the cycle, and its lake view (a folder in the catalog) with it.
+        """
         with self._lock:
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(1, thread_name_prefix="dslake-spare")
-            self._ahead.setdefault(workdir, []).append(self._pool.submit(self._start, workdir))
+            self._ahead.setdefault(workdir, []).append(self._pool.submit(start, workdir))
 
     def waiting(self, workdir: Path) -> int:
         """Return how many sandboxes wait for workdir's coming scripts."""
