@@ -344,30 +344,35 @@ class Sandbox:
         cfg = self.cfg
         scratch = Path(tempfile.mkdtemp(prefix="dslake-sbx-"))
         scripts = scratch / "scripts"
-        scripts.mkdir()
-        (scripts / "sitecustomize.py").write_text(
-            READ_TRACER.read_text(encoding="utf-8") + "\n\n" + ENGINE_LIMITS.read_text(encoding="utf-8"),
-            encoding="utf-8")
-        if script is not None:
-            (scripts / script[0]).write_text(script[1], encoding="utf-8")
         launched = bool(self.work_mb)
-        if self.backend == "bwrap":
-            home, tmp = Path(bw.SANDBOX_HOME), Path("/tmp")
-            prefix = bw.bwrap_argv(self.bwrap, self.python, workdir, self.lake, int(cfg["tmp_mb"]),
-                                   private=self.private, scripts=scripts, shm_mb=int(cfg["memory_mb"]),
-                                   masks=self.masks, work_mb=self.work_mb)
-            shown_dir = bw.SCRIPTS_MOUNT
-        else:
-            home, tmp = scratch / "home", scratch / "tmp"
-            home.mkdir()
-            tmp.mkdir()
-            prefix, shown_dir = [], str(scripts)
+        try:
+            scripts.mkdir()
+            (scripts / "sitecustomize.py").write_text(
+                READ_TRACER.read_text(encoding="utf-8") + "\n\n" + ENGINE_LIMITS.read_text(encoding="utf-8"),
+                encoding="utf-8")
+            if script is not None:
+                (scripts / script[0]).write_text(script[1], encoding="utf-8")
+            if launched:
+                shutil.copyfile(LAUNCHER, scripts / "_launch.py")
+                shutil.copyfile(WARM, scripts / "_warm.py")
+            if self.backend == "bwrap":
+                home, tmp = Path(bw.SANDBOX_HOME), Path("/tmp")
+                prefix = bw.bwrap_argv(self.bwrap, self.python, workdir, self.lake, int(cfg["tmp_mb"]),
+                                       private=self.private, scripts=scripts, shm_mb=int(cfg["memory_mb"]),
+                                       masks=self.masks, work_mb=self.work_mb)
+                shown_dir = bw.SCRIPTS_MOUNT
+            else:
+                home, tmp = scratch / "home", scratch / "tmp"
+                home.mkdir()
+                tmp.mkdir()
+                prefix, shown_dir = [], str(scripts)
+        except BaseException:
+            shutil.rmtree(scratch, ignore_errors=True)
+            raise
         if launched:
             # The work folder is a tmpfs that dies with the sandbox: a launcher fills it from the host folder when the
             # script goes, and sends back what the script wrote (workfolder.mirror).
             figures, go = os.pipe(), os.pipe()
-            shutil.copyfile(LAUNCHER, scripts / "_launch.py")
-            shutil.copyfile(WARM, scripts / "_warm.py")
             target = prefix + [self.python, "-I", "-S", f"{shown_dir}/_launch.py", str(figures[1]), bw.WORK_IN_MOUNT,
                                str(go[0]), "--", self.python, f"{shown_dir}/_warm.py"]
         else:
