@@ -20,6 +20,7 @@ from agent_helpers import (
     trace,
 )
 from conftest import write_table_lake
+from sandbox_helpers import processes_with
 
 from dsstar_lake.lake import Lake
 
@@ -286,6 +287,8 @@ def test_provider_failure_mid_run_then_resume_completes(lake):
     calls = trace(lake, first.run_id, "llm_call")
     assert calls[-1]["role"] == "verifier" and "connection reset" in calls[-1]["error"]
     assert (folder / "round_01.py").exists() and json.loads((folder / "state.json").read_text())["round"] == 1
+    # The sandbox started ahead for the script that never came was killed with the run: nothing of it is left.
+    assert processes_with(str(folder / "work")) == []
     listed = {r["id"]: r["status"] for r in lake.runs()}
     assert listed[first.run_id] == "interrupted"
 

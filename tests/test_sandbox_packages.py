@@ -51,3 +51,23 @@ def test_the_science_packages_work_in_the_sandbox(backend, tmp_path):
 def test_an_interpreter_that_cannot_run_gives_a_cautious_line(tmp_path):
     assert importable(str(tmp_path / "no-python")) == {}
     assert "standard library" in packages_line(str(tmp_path / "no-python"))
+
+
+def test_the_answer_is_kept_for_this_interpreter_until_its_packages_change(tmp_path, monkeypatch):
+    from dsstar_lake.sandbox import packages
+
+    site_packages = tmp_path / "site-packages"
+    site_packages.mkdir()
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setattr(packages.site, "getsitepackages", lambda: [str(site_packages)])
+    probes = []
+    real_run = packages.subprocess.run
+    monkeypatch.setattr(packages.subprocess, "run", lambda *a, **k: probes.append(a) or real_run(*a, **k))
+    answers = []
+    for change in (None, None, "new_package-1.0.dist-info"):
+        if change:
+            (site_packages / change).mkdir()  # what an install, a removal or an upgrade does to the folder
+        packages.importable.cache_clear()  # a new dslake process
+        answers.append(packages.importable(sys.executable))
+    assert len(probes) == 2 and answers[0] == answers[1] == answers[2] and "pandas" in answers[0]
+    packages.importable.cache_clear()

@@ -46,14 +46,17 @@ def error_report(result: ExecResult) -> str:
     return f"The script stopped with no Python traceback: {result.describe()}."
 
 
-def run_once(agent: Agent, state: AgentState, code: str, name: str, round_no: int) -> ExecResult:
-    """Run one script, record it and its output, and abort the run if it changed the lake."""
+def run_once(agent: Agent, state: AgentState, code: str, name: str, round_no: int, last: bool = False) -> ExecResult:
+    """Run one script, record it and its output, and abort the run if it changed the lake.
+
+    last: no script is expected after this one (the final script), so none is started ahead for it.
+    """
     agent.events.emit("exec_start", round=round_no, name=name)
     # The context files are checked for changes even where the bounded walk of the lake does not reach them.
     watch = [e.path for e in state.entries if e.kind == "file"]
     before = image_files(agent.record.work)
     result = agent.sandbox.run(code, agent.record.work, name=f"{name}.py", watch=watch,
-                               context=[e.path for e in state.entries])
+                               context=[e.path for e in state.entries], last=last)
     state.reads = list(dict.fromkeys(state.reads + result.reads))
     state.trace_problems += [f"{name}.py: {problem}" for problem in result.trace_problems]
     agent.record.write_script(name, code, result)
@@ -83,16 +86,21 @@ def run_once(agent: Agent, state: AgentState, code: str, name: str, round_no: in
 
 
 def run_with_debugging(agent: Agent, state: AgentState, code: str, name: str, round_no: int,
-                       max_debug: int | None = None) -> tuple[str, ExecResult]:
-    """Run a script; while it fails, let the debugger fix it (up to agent.max_debug times)."""
-    result = run_once(agent, state, code, name, round_no)
+                       max_debug: int | None = None, last: bool = False) -> tuple[str, ExecResult]:
+    """Run a script; while it fails, let the debugger fix it (up to agent.max_debug times).
+
+    last: the final script; a fix of it gets its sandbox started while the debugger is asked.
+    """
+    result = run_once(agent, state, code, name, round_no, last)
     attempts = agent.max_debug if max_debug is None else max_debug
     for attempt in range(1, attempts + 1):
         if result.ok:
             break
+        if last:
+            agent.sandbox.warm(agent.record.work)
         bug = error_report(result)
         if len(bug) > agent.summarize_over_chars:
             bug = debugger.shorten_error(agent, bug, f"{name}.py", round_no)
         code = debugger.fix(agent, state, code, bug, round_no)
-        result = run_once(agent, state, code, f"{name}_fix{attempt}", round_no)
+        result = run_once(agent, state, code, f"{name}_fix{attempt}", round_no, last)
     return code, result

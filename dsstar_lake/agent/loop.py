@@ -154,7 +154,7 @@ def finalize(agent: Agent, state: AgentState, max_debug: int | None = None) -> N
     verified = readings.from_record(state.assumptions, state.alternatives, state.stated)
     noted = readings.settle("", [verified], state.plan, printed)
     code, named = finalyzer.final_script(agent, state, state.round, noted)
-    code, result = run_with_debugging(agent, state, code, "solution", state.round, max_debug)
+    code, result = run_with_debugging(agent, state, code, "solution", state.round, max_debug, last=True)
     agent.record.write_script("solution", code, result)
     state.final_code, state.final_reads = code, list(result.reads)
     # Reading lines a script printed are readings, not part of the answer (a scorer reads its last line).

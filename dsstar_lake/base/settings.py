@@ -48,7 +48,8 @@ OPEN_SECTIONS = ("llm.models", "llm.pricing")
 GUARDED = ("sandbox.", "llm.provider", "llm.base_url", "llm.scripted_file", "llm.manual_dir")
 # DSLAKE_* variables that are not settings: the descriptor the sandbox's read tracer writes to, and the tests'
 # own knobs (DSLAKE_TEST_KILLS...). Any other DSLAKE_* name that names no setting is an error, not silence.
-OTHER_ENV = ("DSLAKE_TRACE_FD", "DSLAKE_TRACE_TOP", "DSLAKE_SERVE_TOKEN")  # the last: `dslake serve --allow-remote`'s token, a secret
+# DSLAKE_TRACE_LATER and DSLAKE_PRELOAD: what a script's interpreter started ahead is told (sandbox/_warm.py).
+OTHER_ENV = ("DSLAKE_TRACE_FD", "DSLAKE_TRACE_TOP", "DSLAKE_TRACE_LATER", "DSLAKE_PRELOAD", "DSLAKE_SERVE_TOKEN")  # the last: `dslake serve --allow-remote`'s token, a secret
 # DSLAKE_DUCKDB_*: what dslake passes a script for DuckDB's limits (dsstar_lake/sandbox/env.py), not settings
 OTHER_ENV_PREFIXES = ("DSLAKE_TEST_", "DSLAKE_DUCKDB_")
 

@@ -1,8 +1,11 @@
 """Inside bubblewrap: fill the work folder's tmpfs, run the script, then send what it wrote back out.
 
-Runs as `python -I -S _launch.py FD IN_DIR -- ARGV...` from the script's private, read-only folder. The work
-folder is a tmpfs of sandbox.disk_mb that exists only in the sandbox's mount namespace, so the kernel bounds
-what a script writes there. The run's files live on the host between scripts: IN_DIR is that folder, bound
+Runs as `python -I -S _launch.py FD IN_DIR GO_FD -- ARGV...` from the script's private, read-only folder, where
+ARGV is the script's interpreter (_warm.py), started at once so that it imports ahead while dslake is busy
+elsewhere. The launcher waits for the script's file name on GO_FD (dslake writes it when the script goes; end of
+file: the sandbox was not needed, and everything ends), copies the work folder in, then hands the name on to the
+interpreter through a pipe of its own. The work folder is a tmpfs of sandbox.disk_mb that exists only in the
+sandbox's mount namespace, so the kernel bounds what a script writes there. The run's files live on the host between scripts: IN_DIR is that folder, bound
 read-only; it is copied in first (regular files and folders only), and after the script ends every file it
 added or changed is sent back through FD, then the list of what is left, so dslake can mirror the folder.
 FD is closed in the script. A script that reopens it (/proc/PID/fd, same uid) can only send what it could
@@ -118,18 +121,46 @@ def send_back(fd: int, copied: dict) -> None:
     send(fd, b"E 0 -\n")
 
 
+def read_name(go: int) -> bytes:
+    """Return the script's file name line from dslake (b"" when dslake closed the pipe without one)."""
+    line = b""
+    while not line.endswith(b"\n"):
+        chunk = os.read(go, 4096)
+        if not chunk:
+            return b""
+        line += chunk
+    return line
+
+
 def main() -> None:
-    """Copy in, start the script, wait for it, send back, and end the way it ended."""
-    fd, src = int(sys.argv[1]), sys.argv[2]
+    """Start the interpreter, wait for the go, copy in, hand over the script, wait, send back, end as it ended."""
+    fd, src, go = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
     argv = sys.argv[sys.argv.index("--") + 1:]
-    copied = copy_in(src)
+    hand_read, hand_write = os.pipe()
     pid = os.fork()
     if pid == 0:
         try:
             os.close(fd)
-            os.execv(argv[0], argv)
+            os.close(go)
+            os.close(hand_write)
+            os.set_inheritable(hand_read, True)
+            os.execv(argv[0], [*argv, str(hand_read)])
         finally:
             os._exit(127)
+    os.close(hand_read)
+    name = read_name(go)
+    os.close(go)
+    if not name:  # not needed after all: the interpreter sees end of file and leaves; nothing to send back
+        os.close(hand_write)
+        os.waitpid(pid, 0)
+        os.close(fd)
+        sys.exit(0)
+    copied = copy_in(src)
+    try:
+        send(hand_write, name)
+    except OSError:
+        pass  # the interpreter is gone already: its status says how
+    os.close(hand_write)
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, signal.SIG_IGN)  # the script's group gets these; this process outlives it to send
     status = os.waitpid(pid, 0)[1]

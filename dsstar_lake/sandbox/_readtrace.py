@@ -71,4 +71,7 @@ def _install() -> None:
     sys.addaudithook(hook)
 
 
-_install()
+# A script's interpreter started ahead of its code (_warm.py) turns the trace on itself once the code arrives: the
+# modules it imported meanwhile are not the script's reads.
+if not os.environ.get("DSLAKE_TRACE_LATER"):
+    _install()

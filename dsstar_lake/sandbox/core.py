@@ -24,12 +24,14 @@ from dsstar_lake.sandbox.fingerprint import catalog_stamps, changed, fingerprint
 from dsstar_lake.sandbox.lakemask import Masks, skipped_names
 from dsstar_lake.sandbox.pump import Pump, killpg
 from dsstar_lake.sandbox.result import ExecResult, classify
+from dsstar_lake.sandbox.spares import PRELOAD, Spares, Started
 from dsstar_lake.sandbox.tracecheck import read_trace
 
 SHIM = str(Path(__file__).with_name("_shim.py"))
 READ_TRACER = Path(__file__).with_name("_readtrace.py")
 ENGINE_LIMITS = Path(__file__).with_name("_engines.py")  # appended to the sitecustomize: DuckDB under the limits
 LAUNCHER = Path(__file__).with_name("_launch.py")
+WARM = Path(__file__).with_name("_warm.py")  # the script's interpreter under the launcher
 BACKENDS = ("auto", "bwrap", "subprocess")
 
 
@@ -81,6 +83,9 @@ class Sandbox:
         self.view = view
         if view is not None:
             view.link = self.backend == "bwrap"  # without a read-only mount, copies: see lakeview.py
+        # keep_warm: keep one script's own sandbox started ahead while a script runs (a run sets it, and close()s).
+        self.keep_warm = False
+        self._spares = Spares()
 
     def _choose_backend(self, wanted: str) -> tuple[str, str | None]:
         if wanted not in BACKENDS:
@@ -162,50 +167,78 @@ class Sandbox:
         timeout_s: float | None = None,
         watch: Iterable[str | Path] = (),
         context: Iterable[str] = (),
+        last: bool = False,
     ) -> ExecResult:
         """Run code as `name` with workdir as its folder; watch = lake files to check for changes as well.
 
         context: the run's entries (paths and family patterns), which a view fetches before the script runs.
+        last: no script follows this one, so with keep_warm no sandbox is started ahead for the next.
 
         The script file itself lives in a private scratch folder, never in workdir: workdir is the script's
         to write, and a name there may be a link planted by an earlier script.
         """
-        if "/" in name or name in ("", ".", "..", "data", "sitecustomize.py"):
+        if "/" in name or name in ("", ".", "..", "data", "sitecustomize.py", "_launch.py", "_warm.py"):
             raise UsageError(f"script name {name!r} must be a plain file name")
         workdir = Path(workdir).resolve()
         workdir.mkdir(parents=True, exist_ok=True)
         fetched = self.view.prepare(code, list(context)) if self.view is not None else []
-        result = self._run_scratch(code, name, workdir, watch, timeout_s)
+        result = self._run_scratch(code, name, workdir, watch, timeout_s, last)
         if self.view is not None and not (result.ok or result.lake_modified or result.catalog_modified
                                           or result.timed_out) and (more := self.view.fetch_missing(result.stderr)):
             # A path the code builds at run time (no literal names it): fetched now, the script runs once more.
             fetched += more
-            result = self._run_scratch(code, name, workdir, watch, timeout_s)
+            result = self._run_scratch(code, name, workdir, watch, timeout_s, last)
         result.notes += fetched
         return result
 
-    def _run_scratch(self, code: str, name: str, workdir: Path, watch: Iterable[str | Path],
-                     timeout_s: float | None) -> ExecResult:
-        scratch = Path(tempfile.mkdtemp(prefix="dslake-sbx-"))
-        try:
-            scripts = scratch / "scripts"
-            scripts.mkdir()
-            (scripts / name).write_text(code, encoding="utf-8")
-            (scripts / "sitecustomize.py").write_text(
-                READ_TRACER.read_text(encoding="utf-8") + "\n\n" + ENGINE_LIMITS.read_text(encoding="utf-8"),
-                encoding="utf-8")
-            return self._run_checked(scripts, name, workdir, scratch, watch, timeout_s)
-        finally:
-            shutil.rmtree(scratch, ignore_errors=True)
+    @property
+    def warms(self) -> bool:
+        """Tell whether scripts here can be started ahead: bubblewrap with its tmpfs work folder and launcher."""
+        return self.backend == "bwrap" and self.work_mb > 0 and self.view is None
 
-    def _run_checked(self, scripts: Path, name: str, workdir: Path, scratch: Path, watch: Iterable[str | Path],
-                     timeout_s: float | None) -> ExecResult:
-        notes = self._prepare_data(workdir)
-        timeout = float(timeout_s if timeout_s is not None else self.cfg["timeout_s"])
-        check = self.backend == "subprocess"
-        watch = list(watch)
-        before = self._fingerprints(workdir, watch) if check else ({}, {})
-        result = self._execute(scripts, name, workdir, scratch, timeout)
+    def warm(self, workdir: Path) -> None:
+        """Start the sandbox of the next script to run in workdir now, so it is ready when the script goes.
+
+        Its own bubblewrap, limits and cgroup, and an interpreter that imports pandas meanwhile; the work folder is
+        copied in only when the script goes. A no-op where scripts cannot be started ahead. close() kills it if no
+        script took it.
+        """
+        if self.warms:
+            workdir = Path(workdir).resolve()
+            workdir.mkdir(parents=True, exist_ok=True)
+            self._spares.add(workdir, self._start_ahead)
+
+    def _start_ahead(self, workdir: Path) -> Started:
+        return self._start(workdir, preload=PRELOAD)
+
+    def close(self) -> None:
+        """Kill the sandboxes started ahead that no script took (their whole process trees)."""
+        self._spares.close()
+
+    def _run_scratch(self, code: str, name: str, workdir: Path, watch: Iterable[str | Path],
+                     timeout_s: float | None, last: bool = False) -> ExecResult:
+        ahead = self._spares.take(workdir)
+        if self.keep_warm and not last and not self._spares.waiting(workdir):
+            self.warm(workdir)  # the next script's sandbox starts while this one runs
+        return self._run_checked(code, name, workdir, watch, timeout_s, ahead)
+
+    def _run_checked(self, code: str, name: str, workdir: Path, watch: Iterable[str | Path],
+                     timeout_s: float | None, ahead: Started | None) -> ExecResult:
+        try:
+            notes = self._prepare_data(workdir)
+            timeout = float(timeout_s if timeout_s is not None else self.cfg["timeout_s"])
+            check = self.backend == "subprocess"
+            watch = list(watch)
+            before = self._fingerprints(workdir, watch) if check else ({}, {})
+        except BaseException:
+            if ahead is not None:
+                ahead.kill()
+            raise
+        started = ahead or self._start(workdir, script=(name, code))
+        try:
+            result = self._execute(started, name, code, timeout)
+        finally:
+            started.release()
         result.notes += notes
         result.reads = self._lake_reads(result.reads, workdir)
         if check:
@@ -302,31 +335,56 @@ class Sandbox:
         """Return the size of the work folder's tmpfs under bubblewrap (sandbox.disk_mb), 0 where it is a folder."""
         return int(self.cfg["disk_mb"]) if self.backend == "bwrap" else 0
 
-    def _execute(self, scripts: Path, name: str, workdir: Path, scratch: Path, timeout: float) -> ExecResult:
+    def _start(self, workdir: Path, preload: tuple[str, ...] = (), script: tuple[str, str] | None = None) -> Started:
+        """Start the shim for one script: under bubblewrap its sandbox, launcher and interpreter, waiting for the go.
+
+        script: (name, code), written before the start; where there is no launcher (no bubblewrap, or no tmpfs work
+        folder) the script needs it and runs at once. preload: modules the interpreter imports while it waits.
+        """
         cfg = self.cfg
-        figures = os.pipe() if self.work_mb else ()
-        if self.backend == "bwrap":
-            home, tmp = Path(bw.SANDBOX_HOME), Path("/tmp")
-            prefix = bw.bwrap_argv(self.bwrap, self.python, workdir, self.lake, int(cfg["tmp_mb"]),
-                                   private=self.private, scripts=scripts, shm_mb=int(cfg["memory_mb"]),
-                                   masks=self.masks, work_mb=self.work_mb)
-            shown = f"{bw.SCRIPTS_MOUNT}/{name}"
+        scratch = Path(tempfile.mkdtemp(prefix="dslake-sbx-"))
+        scripts = scratch / "scripts"
+        launched = bool(self.work_mb)
+        try:
+            scripts.mkdir()
+            (scripts / "sitecustomize.py").write_text(
+                READ_TRACER.read_text(encoding="utf-8") + "\n\n" + ENGINE_LIMITS.read_text(encoding="utf-8"),
+                encoding="utf-8")
+            if script is not None:
+                (scripts / script[0]).write_text(script[1], encoding="utf-8")
+            if launched:
+                shutil.copyfile(LAUNCHER, scripts / "_launch.py")
+                shutil.copyfile(WARM, scripts / "_warm.py")
+            if self.backend == "bwrap":
+                home, tmp = Path(bw.SANDBOX_HOME), Path("/tmp")
+                prefix = bw.bwrap_argv(self.bwrap, self.python, workdir, self.lake, int(cfg["tmp_mb"]),
+                                       private=self.private, scripts=scripts, shm_mb=int(cfg["memory_mb"]),
+                                       masks=self.masks, work_mb=self.work_mb)
+                shown_dir = bw.SCRIPTS_MOUNT
+            else:
+                home, tmp = scratch / "home", scratch / "tmp"
+                home.mkdir()
+                tmp.mkdir()
+                prefix, shown_dir = [], str(scripts)
+        except BaseException:
+            shutil.rmtree(scratch, ignore_errors=True)
+            raise
+        if launched:
+            # The work folder is a tmpfs that dies with the sandbox: a launcher fills it from the host folder when the
+            # script goes, and sends back what the script wrote (workfolder.mirror).
+            figures, go = os.pipe(), os.pipe()
+            target = prefix + [self.python, "-I", "-S", f"{shown_dir}/_launch.py", str(figures[1]), bw.WORK_IN_MOUNT,
+                               str(go[0]), "--", self.python, f"{shown_dir}/_warm.py"]
         else:
-            home, tmp = scratch / "home", scratch / "tmp"
-            home.mkdir()
-            tmp.mkdir()
-            prefix, shown = [], str(scripts / name)
-        target = prefix + [self.python, shown]
-        if figures:
-            # The work folder is a tmpfs that dies with the sandbox: a launcher fills it from the host folder
-            # and sends back what the script wrote (workfolder.mirror).
-            shutil.copyfile(LAUNCHER, scripts / "_launch.py")
-            target = prefix + [self.python, "-I", "-S", f"{bw.SCRIPTS_MOUNT}/_launch.py", str(figures[1]),
-                               bw.WORK_IN_MOUNT, "--", self.python, shown]
+            assert script is not None, "a script without a launcher is written before it starts"
+            figures, go = (), ()
+            target = prefix + [self.python, f"{shown_dir}/{script[0]}"]
         trace_read, trace_write = os.pipe()
         passthrough = [n.strip() for n in str(cfg["env_passthrough"]).split(",") if n.strip()]
         env = script_env(home, tmp, self.python, passthrough)
-        env.update(PYTHONPATH=str(Path(shown).parent), DSLAKE_TRACE_FD=str(trace_write), DSLAKE_TRACE_TOP="1")
+        env.update(PYTHONPATH=shown_dir, DSLAKE_TRACE_FD=str(trace_write), DSLAKE_TRACE_TOP="1")
+        if launched:  # the interpreter traces reads from the go on (_warm.py)
+            env.update(DSLAKE_TRACE_LATER="1", DSLAKE_PRELOAD=",".join(preload))
         env.update(engine_env(int(cfg["memory_mb"]), int(cfg["disk_mb"]), self.work_mb))
         cgroup = limits.ScriptCgroup.create(self.max_procs if self.cgroups else 0,
                                             self.memory_mb if self.memory_cgroup else 0)
@@ -346,36 +404,51 @@ class Sandbox:
             "status_fd": write_fd,
             "parent_pid": os.getpid(),
         }
-        started = time.monotonic()
+        child_ends = (write_fd, trace_write, *figures[1:], *go[:1])
         try:
             proc = subprocess.Popen(
                 [sys.executable, "-I", "-S", SHIM, json.dumps(shim_cfg)],
                 cwd=workdir, env=env, stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                pass_fds=(write_fd, trace_write, *figures[1:]), start_new_session=True,
+                pass_fds=child_ends, start_new_session=True,
             )
         except BaseException:
-            for fd in (read_fd, trace_read, *figures[:1]):
+            for fd in (read_fd, trace_read, *figures[:1], *go[1:]):
                 os.close(fd)
             if cgroup:
                 cgroup.destroy()
+            shutil.rmtree(scratch, ignore_errors=True)
             raise
         finally:
-            for fd in (write_fd, trace_write, *figures[1:]):
+            for fd in child_ends:
                 os.close(fd)
-        spool = tempfile.TemporaryFile(dir=scratch) if figures else None
-        pump = Pump(proc, read_fd, int(cfg["max_output_bytes"]), int(cfg["output_limit_mb"]) * 1024 * 1024,
-                    trace_read, (figures[0], spool, self.work_mb * 2**20 + 512 * int(cfg["max_files"]) + 2**16)
+        return Started(proc=proc, scratch=scratch, scripts=scripts, shown_dir=shown_dir, workdir=workdir,
+                       status=read_fd, trace=trace_read, work=figures[0] if figures else None,
+                       go=go[1] if go else None, cgroup=cgroup)
+
+    def _execute(self, started: Started, name: str, code: str, timeout: float) -> ExecResult:
+        """Let the started script go (if it waits) and see it through: output, limits, the work folder's mirror."""
+        cfg, proc, cgroup, workdir = self.cfg, started.proc, started.cgroup, started.workdir
+        shown = f"{started.shown_dir}/{name}"
+        try:
+            started.send(name, code)
+            spool = tempfile.TemporaryFile(dir=started.scratch) if started.work is not None else None
+        except BaseException:
+            started.kill()
+            raise
+        begun = time.monotonic()
+        pump = Pump(proc, started.status, int(cfg["max_output_bytes"]), int(cfg["output_limit_mb"]) * 1024 * 1024,
+                    started.trace, (started.work, spool, self.work_mb * 2**20 + 512 * int(cfg["max_files"]) + 2**16)
                     if spool else None)
         # A tmpfs work folder is measured (for max_files) where it lives, in the sandbox's mount namespace;
         # without one, files the script's processes hold open after deleting them count too.
-        inside = (lambda: workfolder.inner_folder(pump.target_pid(), workdir)) if figures else None
+        inside = (lambda: workfolder.inner_folder(pump.target_pid(), workdir)) if spool else None
         tree = (cgroup.pids if cgroup and cgroup.paths else lambda: limits.tree_pids(proc.pid))
         budget = workfolder.DiskBudget(workdir, int(cfg["disk_mb"]), int(cfg["max_files"]), inside=inside,
-                                       pids=None if figures else tree)
+                                       pids=None if spool else tree)
         peak, oom = None, False
         try:
-            stop_reason = pump.run(started + timeout, budget.check)
+            stop_reason = pump.run(begun + timeout, budget.check)
         finally:
             if proc.poll() is None:
                 pump.stop(cgroup)
@@ -386,7 +459,7 @@ class Sandbox:
                 # The shim died without sweeping (killed by the script): kill the script's group ourselves.
                 killpg(pump.target_pid())
             pump.drain(time.monotonic() + DRAIN_S)
-        duration = time.monotonic() - started
+        duration = time.monotonic() - begun
         if stop_reason is None and budget.check(force=True):
             stop_reason = "disk"  # the script ended between two measurements, over budget
         if stop_reason is None and oom:

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
+import site
 import subprocess
+import sys
+import tempfile
 from functools import cache
+from pathlib import Path
 
 # Import names worth telling the model about, in the order shown; anything missing is simply not listed.
 CANDIDATES = (
@@ -31,14 +37,66 @@ print(json.dumps(found))
 def importable(python: str) -> dict[str, str]:
     """Return import name -> version for the candidates the interpreter has (found once per interpreter).
 
-    Found by module spec, not by importing: importing scipy or astropy costs seconds, finding them none.
+    Found by module spec, not by importing: importing scipy or astropy costs seconds, finding them none. For this
+    very interpreter the answer is kept on disk (_remembered) until its packages change.
     """
+    key = _stamp(python)
+    if key is not None and (found := _remembered(key)) is not None:
+        return found
     try:
         done = subprocess.run([python, "-I", "-c", PROBE, json.dumps(CANDIDATES), json.dumps(DISTRIBUTIONS)],
                               capture_output=True, text=True, timeout=60)
-        return json.loads(done.stdout) if done.returncode == 0 else {}
+        found = json.loads(done.stdout) if done.returncode == 0 else {}
     except (OSError, subprocess.TimeoutExpired, ValueError):
         return {}
+    if key is not None and found:
+        _remember(key, found)
+    return found
+
+
+def _cache_file(python: str) -> Path:
+    """Return the file that keeps one interpreter's answer (one per venv: they share a real binary, not packages)."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    name = hashlib.blake2b(python.encode("utf-8", "surrogateescape"), digest_size=8).hexdigest()
+    return Path(base) / "dslake" / "sandbox-packages" / f"{name}.json"
+
+
+def _stamp(python: str) -> list | None:
+    """Return what the probe's answer depends on, for this process's own interpreter; None for another one.
+
+    The interpreter's binary and every site-packages folder it reads, with their modification times: installing,
+    removing or upgrading a package adds or removes entries there (its dist-info folder), which changes the time.
+    And the candidates asked about. A process costs ~0.2 CPU-s per run, on the path to the first script.
+    """
+    python = os.path.abspath(python)
+    if python != os.path.abspath(sys.executable):  # not realpath: every venv of one Python shares its binary
+        return None
+    try:
+        folders = [*site.getsitepackages(), python, os.path.realpath(python)]
+        return [python, list(CANDIDATES), DISTRIBUTIONS,
+                [[f, os.stat(f).st_mtime_ns] for f in folders if os.path.exists(f)]]
+    except (OSError, AttributeError):
+        return None
+
+
+def _remembered(key: list) -> dict[str, str] | None:
+    try:
+        kept = json.loads(_cache_file(key[0]).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return kept.get("found") if isinstance(kept, dict) and kept.get("key") == key else None
+
+
+def _remember(key: list, found: dict[str, str]) -> None:
+    """Keep the answer (a file written whole, then renamed over the old one); a failure only costs the next probe."""
+    path = _cache_file(key[0])
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, suffix=".tmp", encoding="utf-8") as fh:
+            json.dump({"key": key, "found": found}, fh)
+        os.replace(fh.name, path)
+    except OSError:
+        pass
 
 
 def packages_line(python: str, memory_mb: int = 0) -> str:

@@ -20,6 +20,8 @@ from dsstar_lake.runs.record import RunRecord
 from dsstar_lake.runs.setup import CACHE_NAME, RunSetup, run_setup
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from dsstar_lake.sandbox import Sandbox
 
 __all__ = ["CACHE_NAME", "ask", "build_answer", "files_used", "resume"]
@@ -62,7 +64,24 @@ def ask(
         "files": list(files) if files else None, "overrides": kept,
     })
     progress("run", {"run_id": record.id, "folder": str(record.folder)})
-    sandbox = _sandbox_meanwhile(setup)
+    sandbox = _sandbox_meanwhile(setup, record.work)
+    try:
+        state = _context(setup, record, question, entries, progress, files)
+    except BaseException:
+        sandbox.add_done_callback(_close_made)  # the script started ahead for this run is not needed
+        raise
+    return _drive(setup, record, state, progress, not files, started, clarify, sandbox)
+
+
+def _close_made(made: Future[Sandbox]) -> None:
+    if made.exception() is None:
+        made.result().close()
+
+
+def _context(setup: RunSetup, record: RunRecord, question: str, entries: list | None, progress: Progress,
+             files: list[str] | None) -> AgentState:
+    """Retrieve the run's context (or take the given files'), record it and return the run's first state."""
+    settings = setup.settings
     if entries is None:
         k = settings.retrieve.k
         entries = context.retrieve(setup.retriever(), question, k, [], "retrieval")
@@ -77,7 +96,7 @@ def ask(
     progress("context", {"entries": [e.path for e in entries], "given": bool(files)})
     state = AgentState(question=question, guidelines=settings.agent.guidelines, entries=entries)
     record.save_state(state.to_dict())
-    return _drive(setup, record, state, progress, not files, started, clarify, sandbox)
+    return state
 
 
 def resume(setup: RunSetup, run_id: str, progress: Progress | None = None) -> Answer:
@@ -114,39 +133,75 @@ def _lake_root(setup: RunSetup) -> str:
     return setup.lake_location("answering")
 
 
-def _sandbox_meanwhile(setup: RunSetup) -> Future[Sandbox]:
+def _sandbox_meanwhile(setup: RunSetup, work: Path) -> Future[Sandbox]:
     """Start making the run's sandbox in a thread, while the question is embedded and the context retrieved.
 
     Making it probes bubblewrap and the cgroups (processes), walks the lake for the names to blank and asks the
     interpreter which packages import (a process): ~1 s of wall time on a loaded 2-core machine when done in
     turn, and none of it depends on the question. Nothing of the sandbox's isolation changes: the same Sandbox,
     made earlier. Its errors (a backend that cannot work here) are raised where it is first needed, as before.
+    The first two scripts' own sandboxes are started here too (Sandbox.warm), so their interpreters import pandas
+    while the question is still being embedded; the run then keeps one started ahead of each script (keep_warm).
     """
     made: Future[Sandbox] = Future()
 
     def make() -> None:
+        sandbox = None
         try:
             sandbox = setup.sandbox()
-            sandbox.packages()  # cached per interpreter: the coder's prompt reads it
             if sandbox.backend == "bwrap":
                 sandbox.masks  # noqa: B018  (cached: walked once, blanked under every script's bubblewrap)
+            sandbox.keep_warm = True
+            sandbox.warm(work)
+            sandbox.packages()  # cached per interpreter: the coder's prompt reads it
+            # The second script's sandbox too, now rather than when the first script goes: its pandas import then
+            # overlaps the retrieval as well, not only the first script, which (started ahead) takes ~0.1 s. Before
+            # the result is set: a run that fails meanwhile closes the sandbox once it is made, spares and all.
+            sandbox.warm(work)
         except BaseException as exc:  # noqa: BLE001 - handed to the caller, raised there
+            if sandbox is not None:
+                sandbox.close()
             made.set_exception(exc)
-        else:
-            made.set_result(sandbox)
+            return
+        made.set_result(sandbox)
+        _import_ahead()
 
     threading.Thread(target=make, name="dslake-sandbox", daemon=True).start()
     return made
 
 
+def _import_ahead() -> None:
+    """Import what the run imports only once the context is in: the loop's modules, and tenacity, which the model
+    call site imports at the first call (it loads asyncio; ~0.15 s quiet, on the path to the first script).
+
+    Done in the sandbox's thread while the question is embedded. A failure is left for the run's own import to raise.
+    """
+    try:
+        import tenacity  # noqa: F401
+
+        from dsstar_lake.agent import loop  # noqa: F401
+    except Exception:  # noqa: BLE001 - see above
+        pass
+
+
 def _drive(setup: RunSetup, record: RunRecord, state: AgentState, progress: Progress, retrieve: bool,
            started: float, clarify: Pick | None = None, sandbox_made: Future[Sandbox] | None = None) -> Answer:
     """Run the loop and turn how it ended into the run's status, answer.json and the returned Answer."""
+    sandbox = sandbox_made.result() if sandbox_made is not None else setup.sandbox()
+    sandbox.keep_warm = True  # each script's sandbox is started while the one before runs; close() ends the rest
+    try:
+        return _solve(setup, record, state, progress, started, clarify, retrieve, sandbox)
+    finally:
+        sandbox.close()
+
+
+def _solve(setup: RunSetup, record: RunRecord, state: AgentState, progress: Progress, started: float,
+           clarify: Pick | None, retrieve: bool, sandbox: Sandbox) -> Answer:
+    """Drive the loop with the run's sandbox; see _drive."""
     from dsstar_lake.agent.loop import solve
 
     limits = setup.settings.agent
     events = EventStream([recorder(record), progress])
-    sandbox = sandbox_made.result() if sandbox_made is not None else setup.sandbox()
     if sandbox.warning:
         events.emit("warning", text=sandbox.warning)
     llm = setup.llm(record.record_call, record.id)
