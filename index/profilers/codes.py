@@ -27,16 +27,10 @@ def zero_led_codes(df: Any, as_text: Callable[[], Any], text: str) -> list[Any]:
     """
     if not any(d.kind in "iuf" for d in df.dtypes) or not has_zero_led_field(text):
         return []  # the common case costs one regex search, not a second parse
-    # a zero-led field may sit in a text column or be a decimal ('0.5' in '00.5'): the second parse is needed only
-    # when a numeric column's values could all have been written as digits alone
-    candidates = [name for name in list(df.columns)[:200]
-                  if df[name].dtype.kind in "iuf" and _digits_only_values(df[name])]
-    if not candidates:
-        return []
     raw = as_text()
     codes = []
-    for name in candidates:
-        if name not in raw.columns:
+    for name in list(df.columns)[:200]:
+        if name not in raw.columns or df[name].dtype.kind not in "iuf":
             continue
         values = [str(v).strip() for v in raw[name].dropna().iloc[:3000].tolist()]  # tolist: not cell by cell
         # Codes are fixed-width ('08123', '10001'); a lone '038' among years is a typo, not a code.
@@ -47,14 +41,6 @@ def zero_led_codes(df: Any, as_text: Callable[[], Any], text: str) -> list[Any]:
                 and any(v.startswith("0") for v in values)):
             codes.append(name)
     return codes
-
-
-def _digits_only_values(column: Any) -> bool:
-    """Tell whether a numeric column's first 3,000 values (as zero_led_codes reads them) could have been written
-    with digits alone: whole and not negative. A value that is not rules the column out without its text."""
-    values = column.to_numpy(dtype=np.float64, na_value=np.nan)
-    values = values[~np.isnan(values)][:3000]
-    return bool(np.all((values >= 0) & (np.floor(values) == values)))
 
 
 def has_zero_led_field(text: str) -> bool:
