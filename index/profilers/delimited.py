@@ -43,6 +43,8 @@ SNIFFER_LINES = 30  # lines of the body csv.Sniffer reads, header first
 SNIFFER_CHARS = 8_000  # and at most this much (its regexes are slow on long samples)
 SNIFF_LINES = 120  # lines looked at to find delimiter, preamble, header and footer
 STRIDE_CHUNKS = 4  # extra chunks sampled across a file larger than the head
+_COMMENT = re.compile(r"\s*#")  # \s is what str.isspace() accepts, so this is line.lstrip().startswith("#")
+_CSV_SPECIAL = re.compile(r'["\r\n\x00]')  # where csv.reader's fields can differ from str.split's
 
 
 @dataclass
@@ -69,6 +71,8 @@ class Layout:
 def _split(line: str, sep: str) -> list[str]:
     if sep == WHITESPACE:
         return line.split()
+    if not _CSV_SPECIAL.search(line):
+        return line.split(sep) if line else []  # what csv.reader gives for such a line (see _split_many)
     try:
         return next(csv.reader([line], delimiter=sep), [])
     except csv.Error:
@@ -78,6 +82,10 @@ def _split(line: str, sep: str) -> list[str]:
 def _split_many(lines: list[str], sep: str) -> list[list[str]]:
     if sep == WHITESPACE:
         return [ln.split() for ln in lines]
+    if not _CSV_SPECIAL.search("".join(lines)):
+        # no quote and no character the csv module treats apart: its fields are the delimiter's pieces (and an
+        # empty line no field), at C speed without the reader's per-field objects
+        return [ln.split(sep) if ln else [] for ln in lines]
     try:
         rows = list(csv.reader(lines, delimiter=sep))
         if len(rows) == len(lines):
@@ -88,7 +96,7 @@ def _split_many(lines: list[str], sep: str) -> list[list[str]]:
 
 
 def _is_comment(line: str) -> bool:
-    return line.lstrip().startswith("#")
+    return _COMMENT.match(line) is not None  # line.lstrip().startswith("#") without copying the line
 
 
 def sniff_delimiter(lines: list[str], ext: str) -> tuple[str, int, float]:
@@ -164,11 +172,12 @@ def has_header(first: list[str], data: list[list[str]]) -> bool:
         return all(_cell_kind(c) == "text" for c in first if c.strip())
     width = len(first)
     numeric_cols, votes_data = 0, 0
+    kind_of: dict[str, str] = {}  # a column repeats its values (flags, fills, years): each is judged once
     for j in range(width):
         cells = [r[j] for r in data if j < len(r) and r[j].strip()]
         if not cells:
             continue
-        kinds = [_cell_kind(c) for c in cells]
+        kinds = [kind_of.get(c) or kind_of.setdefault(c, _cell_kind(c)) for c in cells]
         if kinds.count("number") >= 0.7 * len(kinds):
             numeric_cols += 1
             h = first[j] if j < len(first) else ""
@@ -267,7 +276,10 @@ def _find_sections(lay: Layout, lines: list[str], first: int) -> None:
     """Find a header line repeated further down: stacked tables, each usually under a one-cell title line."""
     header = lines[first].strip()
     stop = first + 1 + (lay.data_lines or len(lines))
-    repeats = [i for i in range(first + 1, min(len(lines), stop)) if lines[i].strip() == header]
+    end = min(len(lines), stop)
+    if header not in "\n".join(lines[first + 1 : end]):  # a line equal to the header holds it: C speed for most
+        return
+    repeats = [i for i in range(first + 1, end) if lines[i].strip() == header]
     if not repeats:
         return
     titles = []
@@ -328,9 +340,54 @@ def _parse(text: str, kw: dict[str, Any]) -> tuple[Any, list[str]]:
                     "(or engine='python') to load the rest"]
 
 
+# A read of some columns (usecols) stands for the whole read's columns when both are one chunk of pandas' C
+# reader: it infers types chunk by chunk, and a chunk holds about 2**19 / (fields per row) rows or more.
+_ONE_CHUNK_CELLS = 1 << 18
+# na_values markers that a numeric or boolean column could hold as a value (pandas reads 'inf' as a float)
+_VALUE_WORDS = ("inf", "nan", "true", "false")
+
+
+def _read_columns(text: str, kw: dict[str, Any], df: Any, positions: list[int], lay: Layout) -> Any | None:
+    """Return the columns at positions of df read again with kw (usecols), named as in df; None when such a
+    read could differ from the same columns of a whole read with kw (the caller then reads the whole table)."""
+    import pandas as pd
+
+    index = df.index
+    if not positions or not isinstance(index, pd.RangeIndex) or index.start != 0 or index.step != 1:
+        return None  # no columns, or a first column pandas took for the index: positions are not the file's
+    used = kw.get("usecols")
+    if used is not None and list(used) != list(range(len(used))):
+        return None
+    width = max(len(df.columns), lay.n_fields) + 1
+    if (len(df) + max(lay.first_line, kw.get("skiprows", 0)) + 2) * width >= _ONE_CHUNK_CELLS:
+        return None
+    try:
+        part, notes = _parse(text, {**kw, "usecols": positions})
+    except Exception:  # the whole read will say what is wrong
+        return None
+    if notes or len(part) != len(df) or len(part.columns) != len(positions):
+        return None
+    part.columns = [df.columns[j] for j in positions]  # mangled and 'Unnamed: N' names are the whole read's
+    return part
+
+
+def _with_columns(df: Any, part: Any, positions: list[int]) -> Any:
+    """Return df with the columns at positions replaced by part's (same rows, same names)."""
+    out = df.copy(deep=False)
+    for k, j in enumerate(positions):
+        out.isetitem(j, part.iloc[:, k])
+    return out
+
+
 def load_frame(text: str, kw: dict[str, Any], lay: Layout) -> tuple[Any, dict[str, Any], list[str]]:
-    """Parse a table, adding thousands= and na_values= when its text columns need them; return df, kw, notes."""
+    """Parse a table, adding thousands= and na_values= when its text columns need them; return df, kw, notes.
+
+    Each later read (with thousands= or na_values=, every number column as text for the zero-led codes, then the
+    codes as text) changes only some columns: those are read alone (usecols) and put into the first frame, which
+    is what a whole read gives (pandas converts each column by itself), unless _read_columns cannot vouch for it.
+    """
     df, notes = _parse(text, kw)
+    clean = not notes  # pandas' C reader read it as it stands: no line skipped
     extra: dict[str, Any] = {}
     # text columns among the first 200, picked by dtype: df.items() builds a Series for every column first
     distinct = {df.columns[j]: _distinct_text(df.iloc[:, j]) for j, d in enumerate(df.dtypes[:200]) if d.kind == "O"}
@@ -344,17 +401,40 @@ def load_frame(text: str, kw: dict[str, Any], lay: Layout) -> tuple[Any, dict[st
         extra["na_values"] = na
     if extra:
         kw = {**kw, **extra}
-        df, notes = _parse(text, kw)
+        # thousands= and na_values= change text columns only: a number column holds no ',' group and no marker
+        # without digits, unless the marker is a word pandas reads as a value ('inf', 'True')
+        text_cols = [j for j, d in enumerate(df.dtypes) if d.kind == "O"]
+        part = None
+        if clean and not any(w in t.lower() for t in na for w in _VALUE_WORDS):
+            part = _read_columns(text, kw, df, text_cols, lay)
+        if part is not None:
+            df = _with_columns(df, part, text_cols)
+        else:
+            df, notes = _parse(text, kw)
     if extra.get("thousands") == ",":
         notes.append("numbers are written with ',' thousands separators (e.g. \"1,299\"): pass thousands=','")
     elif extra.get("thousands"):
         notes.append("numbers are written with '.' thousands separators (e.g. \"1.234,5\"): pass thousands='.'")
     if na:
         notes.append(f"numeric columns use {na} for missing values: pass na_values={na!r}")
-    codes = zero_led_codes(df, lambda: _parse(text, {**kw, "dtype": str})[0], text)
+    number_cols = [j for j, d in enumerate(df.dtypes) if d.kind in "iuf"]
+    as_text: Any = None
+
+    def read_as_text() -> Any:
+        nonlocal as_text
+        # the number columns are the only ones zero_led_codes reads as text
+        as_text = _read_columns(text, {**kw, "dtype": str}, df, number_cols, lay) if clean else None
+        return as_text if as_text is not None else _parse(text, {**kw, "dtype": str})[0]
+
+    codes = zero_led_codes(df, read_as_text, text)
     if codes:
         kw = {**kw, "dtype": {c: str for c in codes}}
-        df, _ = _parse(text, kw)
+        where = {c: j for j, c in enumerate(df.columns)}
+        if as_text is not None and all(c in where and c in as_text.columns for c in codes):
+            positions = sorted(where[c] for c in codes)
+            df = _with_columns(df, as_text[[df.columns[j] for j in positions]], positions)
+        else:
+            df, _ = _parse(text, kw)
         names = ", ".join(f"{c!r}" for c in codes[:5])
         first = codes[0]
         example = next((str(v) for v in df[first].dropna() if str(v).startswith("0")), "") if first in df else ""
@@ -437,11 +517,13 @@ def profile_delimited(path: Path | None, head: bytes, size: int, limits: Limits,
     text = decode_head(head, encoding, whole)
     if text.startswith("\ufeff"):
         text = text[1:]
-    lines = text.split("\n")
+    crlf = "\r" in text
+    # each line without its '\n' and one '\r' before it: '\r\n' ends lines in C, a last line's '\r' by hand
+    lines = (text.replace("\r\n", "\n") if crlf else text).split("\n")
     if lines and lines[-1] == "":
         lines.pop()
-    if "\r" in text:  # most files end lines with '\n' alone: no pass over every line for them
-        lines = [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
+    if crlf and lines and lines[-1].endswith("\r"):
+        lines[-1] = lines[-1][:-1]
     lay = find_layout(lines, ext, whole)
     if whole and lay.n_fields > 1 and lay.sep != WHITESPACE:
         from dslake_index.profilers import stacked  # it builds on this module's layout functions
@@ -486,7 +568,7 @@ def profile_delimited(path: Path | None, head: bytes, size: int, limits: Limits,
     else:
         sampled = True
         data_start = lay.first_line + (1 if lay.header_line is not None else 0)
-        head_lines = sum(1 for ln in lines[data_start:] if ln.strip())
+        head_lines = sum(1 for ln in lines[data_start:] if ln and not ln.isspace())
         start = len(head)
         seen = [len(text.encode(encoding, errors="replace")), max(1, len(lines))]
         chunk = limits.head_bytes // 4
@@ -526,12 +608,12 @@ def profile_delimited(path: Path | None, head: bytes, size: int, limits: Limits,
     notes += fill_notes(table.columns) + repeated_times(table.columns) + share_totals(df)
     if whole and lay.data_lines is None and not lay.repeats and not lay.comment:
         data_start = lay.first_line + (1 if lay.header_line is not None else 0)
-        body = [ln for ln in lines[data_start:] if ln.strip()]
+        body = [ln for ln in lines[data_start:] if ln and not ln.isspace()]  # ln.strip(), without a copy
         if len(body) == len(df):  # one line per row (no quoted line breaks): the lines are the rows
             table.duplicate_rows, table.row_hashes, table.edge_hashes = line_facts(body)
     elif whole and lay.data_lines is not None and len(df) == lay.data_lines:
         data_start = lay.first_line + (1 if lay.header_line is not None else 0)
-        body = [ln for ln in lines[data_start:] if ln.strip() and not _is_comment(ln)][: lay.data_lines]
+        body = [ln for ln in lines[data_start:] if ln and not ln.isspace() and not _is_comment(ln)][: lay.data_lines]
         table.duplicate_rows, table.row_hashes, table.edge_hashes = line_facts(body)
     if table.duplicate_rows is None:
         table.duplicate_rows, table.row_hashes = row_facts(stats_df)
