@@ -7,6 +7,7 @@ import io
 import re
 import statistics
 from dataclasses import dataclass, field
+from itertools import compress, repeat
 from pathlib import Path
 from typing import Any
 
@@ -173,12 +174,17 @@ def has_header(first: list[str], data: list[list[str]]) -> bool:
     width = len(first)
     numeric_cols, votes_data = 0, 0
     kind_of: dict[str, str] = {}  # a column repeats its values (flags, fills, years): each is judged once
-    for j in range(width):
-        cells = [r[j] for r in data if j < len(r) and r[j].strip()]
+    if all(len(r) >= width for r in data):  # every row full (most files): the columns in one pass, in C
+        columns: list[Any] = list(zip(*data, strict=False))[:width]  # rows longer than the header: cut
+    else:
+        columns = [[r[j] for r in data if j < len(r)] for j in range(width)]
+    for j, column in enumerate(columns):
+        cells = list(compress(column, map(str.strip, column)))  # the non-blank cells
         if not cells:
             continue
-        kinds = [kind_of.get(c) or kind_of.setdefault(c, _cell_kind(c)) for c in cells]
-        if kinds.count("number") >= 0.7 * len(kinds):
+        for c in set(cells).difference(kind_of):
+            kind_of[c] = _cell_kind(c)
+        if list(map(kind_of.__getitem__, cells)).count("number") >= 0.7 * len(cells):
             numeric_cols += 1
             h = first[j] if j < len(first) else ""
             if _cell_kind(h) == "number" and not (_yearlike(h) and not all(_yearlike(c) for c in cells)):
@@ -229,7 +235,7 @@ def find_layout(lines: list[str], ext: str, whole: bool) -> Layout:
         lay.decimal_comma = len(commas) >= 3 and len(commas) >= 0.2 * len(cells) and not grouped
     if sep != WHITESPACE and data:
         later = [f for r in data for f in r[1:] if f]
-        if later and sum(1 for f in later if f.startswith(" ")) >= 0.3 * len(later):
+        if later and sum(map(str.startswith, later, repeat(" "))) >= 0.3 * len(later):
             lay.skipinitialspace = True
     data_start = first + (1 if lay.header_line is not None else 0)
     body = [f for f in fills[first + 1 :] if f > 0]
@@ -391,9 +397,9 @@ def load_frame(text: str, kw: dict[str, Any], lay: Layout) -> tuple[Any, dict[st
     extra: dict[str, Any] = {}
     # text columns among the first 200, picked by dtype: df.items() builds a Series for every column first
     distinct = {df.columns[j]: _distinct_text(df.iloc[:, j]) for j, d in enumerate(df.dtypes[:200]) if d.kind == "O"}
-    if not lay.decimal_comma and any(_THOUSANDS.match(v) for vals in distinct.values() for v in vals):
+    if not lay.decimal_comma and any(any(map(_THOUSANDS.match, vals)) for vals in distinct.values()):
         extra["thousands"] = ","
-    elif lay.decimal_comma and any(_DOT_GROUPED.match(v) for vals in distinct.values() for v in vals):
+    elif lay.decimal_comma and any(any(map(_DOT_GROUPED.match, vals)) for vals in distinct.values()):
         extra["thousands"] = "."  # '1.234,5' with a decimal comma groups thousands with '.'
 
     na = [t for t in _na_tokens(df, distinct) if t not in {str(c).strip() for c in df.columns}]
@@ -568,7 +574,7 @@ def profile_delimited(path: Path | None, head: bytes, size: int, limits: Limits,
     else:
         sampled = True
         data_start = lay.first_line + (1 if lay.header_line is not None else 0)
-        head_lines = sum(1 for ln in lines[data_start:] if ln and not ln.isspace())
+        head_lines = len(list(compress(lines[data_start:], map(str.strip, lines[data_start:]))))
         start = len(head)
         seen = [len(text.encode(encoding, errors="replace")), max(1, len(lines))]
         chunk = limits.head_bytes // 4
@@ -608,7 +614,8 @@ def profile_delimited(path: Path | None, head: bytes, size: int, limits: Limits,
     notes += fill_notes(table.columns) + repeated_times(table.columns) + share_totals(df)
     if whole and lay.data_lines is None and not lay.repeats and not lay.comment:
         data_start = lay.first_line + (1 if lay.header_line is not None else 0)
-        body = [ln for ln in lines[data_start:] if ln and not ln.isspace()]  # ln.strip(), without a copy
+        rest = lines[data_start:]
+        body = list(compress(rest, map(str.strip, rest)))  # the non-blank lines, in C
         if len(body) == len(df):  # one line per row (no quoted line breaks): the lines are the rows
             table.duplicate_rows, table.row_hashes, table.edge_hashes = line_facts(body)
     elif whole and lay.data_lines is not None and len(df) == lay.data_lines:
