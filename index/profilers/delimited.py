@@ -100,9 +100,17 @@ def _is_comment(line: str) -> bool:
     return _COMMENT.match(line) is not None  # line.lstrip().startswith("#") without copying the line
 
 
+def _data_lines(lines: list[str]) -> list[str]:
+    """Return the lines that are neither blank nor comments ('#' first), tested in C when none is a comment."""
+    filled = list(compress(lines, map(str.strip, lines)))
+    if not any(map(_COMMENT.match, filled)):
+        return filled
+    return [ln for ln in filled if not _is_comment(ln)]
+
+
 def sniff_delimiter(lines: list[str], ext: str) -> tuple[str, int, float]:
     """Return (delimiter, fields per row, share of rows with that many fields) for sample lines."""
-    body = [ln for ln in lines[: SNIFF_LINES * 3] if ln.strip() and not _is_comment(ln)][:SNIFF_LINES]
+    body = _data_lines(lines[: SNIFF_LINES * 3])[:SNIFF_LINES]
     if not body:
         return ",", 1, 0.0
     tail = body[min(len(body) // 5, 10):] or body
@@ -115,7 +123,7 @@ def sniff_delimiter(lines: list[str], ext: str) -> tuple[str, int, float]:
     for sep in candidates:
         if not any(sep in ln for ln in tail[:50]):
             continue
-        counts = [len(r) for r in _split_many(tail, sep)]
+        counts = list(map(len, _split_many(tail, sep)))
         mode = statistics.mode(counts)
         if mode < 2:
             continue
@@ -128,7 +136,7 @@ def sniff_delimiter(lines: list[str], ext: str) -> tuple[str, int, float]:
     if sniffed is not None and sniffed != best[0]:
         # csv.Sniffer weighs how evenly each character recurs line by line: it tells '\t' from the ',' of
         # thousands separators ("2024\t64,897\t8,924,884"), where our field counting prefers the ','
-        counts = [len(r) for r in _split_many(tail, sniffed)]
+        counts = list(map(len, _split_many(tail, sniffed)))
         mode = statistics.mode(counts)
         share = sum(1 for c in counts if c == mode) / len(counts)
         if mode >= 2 and share >= 0.9:
@@ -206,7 +214,11 @@ def find_layout(lines: list[str], ext: str, whole: bool) -> Layout:
     lay = Layout(sep=sep, n_fields=n_fields)
     limit = min(len(lines), SNIFF_LINES)
     split = _split_many(lines[:limit], sep)
-    rows = [r if ln.strip() and not _is_comment(ln) else None for ln, r in zip(lines[:limit], split, strict=True)]
+    head = lines[:limit]
+    if any(map(_COMMENT.match, head)):
+        rows = [r if ln.strip() and not _is_comment(ln) else None for ln, r in zip(head, split, strict=True)]
+    else:  # no comment line (most files): a row wherever the line is not blank
+        rows = [r if filled else None for r, filled in zip(split, map(str.strip, head), strict=True)]
     fills = [len(r) - r.count("") if r is not None else -1 for r in rows]  # blank-only cells count as filled
     full = [f for r, f in zip(rows, fills, strict=True) if r is not None and len(r) == n_fields and f > 0]
     typical = statistics.median(full) if full else n_fields
@@ -221,7 +233,7 @@ def find_layout(lines: list[str], ext: str, whole: bool) -> Layout:
     data = [r for r in rows[first + 1 : first + 20] if r is not None]
     lay.header_line = first if has_header(rows[first] or [], data) else None
     after = lines[first + 1 : limit]
-    if any(_is_comment(ln) for ln in after):
+    if any(map(_COMMENT.match, after)):
         if any("#" in ln for ln in lines[first:limit] if not _is_comment(ln)):
             lay.notes.append("some lines further down start with '#' (comments); '#' also occurs in data, "
                              "so comment='#' would cut fields: drop those rows after loading")
@@ -593,7 +605,7 @@ def profile_delimited(path: Path | None, head: bytes, size: int, limits: Limits,
         if path is not None and size <= limits.max_bytes_full_read:
             total = count_lines(path, size)
             table.n_rows = max(0, total - data_start)
-            table.n_rows_exact = head_lines == len(df) and all(ln.strip() for ln in lines[data_start:])
+            table.n_rows_exact = head_lines == len(df) and all(map(str.strip, lines[data_start:]))
             how = f"counting {total:,} lines"
             if head_lines and len(df) != head_lines:  # quoted fields over several lines: rows are fewer than lines
                 table.n_rows = round(table.n_rows * len(df) / head_lines)
