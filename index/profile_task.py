@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import resource
@@ -33,6 +34,30 @@ def _has_profile(db_path: str, content_hash: str) -> bool:
         "SELECT 1 FROM profiles WHERE hash = ? AND profiler_version = ?", (content_hash, PROFILER_VERSION)
     ).fetchone()
     return row is not None
+
+
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _plain(value: Any) -> Any:
+    """json.dumps' fallback: a dataclass as the dict of its fields, in order; anything else as its str."""
+    cls = type(value)
+    names = _FIELDS.get(cls)
+    if names is None:
+        if not dataclasses.is_dataclass(value) or isinstance(value, type):
+            return str(value)
+        names = _FIELDS[cls] = tuple(f.name for f in dataclasses.fields(value))
+    return {name: getattr(value, name) for name in names}
+
+
+def profile_json(profile: Any) -> str:
+    """Return json.dumps(profile.to_dict(), default=str, ensure_ascii=False), the same text at a fraction of the CPU.
+
+    dataclasses.asdict deep-copies every value of every column before the encoder walks them again (a tenth of a
+    CSV's profiling); here the C encoder walks the profile itself and turns each dataclass into a dict when it
+    meets it, so the keys, their order and every value's text are those of the copy.
+    """
+    return json.dumps(profile, default=_plain, ensure_ascii=False)
 
 
 def timeout_result(timeout_s: float) -> dict[str, Any]:
@@ -76,7 +101,7 @@ def profile_file_task(abs_path: str, db_path: str | Callable[[str], bool], limit
         if not cached:
             profile = profile_path(path, limits)
             watch.lap("profile")
-            result["profile"] = json.dumps(profile.to_dict(), default=str, ensure_ascii=False)
+            result["profile"] = profile_json(profile)
             result["format"] = profile.format
             result["signature"] = profile.signature()
             watch.lap("serialize")

@@ -173,3 +173,30 @@ def test_zero_led_search_agrees_with_the_regex_it_replaces():
     cases += ["".join(rng.choice("019,;\t|\n \"a.") for _ in range(rng.randint(0, 14))) for _ in range(3000)]
     for text in cases:
         assert has_zero_led_field(text) == (_ZERO_LED.search("\n" + text) is not None), repr(text)
+
+
+def test_later_reads_of_some_columns_equal_a_whole_read():
+    # load_frame reads only the columns thousands=/na_values=/dtype= change and puts them into the first frame;
+    # the frame must be the one a whole read with the final keywords gives (names mangled, 'Unnamed: N' kept)
+    from dslake_index.profilers.delimited import Layout, load_frame
+
+    rows = [f'{i},"{i % 9 + 1},{i % 1000:03d}",{"M" if i % 7 == 0 else i * 1.5},0{i % 9 + 1}{i % 10},x{i},{i}'
+            for i in range(1000, 1040)]
+    text = "id,count,level,zip,,id\n" + "\n".join(rows) + "\n"
+    df, kw, notes = load_frame(text, {}, Layout(sep=",", n_fields=6))
+    assert kw["thousands"] == "," and kw["na_values"] == ["M"] and kw["dtype"] == {"zip": str}
+    whole = pd.read_csv(__import__("io").StringIO(text), **kw)
+    pd.testing.assert_frame_equal(df, whole)
+    assert list(df.columns) == ["id", "count", "level", "zip", "Unnamed: 4", "id.1"] and len(notes) == 3
+
+
+def test_profile_json_is_the_asdict_json():
+    # the worker serialises without dataclasses.asdict; the text must not change (numpy values, tuples, nesting)
+    from dslake_index.profile_task import profile_json
+    from dslake_index.profilers.base import Column, Profile, Table
+
+    col = Column(name="n", dtype="int64", min=np.int64(3), max=np.float64(2.5), examples=[np.int64(1), "é", (1, 2)],
+                 top_values=[{"v": np.bool_(True)}], kinds=[["end", "Area", 3]])
+    prof = Profile(format="csv", tables=[Table(columns=[col], sample_rows=[[np.int64(1), None]])],
+                   structure={"k": [1.5, {"x": np.int32(2)}]}, notes=["ünï"])
+    assert profile_json(prof) == json.dumps(prof.to_dict(), default=str, ensure_ascii=False)

@@ -7,6 +7,7 @@ import io
 import re
 import statistics
 from dataclasses import dataclass, field
+from itertools import compress, repeat
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +44,8 @@ SNIFFER_LINES = 30  # lines of the body csv.Sniffer reads, header first
 SNIFFER_CHARS = 8_000  # and at most this much (its regexes are slow on long samples)
 SNIFF_LINES = 120  # lines looked at to find delimiter, preamble, header and footer
 STRIDE_CHUNKS = 4  # extra chunks sampled across a file larger than the head
+_COMMENT = re.compile(r"\s*#")  # \s is what str.isspace() accepts, so this is line.lstrip().startswith("#")
+_CSV_SPECIAL = re.compile(r'["\r\n\x00]')  # where csv.reader's fields can differ from str.split's
 
 
 @dataclass
@@ -69,6 +72,8 @@ class Layout:
 def _split(line: str, sep: str) -> list[str]:
     if sep == WHITESPACE:
         return line.split()
+    if not _CSV_SPECIAL.search(line):
+        return line.split(sep) if line else []  # what csv.reader gives for such a line (see _split_many)
     try:
         return next(csv.reader([line], delimiter=sep), [])
     except csv.Error:
@@ -78,6 +83,10 @@ def _split(line: str, sep: str) -> list[str]:
 def _split_many(lines: list[str], sep: str) -> list[list[str]]:
     if sep == WHITESPACE:
         return [ln.split() for ln in lines]
+    if not _CSV_SPECIAL.search("".join(lines)):
+        # no quote and no character the csv module treats apart: its fields are the delimiter's pieces (and an
+        # empty line no field), at C speed without the reader's per-field objects
+        return [ln.split(sep) if ln else [] for ln in lines]
     try:
         rows = list(csv.reader(lines, delimiter=sep))
         if len(rows) == len(lines):
@@ -88,12 +97,20 @@ def _split_many(lines: list[str], sep: str) -> list[list[str]]:
 
 
 def _is_comment(line: str) -> bool:
-    return line.lstrip().startswith("#")
+    return _COMMENT.match(line) is not None  # line.lstrip().startswith("#") without copying the line
+
+
+def _data_lines(lines: list[str]) -> list[str]:
+    """Return the lines that are neither blank nor comments ('#' first), tested in C when none is a comment."""
+    filled = list(compress(lines, map(str.strip, lines)))
+    if not any(map(_COMMENT.match, filled)):
+        return filled
+    return [ln for ln in filled if not _is_comment(ln)]
 
 
 def sniff_delimiter(lines: list[str], ext: str) -> tuple[str, int, float]:
     """Return (delimiter, fields per row, share of rows with that many fields) for sample lines."""
-    body = [ln for ln in lines[: SNIFF_LINES * 3] if ln.strip() and not _is_comment(ln)][:SNIFF_LINES]
+    body = _data_lines(lines[: SNIFF_LINES * 3])[:SNIFF_LINES]
     if not body:
         return ",", 1, 0.0
     tail = body[min(len(body) // 5, 10):] or body
@@ -106,7 +123,7 @@ def sniff_delimiter(lines: list[str], ext: str) -> tuple[str, int, float]:
     for sep in candidates:
         if not any(sep in ln for ln in tail[:50]):
             continue
-        counts = [len(r) for r in _split_many(tail, sep)]
+        counts = list(map(len, _split_many(tail, sep)))
         mode = statistics.mode(counts)
         if mode < 2:
             continue
@@ -119,7 +136,7 @@ def sniff_delimiter(lines: list[str], ext: str) -> tuple[str, int, float]:
     if sniffed is not None and sniffed != best[0]:
         # csv.Sniffer weighs how evenly each character recurs line by line: it tells '\t' from the ',' of
         # thousands separators ("2024\t64,897\t8,924,884"), where our field counting prefers the ','
-        counts = [len(r) for r in _split_many(tail, sniffed)]
+        counts = list(map(len, _split_many(tail, sniffed)))
         mode = statistics.mode(counts)
         share = sum(1 for c in counts if c == mode) / len(counts)
         if mode >= 2 and share >= 0.9:
@@ -164,12 +181,18 @@ def has_header(first: list[str], data: list[list[str]]) -> bool:
         return all(_cell_kind(c) == "text" for c in first if c.strip())
     width = len(first)
     numeric_cols, votes_data = 0, 0
-    for j in range(width):
-        cells = [r[j] for r in data if j < len(r) and r[j].strip()]
+    kind_of: dict[str, str] = {}  # a column repeats its values (flags, fills, years): each is judged once
+    if all(len(r) >= width for r in data):  # every row full (most files): the columns in one pass, in C
+        columns: list[Any] = list(zip(*data, strict=False))[:width]  # rows longer than the header: cut
+    else:
+        columns = [[r[j] for r in data if j < len(r)] for j in range(width)]
+    for j, column in enumerate(columns):
+        cells = list(compress(column, map(str.strip, column)))  # the non-blank cells
         if not cells:
             continue
-        kinds = [_cell_kind(c) for c in cells]
-        if kinds.count("number") >= 0.7 * len(kinds):
+        for c in set(cells).difference(kind_of):
+            kind_of[c] = _cell_kind(c)
+        if list(map(kind_of.__getitem__, cells)).count("number") >= 0.7 * len(cells):
             numeric_cols += 1
             h = first[j] if j < len(first) else ""
             if _cell_kind(h) == "number" and not (_yearlike(h) and not all(_yearlike(c) for c in cells)):
@@ -191,7 +214,11 @@ def find_layout(lines: list[str], ext: str, whole: bool) -> Layout:
     lay = Layout(sep=sep, n_fields=n_fields)
     limit = min(len(lines), SNIFF_LINES)
     split = _split_many(lines[:limit], sep)
-    rows = [r if ln.strip() and not _is_comment(ln) else None for ln, r in zip(lines[:limit], split, strict=True)]
+    head = lines[:limit]
+    if any(map(_COMMENT.match, head)):
+        rows = [r if ln.strip() and not _is_comment(ln) else None for ln, r in zip(head, split, strict=True)]
+    else:  # no comment line (most files): a row wherever the line is not blank
+        rows = [r if filled else None for r, filled in zip(split, map(str.strip, head), strict=True)]
     fills = [len(r) - r.count("") if r is not None else -1 for r in rows]  # blank-only cells count as filled
     full = [f for r, f in zip(rows, fills, strict=True) if r is not None and len(r) == n_fields and f > 0]
     typical = statistics.median(full) if full else n_fields
@@ -206,7 +233,7 @@ def find_layout(lines: list[str], ext: str, whole: bool) -> Layout:
     data = [r for r in rows[first + 1 : first + 20] if r is not None]
     lay.header_line = first if has_header(rows[first] or [], data) else None
     after = lines[first + 1 : limit]
-    if any(_is_comment(ln) for ln in after):
+    if any(map(_COMMENT.match, after)):
         if any("#" in ln for ln in lines[first:limit] if not _is_comment(ln)):
             lay.notes.append("some lines further down start with '#' (comments); '#' also occurs in data, "
                              "so comment='#' would cut fields: drop those rows after loading")
@@ -220,7 +247,7 @@ def find_layout(lines: list[str], ext: str, whole: bool) -> Layout:
         lay.decimal_comma = len(commas) >= 3 and len(commas) >= 0.2 * len(cells) and not grouped
     if sep != WHITESPACE and data:
         later = [f for r in data for f in r[1:] if f]
-        if later and sum(1 for f in later if f.startswith(" ")) >= 0.3 * len(later):
+        if later and sum(map(str.startswith, later, repeat(" "))) >= 0.3 * len(later):
             lay.skipinitialspace = True
     data_start = first + (1 if lay.header_line is not None else 0)
     body = [f for f in fills[first + 1 :] if f > 0]
@@ -267,7 +294,10 @@ def _find_sections(lay: Layout, lines: list[str], first: int) -> None:
     """Find a header line repeated further down: stacked tables, each usually under a one-cell title line."""
     header = lines[first].strip()
     stop = first + 1 + (lay.data_lines or len(lines))
-    repeats = [i for i in range(first + 1, min(len(lines), stop)) if lines[i].strip() == header]
+    end = min(len(lines), stop)
+    if header not in "\n".join(lines[first + 1 : end]):  # a line equal to the header holds it: C speed for most
+        return
+    repeats = [i for i in range(first + 1, end) if lines[i].strip() == header]
     if not repeats:
         return
     titles = []
@@ -328,15 +358,60 @@ def _parse(text: str, kw: dict[str, Any]) -> tuple[Any, list[str]]:
                     "(or engine='python') to load the rest"]
 
 
+# A read of some columns (usecols) stands for the whole read's columns when both are one chunk of pandas' C
+# reader: it infers types chunk by chunk, and a chunk holds about 2**19 / (fields per row) rows or more.
+_ONE_CHUNK_CELLS = 1 << 18
+# na_values markers that a numeric or boolean column could hold as a value (pandas reads 'inf' as a float)
+_VALUE_WORDS = ("inf", "nan", "true", "false")
+
+
+def _read_columns(text: str, kw: dict[str, Any], df: Any, positions: list[int], lay: Layout) -> Any | None:
+    """Return the columns at positions of df read again with kw (usecols), named as in df; None when such a
+    read could differ from the same columns of a whole read with kw (the caller then reads the whole table)."""
+    import pandas as pd
+
+    index = df.index
+    if not positions or not isinstance(index, pd.RangeIndex) or index.start != 0 or index.step != 1:
+        return None  # no columns, or a first column pandas took for the index: positions are not the file's
+    used = kw.get("usecols")
+    if used is not None and list(used) != list(range(len(used))):
+        return None
+    width = max(len(df.columns), lay.n_fields) + 1
+    if (len(df) + max(lay.first_line, kw.get("skiprows", 0)) + 2) * width >= _ONE_CHUNK_CELLS:
+        return None
+    try:
+        part, notes = _parse(text, {**kw, "usecols": positions})
+    except Exception:  # the whole read will say what is wrong
+        return None
+    if notes or len(part) != len(df) or len(part.columns) != len(positions):
+        return None
+    part.columns = [df.columns[j] for j in positions]  # mangled and 'Unnamed: N' names are the whole read's
+    return part
+
+
+def _with_columns(df: Any, part: Any, positions: list[int]) -> Any:
+    """Return df with the columns at positions replaced by part's (same rows, same names)."""
+    out = df.copy(deep=False)
+    for k, j in enumerate(positions):
+        out.isetitem(j, part.iloc[:, k])
+    return out
+
+
 def load_frame(text: str, kw: dict[str, Any], lay: Layout) -> tuple[Any, dict[str, Any], list[str]]:
-    """Parse a table, adding thousands= and na_values= when its text columns need them; return df, kw, notes."""
+    """Parse a table, adding thousands= and na_values= when its text columns need them; return df, kw, notes.
+
+    Each later read (with thousands= or na_values=, every number column as text for the zero-led codes, then the
+    codes as text) changes only some columns: those are read alone (usecols) and put into the first frame, which
+    is what a whole read gives (pandas converts each column by itself), unless _read_columns cannot vouch for it.
+    """
     df, notes = _parse(text, kw)
+    clean = not notes  # pandas' C reader read it as it stands: no line skipped
     extra: dict[str, Any] = {}
     # text columns among the first 200, picked by dtype: df.items() builds a Series for every column first
     distinct = {df.columns[j]: _distinct_text(df.iloc[:, j]) for j, d in enumerate(df.dtypes[:200]) if d.kind == "O"}
-    if not lay.decimal_comma and any(_THOUSANDS.match(v) for vals in distinct.values() for v in vals):
+    if not lay.decimal_comma and any(any(map(_THOUSANDS.match, vals)) for vals in distinct.values()):
         extra["thousands"] = ","
-    elif lay.decimal_comma and any(_DOT_GROUPED.match(v) for vals in distinct.values() for v in vals):
+    elif lay.decimal_comma and any(any(map(_DOT_GROUPED.match, vals)) for vals in distinct.values()):
         extra["thousands"] = "."  # '1.234,5' with a decimal comma groups thousands with '.'
 
     na = [t for t in _na_tokens(df, distinct) if t not in {str(c).strip() for c in df.columns}]
@@ -344,17 +419,40 @@ def load_frame(text: str, kw: dict[str, Any], lay: Layout) -> tuple[Any, dict[st
         extra["na_values"] = na
     if extra:
         kw = {**kw, **extra}
-        df, notes = _parse(text, kw)
+        # thousands= and na_values= change text columns only: a number column holds no ',' group and no marker
+        # without digits, unless the marker is a word pandas reads as a value ('inf', 'True')
+        text_cols = [j for j, d in enumerate(df.dtypes) if d.kind == "O"]
+        part = None
+        if clean and not any(w in t.lower() for t in na for w in _VALUE_WORDS):
+            part = _read_columns(text, kw, df, text_cols, lay)
+        if part is not None:
+            df = _with_columns(df, part, text_cols)
+        else:
+            df, notes = _parse(text, kw)
     if extra.get("thousands") == ",":
         notes.append("numbers are written with ',' thousands separators (e.g. \"1,299\"): pass thousands=','")
     elif extra.get("thousands"):
         notes.append("numbers are written with '.' thousands separators (e.g. \"1.234,5\"): pass thousands='.'")
     if na:
         notes.append(f"numeric columns use {na} for missing values: pass na_values={na!r}")
-    codes = zero_led_codes(df, lambda: _parse(text, {**kw, "dtype": str})[0], text)
+    number_cols = [j for j, d in enumerate(df.dtypes) if d.kind in "iuf"]
+    as_text: Any = None
+
+    def read_as_text() -> Any:
+        nonlocal as_text
+        # the number columns are the only ones zero_led_codes reads as text
+        as_text = _read_columns(text, {**kw, "dtype": str}, df, number_cols, lay) if clean else None
+        return as_text if as_text is not None else _parse(text, {**kw, "dtype": str})[0]
+
+    codes = zero_led_codes(df, read_as_text, text)
     if codes:
         kw = {**kw, "dtype": {c: str for c in codes}}
-        df, _ = _parse(text, kw)
+        where = {c: j for j, c in enumerate(df.columns)}
+        if as_text is not None and all(c in where and c in as_text.columns for c in codes):
+            positions = sorted(where[c] for c in codes)
+            df = _with_columns(df, as_text[[df.columns[j] for j in positions]], positions)
+        else:
+            df, _ = _parse(text, kw)
         names = ", ".join(f"{c!r}" for c in codes[:5])
         first = codes[0]
         example = next((str(v) for v in df[first].dropna() if str(v).startswith("0")), "") if first in df else ""
@@ -437,11 +535,13 @@ def profile_delimited(path: Path | None, head: bytes, size: int, limits: Limits,
     text = decode_head(head, encoding, whole)
     if text.startswith("\ufeff"):
         text = text[1:]
-    lines = text.split("\n")
+    crlf = "\r" in text
+    # each line without its '\n' and one '\r' before it: '\r\n' ends lines in C, a last line's '\r' by hand
+    lines = (text.replace("\r\n", "\n") if crlf else text).split("\n")
     if lines and lines[-1] == "":
         lines.pop()
-    if "\r" in text:  # most files end lines with '\n' alone: no pass over every line for them
-        lines = [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
+    if crlf and lines and lines[-1].endswith("\r"):
+        lines[-1] = lines[-1][:-1]
     lay = find_layout(lines, ext, whole)
     if whole and lay.n_fields > 1 and lay.sep != WHITESPACE:
         from dslake_index.profilers import stacked  # it builds on this module's layout functions
@@ -486,7 +586,7 @@ def profile_delimited(path: Path | None, head: bytes, size: int, limits: Limits,
     else:
         sampled = True
         data_start = lay.first_line + (1 if lay.header_line is not None else 0)
-        head_lines = sum(1 for ln in lines[data_start:] if ln.strip())
+        head_lines = len(list(compress(lines[data_start:], map(str.strip, lines[data_start:]))))
         start = len(head)
         seen = [len(text.encode(encoding, errors="replace")), max(1, len(lines))]
         chunk = limits.head_bytes // 4
@@ -505,7 +605,7 @@ def profile_delimited(path: Path | None, head: bytes, size: int, limits: Limits,
         if path is not None and size <= limits.max_bytes_full_read:
             total = count_lines(path, size)
             table.n_rows = max(0, total - data_start)
-            table.n_rows_exact = head_lines == len(df) and all(ln.strip() for ln in lines[data_start:])
+            table.n_rows_exact = head_lines == len(df) and all(map(str.strip, lines[data_start:]))
             how = f"counting {total:,} lines"
             if head_lines and len(df) != head_lines:  # quoted fields over several lines: rows are fewer than lines
                 table.n_rows = round(table.n_rows * len(df) / head_lines)
@@ -526,12 +626,13 @@ def profile_delimited(path: Path | None, head: bytes, size: int, limits: Limits,
     notes += fill_notes(table.columns) + repeated_times(table.columns) + share_totals(df)
     if whole and lay.data_lines is None and not lay.repeats and not lay.comment:
         data_start = lay.first_line + (1 if lay.header_line is not None else 0)
-        body = [ln for ln in lines[data_start:] if ln.strip()]
+        rest = lines[data_start:]
+        body = list(compress(rest, map(str.strip, rest)))  # the non-blank lines, in C
         if len(body) == len(df):  # one line per row (no quoted line breaks): the lines are the rows
             table.duplicate_rows, table.row_hashes, table.edge_hashes = line_facts(body)
     elif whole and lay.data_lines is not None and len(df) == lay.data_lines:
         data_start = lay.first_line + (1 if lay.header_line is not None else 0)
-        body = [ln for ln in lines[data_start:] if ln.strip() and not _is_comment(ln)][: lay.data_lines]
+        body = [ln for ln in lines[data_start:] if ln and not ln.isspace() and not _is_comment(ln)][: lay.data_lines]
         table.duplicate_rows, table.row_hashes, table.edge_hashes = line_facts(body)
     if table.duplicate_rows is None:
         table.duplicate_rows, table.row_hashes = row_facts(stats_df)
