@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,11 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
     # CLI prints into a pipe (120 columns when COLUMNS does not say) must see what a plain run sees
     os.environ.pop("COLUMNS", None)
     os.environ.pop("LINES", None)
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    # A suite started in the background by a shell without job control (`cmd &` in a script) inherits SIGINT
+    # ignored, and so would every dslake the Ctrl-C tests start: they waited out their timeouts and failed. A
+    # handler (not SIG_IGN) is reset to the default at exec, so xdist's workers and their children get Ctrl-C back.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(autouse=True)
