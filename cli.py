@@ -1,6 +1,11 @@
 """dslake command line: parse, call the Lake facade, render with rich. No logic lives here."""
 
+# ruff: noqa: E402 - a no-change `dslake index` is answered before click and rich are imported (below)
 from __future__ import annotations
+
+from dsstar_lake.terminal.quick_index import answer_from_console_script
+
+answer_from_console_script(__name__)  # exits when it answered; the full CLI below does everything else
 
 import atexit
 import gc

@@ -313,7 +313,7 @@ def search_only(sizes: list[int], args: argparse.Namespace) -> None:
 # ---- where the time goes -------------------------------------------------------------------------------------
 
 PHASES = [
-    ("index/scan.py", "scan_lake"), ("index/indexer.py", "plan_changes"), ("index/indexer.py", "_profile_all"),
+    ("index/scan.py", "scan_lake"), ("index/plan.py", "plan_changes"), ("index/indexer.py", "_profile_all"),
     ("index/indexer.py", "_write_results"), ("index/indexer.py", "_rebuild_dirty_entries"),
     ("index/indexer.py", "_rebuild_folder"), ("index/fulltext.py", "replace_rows"),
     ("index/sync.py", "sync_vectors"), ("index/embed.py", "encode"), ("index/vectors.py", "upsert"),

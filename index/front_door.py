@@ -26,7 +26,7 @@ from dslake_index import catalog as catalog_db
 from dslake_index import census, lookup
 from dslake_index.catalog_errors import REBUILD_API_HINT, disk_full, read_only
 from dslake_index.catalog_status import CatalogStatus, dir_size
-from dslake_index.errors import CatalogError, CatalogLocked, UsageError, is_disk_full
+from dslake_index.errors import CatalogError, CatalogLocked, ConfigError, UsageError, is_disk_full
 from dslake_index.progress import Progress
 from dslake_index.sections import SettingsView
 
@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from dslake_index.embed import Embedder as Embedder
     from dslake_index.enrich import Enricher
     from dslake_index.indexer import IndexSummary as IndexSummary
+    from dslake_index.no_change import NoChange as NoChange
     from dslake_index.retrieve import Retriever as Retriever
     from dslake_index.retrieve import SearchTiming as SearchTiming
     from dslake_index.vectors import VectorStore as VectorStore
@@ -535,6 +536,8 @@ class Catalog:
                     if warming is not None:
                         warming.stop()  # after Ctrl-C too: waits for one short step at most
                 record_stamp(conn, self.vector_stamp())
+                if remote is None:
+                    self._record_settled(conn)
                 if drift.total:
                     summary.vectors_repaired = drift.total
                     summary.notes.append(f"the vector store had drifted from the manifest ({drift.describe()}): "
@@ -549,6 +552,58 @@ class Catalog:
         finally:
             if session is not None:
                 session.close()
+
+    def index_if_unchanged(self, accept: Callable[[NoChange], bool] = lambda report: True) -> NoChange | None:
+        """Return what a plain whole-lake index would report when it would change nothing, having written what it
+        writes (the time of the index); else None, having written nothing: index() then does the whole run, and
+        the lake's scan made here is handed to it (index/no_change.py says what is checked, and why).
+
+        Only for a local lake with an embedded vector store and no cluster; accept may still refuse a report
+        (a terminal that would show its failures in colour): that is None too.
+        """
+        from dslake_index.no_change import check, finish
+        from dslake_index.scan import hand_over, scan_lake
+        from dslake_index.vector_check import local_stamp
+
+        if self.root is None or self.remote is not None or self.settings.index.cluster or self.chroma_url():
+            return None
+        config = self.catalog_dir / CATALOG_CONFIG
+        try:
+            if (not os.access(self.db_path, os.R_OK | os.W_OK) or self.readonly
+                    or config.read_text() != self._settings_text()):
+                return None
+            with catalog_db.writer_lock(self.catalog_dir):
+                conn = catalog_db.connect(self.db_path)
+                try:
+                    if (catalog_db.pending_migrations(conn)
+                            or catalog_db.get_meta(conn, "lake_root") != str(self.root)):
+                        return None
+                    stamp = local_stamp(self.catalog_dir / CHROMA_DIR, self.settings.catalog.collection)
+                    if stamp is None:
+                        return None
+                    scan = scan_lake(self.root, self.catalog_dir, self.settings.index.follow_symlinks)
+                    report = check(conn, scan, stamp)
+                    if report is None or not accept(report):
+                        hand_over(scan, self.root, self.catalog_dir, self.settings.index.follow_symlinks)
+                        return None
+                    finish(conn, stamp)
+                    return report
+                finally:
+                    conn.close()
+        except (catalog_db.CatalogLockHeld, sqlite3.Error, OSError):
+            return None  # index() says what is wrong (a lock held, a damaged manifest, a full disk)
+
+    def _record_settled(self, conn: sqlite3.Connection) -> None:
+        """Record what index_if_unchanged needs to trust that the code and the model are those of this run."""
+        from dslake_index.embed import model_dir
+        from dslake_index.no_change import record_settled
+        from dslake_index.profilers.base import PROFILER_VERSION
+
+        try:
+            folder: str | None = str(model_dir())
+        except ConfigError:  # no packaged model: the code's signature alone
+            folder = None
+        record_settled(conn, folder, PROFILER_VERSION)
 
     def _create_folder(self) -> None:
         try:
@@ -568,13 +623,17 @@ class Catalog:
     def _persist_settings(self) -> None:
         """Record where the vectors live, so search from another machine needs only the catalog's settings."""
         path = self.catalog_dir / CATALOG_CONFIG
-        url = self.settings.catalog.chroma_url
-        collection = self.settings.catalog.collection
-        text = f"[catalog]\nchroma_url = {json.dumps(url)}\ncollection = {json.dumps(collection)}\n"
+        text = self._settings_text()
         if not path.exists() or path.read_text() != text:
             tmp = path.with_suffix(".tmp")
             tmp.write_text(text)
             tmp.replace(path)
+
+    def _settings_text(self) -> str:
+        """Return what the catalog's config.toml holds: where its vectors live."""
+        url = self.settings.catalog.chroma_url
+        collection = self.settings.catalog.collection
+        return f"[catalog]\nchroma_url = {json.dumps(url)}\ncollection = {json.dumps(collection)}\n"
 
     def _prepare_rebuild(self) -> None:
         from dslake_index.rebuild import rebuild_catalog

@@ -17,6 +17,7 @@ from dslake_index import fulltext
 from dslake_index.catalog import set_meta, transaction
 from dslake_index.enrich import Enricher
 from dslake_index.interrupt import ctrl_c_deferred, raise_if_pressed
+from dslake_index.plan import plan_changes
 from dslake_index.profilers.base import PROFILER_VERSION, Limits, Profile
 from dslake_index.progress import Progress
 from dslake_index.scan import FileStat, ScanResult
@@ -98,55 +99,6 @@ def _noop(event: str, data: dict[str, Any]) -> None:
     return None
 
 
-def plan_changes(conn: sqlite3.Connection, scan: ScanResult) -> tuple[list[FileStat], list[FileStat], list[str], int]:
-    """Split a scan into new files, changed files, removed paths and the unchanged count.
-
-    A scan with a scope compares only the files known under it: what lies elsewhere was not looked at.
-    """
-    known: dict[str, tuple[int, int, str, str | None, str | None]] = {}
-    current: set[str] = set()  # hashes with a profile from this profiler version
-    cursor = conn.cursor()
-    cursor.row_factory = None  # plain tuples: a 100k-file lake reads 100k rows here on every run
-    for where, args in _scope_filters(scan.scope):
-        known.update((row[0], row[1:]) for row in cursor.execute(
-            f"SELECT path, size, mtime_ns, status, error_kind, hash FROM files f WHERE {where}", args))
-        if scan.scope is None:
-            # A covering index (migration 004): a join here read every file's profile row, 0.6 s at 100k files.
-            query, query_args = "SELECT hash FROM profiles WHERE profiler_version = ?", (PROFILER_VERSION,)
-        else:
-            # EXISTS keeps the scope's few files as the outer loop (a join let SQLite walk every profile first).
-            query = (f"SELECT f.hash FROM files f WHERE {where} AND EXISTS "
-                     "(SELECT 1 FROM profiles p WHERE p.profiler_version = ? AND p.hash = f.hash)")
-            query_args = (*args, PROFILER_VERSION)
-        current.update(row[0] for row in cursor.execute(query, query_args))
-    new: list[FileStat] = []
-    changed: list[FileStat] = []
-    unchanged = 0
-    for f in scan.files:
-        row = known.pop(f.path, None)
-        if row is None:
-            new.append(f)
-        elif (
-            row[0] != f.size
-            or row[1] != f.mtime_ns
-            or row[2] == "stale"
-            or row[3] in ("unreadable", "changed", "timeout")  # timeout: under load, or before a faster profiler
-            or (row[2] == "ok" and row[4] not in current)  # profiled by an older profiler, or its profile is lost
-        ):
-            changed.append(f)
-        else:
-            unchanged += 1
-    return new, changed, sorted(known), unchanged
-
-
-def _scope_filters(scope: list[str] | None) -> list[tuple[str, tuple[str, ...]]]:
-    """Return SQL conditions on files f (and their arguments) that select the known files under a scan's scope."""
-    if scope is None:
-        return [("1", ())]
-    # A path itself, or anything below it: '/' sorts just before '0', so [p + '/', p + '0') is the subtree.
-    return [("(f.path = ? OR (f.path >= ? AND f.path < ?))", (p, p + "/", p + "0")) for p in scope]
-
-
 def run_index(
     conn: sqlite3.Connection,
     db_path: Path,
@@ -190,7 +142,7 @@ def _run_index(
 
     with phase("plan"):
         recheck_hints(conn)  # an old catalog's load hints that no longer parse: those files are profiled again
-        new, changed, removed, unchanged = plan_changes(conn, scan)
+        new, changed, removed, unchanged = plan_changes(conn, scan, PROFILER_VERSION)
     summary.unchanged = unchanged
     summary.removed = len(removed)
     if removed:

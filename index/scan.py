@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 import time
@@ -85,6 +84,17 @@ class _Catalog:
 INTO_CATALOG = "link into dslake's catalog (never indexed)"
 
 
+# A whole-lake scan the no-change check made and handed to the index that follows it in the same process
+# (Catalog.index_if_unchanged): taken once, by the next scan of the same lake with the same options.
+_handed_over: tuple[tuple[Path, Path | None, bool], ScanResult] | None = None
+
+
+def hand_over(result: ScanResult, lake: Path, catalog_dir: Path | None, follow_symlinks: bool) -> None:
+    """Keep a whole-lake scan for the next scan_lake of the same lake and options in this process."""
+    global _handed_over
+    _handed_over = ((lake.resolve(), catalog_dir, follow_symlinks), result)
+
+
 def scan_lake(lake: Path, catalog_dir: Path | None = None, follow_symlinks: bool = False,
               only: list[str] | None = None) -> ScanResult:
     """Stat every file under the lake, skipping hidden names, ignored patterns, the catalog and special files.
@@ -92,6 +102,12 @@ def scan_lake(lake: Path, catalog_dir: Path | None = None, follow_symlinks: bool
     only: lake-relative paths to look at instead of the whole lake (what a watcher saw change); a folder among
     them is scanned whole, a path that no longer exists is simply not found.
     """
+    global _handed_over
+    if _handed_over is not None:
+        key, handed = _handed_over
+        _handed_over = None
+        if only is None and key == (lake.resolve(), catalog_dir, follow_symlinks):
+            return handed
     started, cpu = time.perf_counter(), time.process_time()
     root = lake.resolve()
     catalog = _Catalog(catalog_dir, root)
@@ -218,6 +234,8 @@ def _visit(
 
 def hash_file(path: Path, algorithm: str = "blake2b") -> str:
     """Return the hex content hash of a file, read in chunks so memory stays flat."""
+    import hashlib  # here: a no-change index scans without loading OpenSSL's hashes
+
     digest = hashlib.new(algorithm)
     with open(path, "rb") as fh:
         while chunk := fh.read(HASH_CHUNK):

@@ -14,6 +14,7 @@ from rich.table import Table
 
 from dsstar_lake.base.untrusted import visible
 from dsstar_lake.terminal.console import CliConsole
+from dsstar_lake.terminal.quick_index import summary_line
 
 
 def safe(text: object, multiline: bool = False) -> str:
@@ -83,12 +84,7 @@ def _print_estimate(console: Console, event: str, data: dict[str, Any]) -> None:
 def print_index_summary(console: Console, summary: Any) -> None:
     """Print the one summary line of an index run (and the failures, if any)."""
     s = summary
-    console.print(
-        f"indexed: {s.added} added, {s.changed} changed, {s.removed} removed, {s.unchanged} unchanged, "
-        f"{s.failed} failed · {s.entries} entries ({s.families} families) · profiled {s.profiled}, "
-        f"reused {s.reused}, embedded {s.embedded} · {s.seconds:.1f} s",
-        highlight=False,
-    )
+    console.print(summary_line(s), highlight=False)  # the line a no-change index prints before rich loads, too
     for path, error in s.failures[:20]:
         console.print(f"  [yellow]failed[/yellow] {safe(path)}: {safe(error or '')}", highlight=False)
     if len(s.failures) > 20:

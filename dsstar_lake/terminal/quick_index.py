@@ -1,0 +1,130 @@
+"""`dslake index LAKE [--catalog DIR]` that finds nothing changed, answered before click and rich are imported.
+
+A no-change index (a cron job's, a watcher's peer's) is all start-up: click, rich, the facade and the pipeline's
+code cost more than stat-ing the lake and reading the manifest. When the `dslake` console script loads cli.py,
+cli.py first calls answer_from_console_script(): for the plain form (LAKE and at most --catalog DIR, no other
+option) it opens the catalog as the Lake facade would (the same settings, files and folders) and asks the front
+door whether the lake and the catalog are as the last index left them (Catalog.index_if_unchanged, which writes
+what a no-change index writes). Then it prints exactly the lines `print_index_summary` prints and exits 0.
+Anything it is not sure of (another option, a changed file, a lock held, a setting or file it cannot read, an
+environment that makes rich draw differently) hands over to the full CLI, which finds nothing done yet but the scan.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+CONSOLE_SCRIPT = "dslake"
+# Variables that make rich treat a pipe as a terminal (colour, width): the full CLI draws those.
+_RICH_ENVIRONMENT = ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE", "JUPYTER_COLUMNS", "JUPYTER_LINES")
+# Text rich's markup would not print verbatim: its tags and escapes, and emoji codes such as :thumbs_up:.
+_NOT_VERBATIM = re.compile(r"[\[\]\\]|:\S*?:")
+
+
+def summary_line(s: Any) -> str:
+    """Return the one summary line of an index run (an IndexSummary, or a no-change report)."""
+    return (f"indexed: {getattr(s, 'added', 0)} added, {getattr(s, 'changed', 0)} changed, "
+            f"{getattr(s, 'removed', 0)} removed, {s.unchanged} unchanged, {s.failed} failed · {s.entries} entries "
+            f"({s.families} families) · profiled {getattr(s, 'profiled', 0)}, reused {getattr(s, 'reused', 0)}, "
+            f"embedded {getattr(s, 'embedded', 0)} · {s.seconds:.1f} s")
+
+
+def plain_index_arguments(argv: list[str]) -> tuple[str, str | None] | None:
+    """Return (LAKE, --catalog DIR or None) of `index LAKE [--catalog DIR]`, else None (any other form)."""
+    if argv[:1] != ["index"]:
+        return None
+    lake = catalog = None
+    words = iter(argv[1:])
+    for word in words:
+        if word == "--catalog" and catalog is None:
+            catalog = next(words, None)
+            if catalog is None or catalog.startswith("-") or not catalog:
+                return None
+        elif word.startswith("--catalog=") and catalog is None and len(word) > len("--catalog="):
+            catalog = word.partition("=")[2]
+        elif word.startswith("-") or lake is not None or not word or "://" in word:
+            return None  # an option, a second word (PATHS), an empty one, a lake in object storage
+        else:
+            lake = word
+    return (lake, catalog) if lake is not None else None
+
+
+def answer(argv: list[str]) -> bool:
+    """Print a no-change index's report and return True when argv is the plain form and nothing changed; return
+    False, having written nothing but a scan kept for the full CLI, otherwise."""
+    given = plain_index_arguments(argv)
+    if given is None or any(name in os.environ for name in _RICH_ENVIRONMENT):
+        return False
+    from dslake_index.errors import DslakeError
+
+    try:
+        catalog = _open_catalog(*given)
+    except (DslakeError, OSError, ValueError):
+        return False  # the full CLI reports it
+    if catalog is None:
+        return False
+    terminal = sys.stdout.isatty()
+    report = catalog.index_if_unchanged(accept=lambda r: _verbatim(r, terminal))
+    if report is None:
+        return False
+    lines = [summary_line(report)]
+    lines += _listed(report.failures, "failed", "… and {n} more (dslake status)")
+    lines += _listed(report.skipped_files, "skipped", "… and {n} more skipped (--json lists them all)")
+    sys.stdout.write("".join(line + "\n" for line in lines))
+    sys.stdout.flush()
+    return True
+
+
+def _open_catalog(lake: str, catalog: str | None) -> Any:
+    """Open the catalog as Lake.open does for `dslake index LAKE [--catalog DIR]` (None: not a case for here)."""
+    from dslake_index.front_door import CATALOG_CONFIG, Catalog
+
+    from dsstar_lake.base.settings import USER_CONFIG_PATH, Settings
+
+    root = Path(lake).expanduser()
+    if not root.is_dir():
+        return None
+    root = root.resolve()
+    catalog_dir = Path(catalog).expanduser().resolve() if catalog else root / Settings.load().catalog.dirname
+    if catalog_dir == root:
+        return None
+    settings = Settings.load(config_files=[USER_CONFIG_PATH, catalog_dir / CATALOG_CONFIG],
+                             guarded_files=(catalog_dir / CATALOG_CONFIG,))
+    if (settings.agent.analyzer or "profile").strip().lower() != "profile":
+        return None  # the model passes: the full pipeline
+    return Catalog(root, catalog_dir, settings)
+
+
+def _verbatim(report: Any, terminal: bool) -> bool:
+    """Tell whether the report's lines print here as rich would print them: on a terminal, rich colours the
+    failed and skipped words; anywhere, markup and emoji codes in a name would not print as written."""
+    listed = report.failures + report.skipped_files
+    if terminal and listed:
+        return False
+    return not any(_NOT_VERBATIM.search(f"{path}\0{why or ''}") for path, why in listed)
+
+
+def _listed(rows: list[tuple[str, str]], word: str, more: str) -> list[str]:
+    if not rows:
+        return []
+    from dsstar_lake.base.untrusted import visible  # with hashlib: only for a lake with failed or skipped files
+
+    lines = [f"  {word} {visible(path)}: {visible(why or '')}" for path, why in rows[:20]]
+    if len(rows) > 20:
+        lines.append("  " + more.format(n=len(rows) - 20))
+    return lines
+
+
+def answer_from_console_script(module_name: str) -> None:
+    """Exit with 0 after answering a no-change `dslake index`, when cli.py (module_name) is being loaded by the
+    `dslake` console script; otherwise (tests, `python -m`, any other command) return at once."""
+    main = sys.modules.get("__main__")
+    script = getattr(main, "__file__", None) or ""
+    if module_name != "dslake_cli.cli" or os.path.basename(script) != CONSOLE_SCRIPT:
+        return
+    if answer(sys.argv[1:]):
+        sys.exit(0)
