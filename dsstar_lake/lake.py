@@ -19,6 +19,7 @@ from dslake_index.progress import Progress
 
 from dsstar_lake.base.errors import LakeNotFound, UsageError
 from dsstar_lake.base.settings import USER_CONFIG_PATH, Settings
+from dsstar_lake.base.settings_inputs import same_but_for, settings_inputs
 from dsstar_lake.runs.setup import RunSetup, run_setup
 from dsstar_lake.usecases.prewarm import Prewarm
 from dsstar_lake.views.status import LakeStatus, lake_status
@@ -56,6 +57,10 @@ class Lake:
         # The model flags the lake was opened with, as overrides every run keeps in its record, so that a
         # resumed run takes the flags given now over the ones it was started with.
         self.run_overrides = dict(run_overrides or {})
+        # What Lake.open read the settings from (base/settings_inputs.py; None: settings given): a plain index
+        # records it, so that the next no-change `dslake index` can trust its settings without resolving them.
+        self.settings_inputs: str | None = None
+        self.config_files: list[str] = []
 
     @property
     def root(self) -> Path | None:
@@ -109,6 +114,8 @@ class Lake:
                              hint="leave --catalog out (the catalog goes in LAKE/.dslake) or choose another folder",
                              api_hint="leave catalog= out (the catalog goes in LAKE/.dslake) or choose another folder")
         files = [USER_CONFIG_PATH, catalog_dir / CATALOG_CONFIG]
+        # What the settings are read from, before they are read (a file changed meanwhile is then noticed).
+        inputs = settings_inputs([str(f) for f in files]) if settings is None else None
         resolved = settings if settings is not None else Settings.load(
             overrides=overrides, config_files=files, guarded_files=(catalog_dir / CATALOG_CONFIG,))
         if settings is not None and overrides:
@@ -119,6 +126,8 @@ class Lake:
             # its source still says "flag" (a per-role model given for another provider counts, llm/registry.py).
             resolved = llm.applied(resolved)
         lake = cls(root, catalog_dir, resolved, readonly, flagged)
+        lake.settings_inputs = inputs
+        lake.config_files = [str(f) for f in files]
         if lake.root is None and remote is None:
             lake.catalog.root = lake.catalog.stored_root()
         lake.catalog.remote = remote or (lake.catalog.stored_remote() if lake.root is None else None)
@@ -198,11 +207,24 @@ class Lake:
         """
         from dsstar_lake.enrichers.analyzer_pass import model_passes, resolve_mode
 
+        modes: list[str] = []
+
         def enrichers() -> list[Enricher]:
-            return model_passes(self.setup(provider=provider), resolve_mode(self.settings, analyzer, provider))
+            modes.append(resolve_mode(self.settings, analyzer, provider))
+            return model_passes(self.setup(provider=provider), modes[-1])
+
+        def settled_inputs() -> str | None:
+            """The settings' inputs, when this index ran with the settings a plain `dslake index` resolves and
+            nothing but the catalog's config (which the index writes) changed since they were read."""
+            plain = (self.settings_inputs is not None and modes == ["profile"] and cluster is None
+                     and not any(source == "flag" for _, _, source in self.settings.items()))
+            if not plain:
+                return None
+            now = settings_inputs(self.config_files)
+            return now if same_but_for(self.settings_inputs, now, self.config_files[-1]) else None  # type: ignore[arg-type]
 
         return self.catalog.index(progress, rebuild=rebuild, paths=paths, given=given, cluster=cluster,
-                                  enrichers=enrichers, prewarm=Prewarm)
+                                  enrichers=enrichers, prewarm=Prewarm, settled_inputs=settled_inputs)
 
     @manifest_errors
     def status(self, check_vectors: bool = False) -> LakeStatus:

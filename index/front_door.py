@@ -18,20 +18,19 @@ import os
 import sqlite3
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dslake_index import catalog as catalog_db
 from dslake_index import census, lookup
 from dslake_index.catalog_errors import REBUILD_API_HINT, disk_full, read_only
-from dslake_index.catalog_status import CatalogStatus, dir_size
 from dslake_index.errors import CatalogError, CatalogLocked, ConfigError, UsageError, is_disk_full
 from dslake_index.progress import Progress
-from dslake_index.sections import SettingsView
 
 if TYPE_CHECKING:
-    # The value types of the door's handles: layers above name them from here (dslake_index.front_door).
+    # The value types of the door's handles: layers above name them from here (dslake_index.front_door), and
+    # (imported when first named, by __getattr__ below) the status and the settings view.
+    from dslake_index.catalog_status import CatalogStatus
     from dslake_index.dataset_entries import DatasetRecord
     from dslake_index.embed import Embedder as Embedder
     from dslake_index.enrich import Enricher
@@ -39,6 +38,7 @@ if TYPE_CHECKING:
     from dslake_index.no_change import NoChange as NoChange
     from dslake_index.retrieve import Retriever as Retriever
     from dslake_index.retrieve import SearchTiming as SearchTiming
+    from dslake_index.sections import SettingsView
     from dslake_index.vectors import VectorStore as VectorStore
 
 CHROMA_DIR = "chroma"
@@ -334,6 +334,7 @@ class Catalog:
         check_vectors: open the vector store and compare its ids and card hashes with the manifest (else the
         store's cheap stamp is compared).
         """
+        from dslake_index.catalog_status import CatalogStatus, dir_size
         from dslake_index.scan import scan_lake
         from dslake_index.sync import check_consistency
 
@@ -416,6 +417,8 @@ class Catalog:
 
     def index_embedder(self) -> Embedder:
         """Return the embedding model for indexing: embedding runs after profiling, so it may use every core."""
+        from dataclasses import replace  # here: a no-change index imports this module, and no dataclasses
+
         from dslake_index.embed import get_embedder
 
         embed = self.settings.embed
@@ -471,7 +474,8 @@ class Catalog:
     def index(self, progress: Progress | None = None, rebuild: bool = False, paths: list[str] | None = None,
               given: list[str] | None = None, cluster: str | None = None,
               enrichers: Callable[[], Sequence[Enricher]] | None = None,
-              prewarm: Callable[[Callable[[], Any], Callable[[], Any]], Any] | None = None) -> IndexSummary:
+              prewarm: Callable[[Callable[[], Any], Callable[[], Any]], Any] | None = None,
+              settled_inputs: Callable[[], str | None] | None = None) -> IndexSummary:
         """Bring the catalog up to date with the lake; return an IndexSummary.
 
         paths: lake-relative files or folders known to have changed (a watcher's events): only they are looked at,
@@ -482,6 +486,9 @@ class Catalog:
         before anything is written, so that a model that is not configured fails first).
         prewarm: given the index embedder's and the vector store's factories, returns an object whose start() gets
         both ready while the profilers run and whose stop() ends that (dsstar_lake.usecases.prewarm.Prewarm).
+        settled_inputs: returns the inputs of the settings (dsstar_lake/base/settings_inputs.py) when they are
+        those a plain `dslake index` resolves, else None: recorded, they let the next no-change index answer
+        without the pipeline (index_if_unchanged).
         """
         from dslake_index.indexer import IndexOptions, run_index
         from dslake_index.scan import scan_lake
@@ -537,7 +544,7 @@ class Catalog:
                         warming.stop()  # after Ctrl-C too: waits for one short step at most
                 record_stamp(conn, self.vector_stamp())
                 if remote is None:
-                    self._record_settled(conn)
+                    self._record_settled(conn, settled_inputs() if settled_inputs and not address else None)
                 if drift.total:
                     summary.vectors_repaired = drift.total
                     summary.notes.append(f"the vector store had drifted from the manifest ({drift.describe()}): "
@@ -553,48 +560,9 @@ class Catalog:
             if session is not None:
                 session.close()
 
-    def index_if_unchanged(self, accept: Callable[[NoChange], bool] = lambda report: True) -> NoChange | None:
-        """Return what a plain whole-lake index would report when it would change nothing, having written what it
-        writes (the time of the index); else None, having written nothing: index() then does the whole run, and
-        the lake's scan made here is handed to it (index/no_change.py says what is checked, and why).
-
-        Only for a local lake with an embedded vector store and no cluster; accept may still refuse a report
-        (a terminal that would show its failures in colour): that is None too.
-        """
-        from dslake_index.no_change import check, finish
-        from dslake_index.scan import hand_over, scan_lake
-        from dslake_index.vector_check import local_stamp
-
-        if self.root is None or self.remote is not None or self.settings.index.cluster or self.chroma_url():
-            return None
-        config = self.catalog_dir / CATALOG_CONFIG
-        try:
-            if (not os.access(self.db_path, os.R_OK | os.W_OK) or self.readonly
-                    or config.read_text() != self._settings_text()):
-                return None
-            with catalog_db.writer_lock(self.catalog_dir):
-                conn = catalog_db.connect(self.db_path)
-                try:
-                    if (catalog_db.pending_migrations(conn)
-                            or catalog_db.get_meta(conn, "lake_root") != str(self.root)):
-                        return None
-                    stamp = local_stamp(self.catalog_dir / CHROMA_DIR, self.settings.catalog.collection)
-                    if stamp is None:
-                        return None
-                    scan = scan_lake(self.root, self.catalog_dir, self.settings.index.follow_symlinks)
-                    report = check(conn, scan, stamp)
-                    if report is None or not accept(report):
-                        hand_over(scan, self.root, self.catalog_dir, self.settings.index.follow_symlinks)
-                        return None
-                    finish(conn, stamp)
-                    return report
-                finally:
-                    conn.close()
-        except (catalog_db.CatalogLockHeld, sqlite3.Error, OSError):
-            return None  # index() says what is wrong (a lock held, a damaged manifest, a full disk)
-
-    def _record_settled(self, conn: sqlite3.Connection) -> None:
-        """Record what index_if_unchanged needs to trust that the code and the model are those of this run."""
+    def _record_settled(self, conn: sqlite3.Connection, inputs: str | None) -> None:
+        """Record what index_if_unchanged needs to trust that the code, the model, the store and (inputs: those
+        of the settings a plain index resolves, else None) the settings are those of this run."""
         from dslake_index.embed import model_dir
         from dslake_index.no_change import record_settled
         from dslake_index.profilers.base import PROFILER_VERSION
@@ -603,7 +571,11 @@ class Catalog:
             folder: str | None = str(model_dir())
         except ConfigError:  # no packaged model: the code's signature alone
             folder = None
-        record_settled(conn, folder, PROFILER_VERSION)
+        plain = inputs is not None and self.root is not None and not self.chroma_url() and not self.settings.index.cluster
+        settings = {"inputs": inputs, "root": str(self.root), "catalog": str(self.catalog_dir),
+                    "dirname": self.settings.catalog.dirname,
+                    "follow_symlinks": self.settings.index.follow_symlinks} if plain else None
+        record_settled(conn, folder, PROFILER_VERSION, self.catalog_dir / CHROMA_DIR, settings)
 
     def _create_folder(self) -> None:
         try:
@@ -642,5 +614,33 @@ class Catalog:
         rebuild_catalog(self.catalog_dir, self.db_path, self.vector_store)
 
 
+def index_if_unchanged(root: Path, catalog_dir: Path, inputs: str, named: bool,
+                       accept: Callable[[NoChange], bool] = lambda report: True) -> NoChange | None:
+    """Return what a plain `dslake index` of a local lake would report when it would change nothing, having
+    written what it writes; else None, having written nothing: Catalog.index then does the whole run, and the
+    lake's scan made here is handed to it. index/no_change.py says what is checked, and why; it loads neither the
+    settings nor the pipeline, so the command line answers before it loads its own parser.
+
+    root, catalog_dir: resolved; inputs: the settings' inputs now (dsstar_lake/base/settings_inputs.py); named:
+    the catalog was given, else it is root/.dslake; accept may refuse a report (None then).
+    """
+    from dslake_index.no_change import answer_if_unchanged
+
+    return answer_if_unchanged(root, catalog_dir, catalog_dir / CHROMA_DIR, inputs, named, accept)
+
+
+def __getattr__(name: str) -> Any:
+    # Re-exported on first use: a no-change index imports this module and needs neither (each holds dataclasses).
+    if name == "CatalogStatus":
+        from dslake_index.catalog_status import CatalogStatus
+
+        return CatalogStatus
+    if name == "SettingsView":
+        from dslake_index.sections import SettingsView
+
+        return SettingsView
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 __all__ = ["CATALOG_CONFIG", "CHROMA_DIR", "MANIFEST_NAME", "Catalog", "CatalogStatus", "EnrichmentStore",
-           "SettingsView"]
+           "SettingsView", "index_if_unchanged"]

@@ -1,14 +1,16 @@
 """The no-change check: whether a whole-lake index of a local lake would change nothing, answered with the
-standard library and sqlite3 only.
+standard library and sqlite3 only, before the pipeline's code, the settings or the vector store are loaded.
 
-A `dslake index` that finds nothing changed is all start-up: the pipeline's code, click and rich cost more than
-the work. The pipeline (indexer.run_index) also does things that code and files decide, not the lake: a new render
-version rebuilds every entry, a new load-hint grammar or profiler version re-profiles, a new full-text rule refills
-the full text, another embedding model re-embeds. Rather than import that code to ask, every index that finishes
-records a *settled* stamp (record_settled): the meta values it left and a signature (names, sizes, modification
-times) of the index package's source files and of the embedding model's files. check() answers only while that
-stamp holds, nothing is left to render or embed, and the lake's files are the manifest's; anything else (None) is
-the pipeline's to do, and it does all of it as if check() had never run.
+A `dslake index` that finds nothing changed is all start-up. The pipeline (indexer.run_index) also redoes work
+that code, files and settings decide, not the lake: a new render version rebuilds every entry, a new load-hint
+grammar or profiler version re-profiles, a new full-text rule refills the full text, another embedding model
+re-embeds, a vector store changed behind the manifest's back is repaired. Rather than import all that to ask,
+every index that finishes records a *settled* stamp (record_settled): the meta values it left; a signature
+(names, sizes, modification times) of the index package's source files and of the embedding model's files; the
+stat of the vector store's database; and, for an index run with the settings a plain `dslake index` resolves,
+those settings' inputs (dsstar_lake/base/settings_inputs.py) and the values check() needs. answer_if_unchanged()
+answers only while all of that holds, nothing is left to render or embed, and the lake's files are the
+manifest's; anything else (None) is the pipeline's to do, and it does all of it as if nothing had run.
 """
 
 from __future__ import annotations
@@ -17,20 +19,21 @@ import json
 import os
 import sqlite3
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from dslake_index import catalog as catalog_db
 from dslake_index.catalog import get_meta, set_meta, transaction
 from dslake_index.plan import plan_changes
-from dslake_index.scan import ScanResult
-from dslake_index.vector_check import STAMP_KEY, Stamp
+from dslake_index.scan import ScanResult, hand_over, scan_lake
 
 SETTLED_KEY = "settled"
 # Meta values code decides, as the pipeline leaves them: the rendering code's version (render_stamp.py), the full
 # text's rule (fulltext.VERSION), the load-hint grammar it checked (hint_sweep.META_KEY), the model its vectors come
-# from (sync.py). While the code's files are the same, equal values mean the pipeline would find nothing to redo.
-SETTLED_META = ("render_version", "fulltext_version", "load_hint_form", "embed_model")
+# from (sync.py) and the vector store's stamp (vector_check.STAMP_KEY). While the code's files and the store's
+# database are the same, equal values mean the pipeline would find nothing to redo.
+SETTLED_META = ("render_version", "fulltext_version", "load_hint_form", "embed_model", "vector_stamp")
+STORE_FILES = ("chroma.sqlite3", "chroma.sqlite3-wal")  # the embedded store's database (vector_check reads it)
 _PACKAGE = Path(__file__).resolve().parent
 
 # What sync_vectors would do: vectors no entry owns, entries without an up-to-date vector, vectors not copied into
@@ -44,17 +47,16 @@ SELECT EXISTS (SELECT 1 FROM vectors v LEFT JOIN entries e ON e.id = v.entry_id 
 """
 
 
-@dataclass
 class NoChange:
-    """What a no-change index reports (the fields of IndexSummary it prints; the rest are zero)."""
+    """What a no-change index reports: the fields of IndexSummary it prints (the others are zero)."""
 
-    unchanged: int
-    entries: int
-    families: int
-    failed: int
-    failures: list[tuple[str, str]] = field(default_factory=list)
-    skipped_files: list[tuple[str, str]] = field(default_factory=list)
-    seconds: float = 0.0
+    added = changed = removed = profiled = reused = embedded = 0
+
+    def __init__(self, unchanged: int, entries: int, families: int, failures: list[tuple[str, str]],
+                 skipped_files: list[tuple[str, str]], seconds: float) -> None:
+        self.unchanged, self.entries, self.families = unchanged, entries, families
+        self.failures, self.failed = failures, len(failures)
+        self.skipped_files, self.seconds = skipped_files, seconds
 
 
 def files_signature(folders: Sequence[str]) -> str:
@@ -76,40 +78,88 @@ def files_signature(folders: Sequence[str]) -> str:
     return "\n".join(parts)
 
 
-def record_settled(conn: sqlite3.Connection, model_folder: str | None, profiler_version: str) -> None:
-    """Record, after an index finished, what check() needs to trust that code and model have not changed since."""
+def store_signature(chroma_dir: Path) -> str:
+    """Return the stat of the embedded store's database files (a write to the store changes it)."""
+    parts = []
+    for name in STORE_FILES:
+        try:
+            st = os.stat(chroma_dir / name)
+        except OSError:
+            parts.append(f"{name}\0missing")
+            continue
+        parts.append(f"{name}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ino}")
+    return "\n".join(parts)
+
+
+def record_settled(conn: sqlite3.Connection, model_folder: str | None, profiler_version: str, chroma_dir: Path,
+                   settings: dict[str, object] | None) -> None:
+    """Record, after an index finished, what answer_if_unchanged needs to trust the code, the model, the store and
+    (when given: the inputs, lake, catalog, dirname and follow_symlinks of a plain index) the settings."""
     folders = [str(_PACKAGE)] + ([model_folder] if model_folder else [])
     value = json.dumps({"folders": folders, "signature": files_signature(folders),
-                        "profiler_version": profiler_version,
-                        "meta": {key: get_meta(conn, key) for key in SETTLED_META}})
+                        "profiler_version": profiler_version, "store": store_signature(chroma_dir),
+                        "meta": {key: get_meta(conn, key) for key in SETTLED_META}, "settings": settings})
     with transaction(conn):
         set_meta(conn, SETTLED_KEY, value)
 
 
-def settled(conn: sqlite3.Connection) -> str | None:
-    """Return the profiler version of the last finished index while the code, the model and the meta values are
-    those it recorded; else None."""
+def answer_if_unchanged(root: Path, catalog_dir: Path, chroma_dir: Path, inputs: str, named: bool,
+                        accept: Callable[[NoChange], bool]) -> NoChange | None:
+    """Return what a plain whole-lake index would report when it would change nothing, having written what it
+    writes (the time of the index); else None, having written nothing (the lake's scan, when made, is handed to
+    the index that follows).
+
+    root, catalog_dir: resolved; named: the catalog was given (--catalog), else it is root/.dslake, which holds
+    only if the settings' dirname says so; inputs: settings_inputs() of its config files, now; accept may still
+    refuse a report (a terminal that would colour its failures).
+    """
+    db_path = catalog_dir / catalog_db.MANIFEST_NAME
+    if not (os.access(db_path, os.R_OK | os.W_OK) and os.access(catalog_dir, os.W_OK)):
+        return None  # none yet, or read-only: the pipeline says so
+    try:
+        with catalog_db.writer_lock(catalog_dir):
+            conn = catalog_db.connect(db_path)
+            try:
+                return _answer(conn, root, catalog_dir, chroma_dir, inputs, named, accept)
+            finally:
+                conn.close()
+    except (catalog_db.CatalogLockHeld, sqlite3.Error, OSError):
+        return None  # the pipeline says what is wrong (a lock held, a damaged manifest, a full disk)
+
+
+def _answer(conn: sqlite3.Connection, root: Path, catalog_dir: Path, chroma_dir: Path, inputs: str, named: bool,
+            accept: Callable[[NoChange], bool]) -> NoChange | None:
+    if catalog_db.pending_migrations(conn):
+        return None
     try:
         stamp = json.loads(get_meta(conn, SETTLED_KEY) or "null")
-        folders, signature, meta = stamp["folders"], stamp["signature"], stamp["meta"]
-        version = str(stamp["profiler_version"])
+        folders, settings = stamp["folders"], stamp["settings"]
+        follow_symlinks = bool(settings["follow_symlinks"])
+        if (settings["inputs"] != inputs or settings["root"] != str(root)
+                or settings["catalog"] != str(catalog_dir)
+                or (not named and catalog_dir != root / str(settings["dirname"]))):
+            return None  # other settings, or the catalog another one
     except (TypeError, ValueError, KeyError):
+        return None  # no stamp, or one without settings: the last index had flags, a cluster, a server store
+    if (get_meta(conn, "lake_root") != str(root) or stamp["store"] != store_signature(chroma_dir)
+            or any(get_meta(conn, key) != value for key, value in stamp["meta"].items())
+            or folders[:1] != [str(_PACKAGE)] or files_signature(folders) != stamp["signature"]):
         return None
-    if folders[:1] != [str(_PACKAGE)] or any(get_meta(conn, key) != value for key, value in meta.items()):
+    scan = scan_lake(root, catalog_dir, follow_symlinks)
+    report = check(conn, scan, str(stamp["profiler_version"]))
+    if report is None or not accept(report):
+        hand_over(scan, root, catalog_dir, follow_symlinks)
         return None
-    return version if files_signature(folders) == signature else None
+    with transaction(conn):  # what a no-change run of the pipeline writes that differs from what it read
+        conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('last_index_at', ?)", (str(time.time()),))
+    return report
 
 
-def check(conn: sqlite3.Connection, scan: ScanResult, stamp: Stamp) -> NoChange | None:
-    """Return what a whole-lake index would report when it would change nothing, else None (nothing written).
-
-    conn: the manifest, under the writer lock, its schema current; stamp: the embedded vector store's (local_stamp).
-    """
+def check(conn: sqlite3.Connection, scan: ScanResult, profiler_version: str) -> NoChange | None:
+    """Return what a whole-lake index would report when the manifest has nothing left to do and the scan matches
+    its files, else None."""
     started = time.perf_counter()
-    profiler_version = settled(conn) if scan.scope is None else None
-    if profiler_version is None:
-        return None
-    if str(stamp) != get_meta(conn, STAMP_KEY):  # the store may have drifted: vector_check compares it
+    if scan.scope is not None:
         return None
     if conn.execute("SELECT EXISTS (SELECT 1 FROM dirty_folders) OR EXISTS "
                     "(SELECT 1 FROM summaries WHERE text != '')").fetchone()[0]:
@@ -122,13 +172,5 @@ def check(conn: sqlite3.Connection, scan: ScanResult, stamp: Stamp) -> NoChange 
     entries, families = conn.execute("SELECT count(*), coalesce(sum(kind = 'family'), 0) FROM entries").fetchone()
     failures = [(row[0], row[1]) for row in conn.execute(
         "SELECT path, error FROM files WHERE status != 'ok' ORDER BY path")]
-    return NoChange(unchanged=unchanged, entries=entries, families=families, failed=len(failures),
-                    failures=failures, skipped_files=list(scan.skipped),
-                    seconds=round(time.perf_counter() - started, 3))
-
-
-def finish(conn: sqlite3.Connection, stamp: Stamp) -> None:
-    """Write what a no-change index of the pipeline writes: the time of the index, the store's stamp again."""
-    with transaction(conn):
-        set_meta(conn, STAMP_KEY, str(stamp))
-        conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('last_index_at', ?)", (str(time.time()),))
+    return NoChange(unchanged, entries, families, failures, list(scan.skipped),
+                    round(time.perf_counter() - started, 3))

@@ -19,7 +19,9 @@ FRONT_DOOR = {
     "dslake_index.front_door": {"Catalog", "CatalogStatus", "CATALOG_CONFIG", "CHROMA_DIR", "EnrichmentStore",
                                 "MANIFEST_NAME",
                                 # the value types of its handles, named (for typing) through the door
-                                "Embedder", "IndexSummary", "Retriever", "SearchTiming", "VectorStore"},
+                                "Embedder", "IndexSummary", "Retriever", "SearchTiming", "VectorStore",
+                                # a no-change index answered before the settings and the Catalog are loaded
+                                "index_if_unchanged"},
     "dslake_index.sections": {"CatalogSettings", "EmbedSettings", "FamiliesSettings", "IndexSettings", "ProfileSettings",
                               "RetrieveSettings", "typed_section"},  # the typed settings sections index/ reads
     "dslake_index.enrich": {"Enricher", "Enrichment"},  # the model passes plug into the pipeline through it

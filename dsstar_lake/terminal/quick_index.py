@@ -3,9 +3,9 @@
 A no-change index (a cron job's, a watcher's peer's) is all start-up: click, rich, the facade and the pipeline's
 code cost more than stat-ing the lake and reading the manifest. When the `dslake` console script loads cli.py,
 cli.py first calls answer_from_console_script(): for the plain form (LAKE and at most --catalog DIR, no other
-option) it opens the catalog as the Lake facade would (the same settings, files and folders) and asks the front
-door whether the lake and the catalog are as the last index left them (Catalog.index_if_unchanged, which writes
-what a no-change index writes). Then it prints exactly the lines `print_index_summary` prints and exits 0.
+option) it finds the catalog as the Lake facade would and asks the front door whether the lake, the catalog and
+the settings' inputs are as the last plain index left them (index_if_unchanged, which writes what a no-change
+index writes). Then it prints exactly the lines `print_index_summary` prints and exits 0.
 Anything it is not sure of (another option, a changed file, a lock held, a setting or file it cannot read, an
 environment that makes rich draw differently) hands over to the full CLI, which finds nothing done yet but the scan.
 """
@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 CONSOLE_SCRIPT = "dslake"
+DEFAULT_CATALOG_NAME = ".dslake"  # default.toml's catalog.dirname
 # Variables that make rich treat a pipe as a terminal (colour, width): the full CLI draws those.
 _RICH_ENVIRONMENT = ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE", "JUPYTER_COLUMNS", "JUPYTER_LINES")
 # Text rich's markup would not print verbatim: its tags and escapes, and emoji codes such as :thumbs_up:.
@@ -59,16 +60,27 @@ def answer(argv: list[str]) -> bool:
     given = plain_index_arguments(argv)
     if given is None or any(name in os.environ for name in _RICH_ENVIRONMENT):
         return False
-    from dslake_index.errors import DslakeError
+    from dslake_index.front_door import CATALOG_CONFIG, index_if_unchanged
 
+    from dsstar_lake.base.settings_inputs import settings_inputs, user_config_path
+
+    lake, catalog = given
     try:
-        catalog = _open_catalog(*given)
-    except (DslakeError, OSError, ValueError):
-        return False  # the full CLI reports it
-    if catalog is None:
+        root = Path(lake).expanduser()
+        if not root.is_dir():
+            return False  # the full CLI says what is wrong
+        root = root.resolve()
+        # Lake.open's catalog: the one given, else LAKE/<catalog.dirname>; a dirname other than the default is
+        # found in the stamp, and then this guess does not hold.
+        catalog_dir = Path(catalog).expanduser().resolve() if catalog else root / DEFAULT_CATALOG_NAME
+    except (OSError, RuntimeError, ValueError):
         return False
+    if catalog_dir == root:
+        return False
+    inputs = settings_inputs([user_config_path(), str(catalog_dir / CATALOG_CONFIG)])
     terminal = sys.stdout.isatty()
-    report = catalog.index_if_unchanged(accept=lambda r: _verbatim(r, terminal))
+    report = index_if_unchanged(root, catalog_dir, inputs, named=catalog is not None,
+                                accept=lambda r: _verbatim(r, terminal))
     if report is None:
         return False
     lines = [summary_line(report)]
@@ -77,26 +89,6 @@ def answer(argv: list[str]) -> bool:
     sys.stdout.write("".join(line + "\n" for line in lines))
     sys.stdout.flush()
     return True
-
-
-def _open_catalog(lake: str, catalog: str | None) -> Any:
-    """Open the catalog as Lake.open does for `dslake index LAKE [--catalog DIR]` (None: not a case for here)."""
-    from dslake_index.front_door import CATALOG_CONFIG, Catalog
-
-    from dsstar_lake.base.settings import USER_CONFIG_PATH, Settings
-
-    root = Path(lake).expanduser()
-    if not root.is_dir():
-        return None
-    root = root.resolve()
-    catalog_dir = Path(catalog).expanduser().resolve() if catalog else root / Settings.load().catalog.dirname
-    if catalog_dir == root:
-        return None
-    settings = Settings.load(config_files=[USER_CONFIG_PATH, catalog_dir / CATALOG_CONFIG],
-                             guarded_files=(catalog_dir / CATALOG_CONFIG,))
-    if (settings.agent.analyzer or "profile").strip().lower() != "profile":
-        return None  # the model passes: the full pipeline
-    return Catalog(root, catalog_dir, settings)
 
 
 def _verbatim(report: Any, terminal: bool) -> bool:
@@ -110,8 +102,8 @@ def _verbatim(report: Any, terminal: bool) -> bool:
 
 def _listed(rows: list[tuple[str, str]], word: str, more: str) -> list[str]:
     if not rows:
-        return []
-    from dsstar_lake.base.untrusted import visible  # with hashlib: only for a lake with failed or skipped files
+        return []  # visible() loads hashlib: only for a lake with failed or skipped files
+    from dsstar_lake.base.untrusted import visible
 
     lines = [f"  {word} {visible(path)}: {visible(why or '')}" for path, why in rows[:20]]
     if len(rows) > 20:
@@ -126,5 +118,10 @@ def answer_from_console_script(module_name: str) -> None:
     script = getattr(main, "__file__", None) or ""
     if module_name != "dslake_cli.cli" or os.path.basename(script) != CONSOLE_SCRIPT:
         return
-    if answer(sys.argv[1:]):
+    try:
+        answered = answer(sys.argv[1:])
+    except KeyboardInterrupt:  # as the full CLI ends on Ctrl-C (terminal/common.py), without a traceback
+        sys.stderr.write("interrupted\n")
+        sys.exit(130)
+    if answered:
         sys.exit(0)

@@ -1,0 +1,118 @@
+"""A no-change `dslake index LAKE [--catalog DIR]` is answered before click and rich load (dsstar_lake/terminal/
+quick_index.py, index/no_change.py): the same lines, exit code and catalog as the full CLI, and a hand-over with
+nothing written whenever it is not sure (another option, a changed file, a lock held, other settings, other code)."""
+
+from __future__ import annotations
+
+import os
+import re
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+from click.testing import CliRunner
+from conftest import write_table_lake
+from dslake_cli.cli import cli
+from dslake_index.catalog import writer_lock
+
+from dsstar_lake.terminal.quick_index import answer
+
+# Every module of dslake a no-change index may load (no third-party package, no click, rich, settings, facade or
+# pipeline); dsstar_lake.base.untrusted only to print failed or skipped files.
+MAY_LOAD = {"dslake_cli", "dslake_cli.cli", "dsstar_lake", "dsstar_lake.terminal", "dsstar_lake.terminal.quick_index",
+            "dsstar_lake.base", "dsstar_lake.base.settings_inputs", "dsstar_lake.base.untrusted", "dslake_index",
+            "dslake_index.catalog", "dslake_index.census", "dslake_index.lookup", "dslake_index.errors",
+            "dslake_index.catalog_errors", "dslake_index.progress", "dslake_index.front_door", "dslake_index.scan",
+            "dslake_index.plan", "dslake_index.no_change"}
+
+
+def _lake(tmp_path: Path) -> Path:
+    """The small table lake with a file no profiler reads and a link out of the lake (a failed and a skipped
+    line), indexed once by the full CLI, which records the settled stamp."""
+    root = write_table_lake(tmp_path / "lake")
+    (root / "broken.parquet").write_bytes(b"PAR1 this is not a parquet file")
+    (tmp_path / "outside.csv").write_text("a\n1\n")
+    (root / "outside.csv").symlink_to(tmp_path / "outside.csv")
+    assert CliRunner().invoke(cli, ["index", str(root)]).exit_code == 0
+    return root
+
+
+def _state(catalog: Path) -> dict[str, list[tuple]]:
+    """Every table of the manifest, sorted, and the time of the last index on its own."""
+    conn = sqlite3.connect(catalog / "manifest.sqlite")
+    try:
+        names = [row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+        return {name: sorted(map(tuple, conn.execute(f'SELECT * FROM "{name}"')), key=repr) for name in names}
+    finally:
+        conn.close()
+
+
+def _without_time(state: dict[str, list[tuple]]) -> dict[str, list[tuple]]:
+    return {**state, "meta": [row for row in state["meta"] if row[0] != "last_index_at"]}
+
+
+def _last_index_at(state: dict[str, list[tuple]]) -> float:
+    return float(next(row[1] for row in state["meta"] if row[0] == "last_index_at"))
+
+
+def _lines(text: str) -> list[str]:
+    return [re.sub(r"· \d+\.\d s$", "· N s", line) for line in text.splitlines()]
+
+
+def test_the_console_script_answers_as_the_full_cli_without_loading_it(tmp_path):
+    root = _lake(tmp_path)
+    catalog = root / ".dslake"
+    before = _state(catalog)
+    dslake = Path(sys.executable).with_name("dslake")
+    done = subprocess.run([str(dslake), "index", str(root)], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPROFILEIMPORTTIME": "1"}, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr
+    loaded = {line.split("|")[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+    ours = {m for m in loaded if m.split(".")[0] in ("dslake_cli", "dsstar_lake", "dslake_index")}
+    assert ours <= MAY_LOAD, sorted(ours - MAY_LOAD)
+    assert not loaded & {"click", "rich", "dataclasses", "pathspec", "numpy", "chromadb", "pandas"}
+    quick = _state(catalog)
+    assert _without_time(quick) == _without_time(before) and _last_index_at(quick) > _last_index_at(before)
+
+    full = CliRunner().invoke(cli, ["index", str(root)])  # the full CLI (no console script: no quick answer)
+    assert full.exit_code == 0
+    assert _lines(done.stdout) == _lines(full.stdout)
+    assert "  failed broken.parquet: " in done.stdout and "  skipped outside.csv: " in done.stdout
+    assert _without_time(_state(catalog)) == _without_time(quick)  # and the same catalog
+
+
+def test_anything_it_is_not_sure_of_is_handed_over_with_nothing_written(tmp_path, monkeypatch, capsys):
+    root = _lake(tmp_path)
+    catalog = root / ".dslake"
+    settled = _state(catalog)
+
+    def handed_over(argv: list[str]) -> None:
+        assert answer(argv) is False
+        assert capsys.readouterr().out == "" and _state(catalog) == settled
+
+    handed_over(["index", str(root), "--json"])
+    handed_over(["index", str(root), "sales.csv"])
+    with writer_lock(catalog):  # another index is running: the full CLI says so
+        handed_over(["index", str(root)])
+    with monkeypatch.context() as patched:  # a terminal colours the failed and skipped words
+        patched.setattr(sys.stdout, "isatty", lambda: True)
+        handed_over(["index", str(root)])
+    assert answer(["index", str(root), "--catalog", str(catalog)]) is True
+    assert _lines(capsys.readouterr().out)[0].startswith("indexed: 0 added, 0 changed, 0 removed, 9 unchanged, 1 failed")
+    settled = _state(catalog)
+
+    (root / "sales.csv").write_text("region,product,units,price\nnorth,widget,11,2.5\n")
+    handed_over(["index", str(root)])
+    changed = CliRunner().invoke(cli, ["index", str(root)])
+    assert "0 added, 1 changed" in changed.stdout  # the full CLI did the work, with the scan handed to it
+    assert answer(["index", str(root)]) is True
+    capsys.readouterr()
+    settled = _state(catalog)
+
+    config = Path(os.environ["XDG_CONFIG_HOME"]) / "dslake" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text("[retrieve]\nk = 7\n")  # any change of the settings' files: resolved again, by the full CLI
+    handed_over(["index", str(root)])
+    monkeypatch.setenv("DSLAKE_INDEX_FOLLOW_SYMLINKS", "true")
+    handed_over(["index", str(root)])
