@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -130,6 +129,8 @@ class Catalog:
         self.catalog_dir = catalog_dir
         self.settings = settings
         self._readonly = readonly  # None: decided on first use, from whether the folder is writable
+        import threading  # here: a no-change index imports this module and opens no Catalog
+
         self._local = threading.local()
 
     # ---- the manifest ------------------------------------------------------------------------------------
