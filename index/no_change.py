@@ -133,11 +133,10 @@ def _answer(conn: sqlite3.Connection, root: Path, catalog_dir: Path, chroma_dir:
         return None
     try:
         stamp = json.loads(get_meta(conn, SETTLED_KEY) or "null")
-        folders, settings = stamp["folders"], stamp["settings"]
-        follow_symlinks = bool(settings["follow_symlinks"])
-        if (settings["inputs"] != inputs or settings["root"] != str(root)
-                or settings["catalog"] != str(catalog_dir)
-                or (not named and catalog_dir != root / str(settings["dirname"]))):
+        folders, recorded = stamp["folders"], stamp["settings"]  # the values of a plain index's settings
+        follow_symlinks = recorded["follow_symlinks"] is True
+        if (recorded["inputs"] != inputs or recorded["root"] != str(root) or recorded["catalog"] != str(catalog_dir)
+                or (not named and str(catalog_dir) != os.path.join(root, recorded["dirname"]))):
             return None  # other settings, or the catalog another one
     except (TypeError, ValueError, KeyError):
         return None  # no stamp, or one without settings: the last index had flags, a cluster, a server store
