@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 
 from dslake_index.catalog_errors import manifest_errors
 from dslake_index.front_door import CATALOG_CONFIG, CHROMA_DIR, Catalog
-from dslake_index.objectstore import remote_lake
 from dslake_index.progress import Progress
 
 from dsstar_lake.base.errors import LakeNotFound, UsageError
@@ -98,7 +97,11 @@ class Lake:
             raise UsageError("give a lake folder or a catalog folder", hint="give LAKE, or --catalog DIR",
                              api_hint="Lake.open(lake) or Lake.open(catalog=DIR)")
         root = None
-        remote = remote_lake(path, catalog)  # a URL in object storage (index/objectstore.py), or None
+        remote = None  # a URL in object storage (index/objectstore.py), or None
+        if path is not None and "://" in str(path):  # only a URL has one: a folder's open skips the module
+            from dslake_index.objectstore import remote_lake
+
+            remote = remote_lake(path, catalog)
         if path is not None and remote is None:
             root = Path(path).expanduser()
             if not root.exists():
