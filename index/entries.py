@@ -5,26 +5,15 @@ from __future__ import annotations
 import ast
 import hashlib
 import statistics
-import sys
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 from dslake_index.families import Group, as_date, describe_values, family_id, file_entry_id, value_sort_key
 from dslake_index.family_stats import FamilyView, MemberFacts, family_view
 from dslake_index.profilers.base import PATH_PLACEHOLDER, Profile
 from dslake_index.profilers.textio import clip
-
-
-def render_version() -> str:
-    """Return a fingerprint of the code that writes descriptions and cards; entries are rebuilt when it changes."""
-    from dslake_index import cards, dataset_entries, datasets, families, family_stats, layouts
-
-    digest = hashlib.sha1()
-    for module in (cards, families, family_stats, layouts, sys.modules[__name__], datasets, dataset_entries):
-        digest.update(Path(module.__file__).read_bytes())
-    return digest.hexdigest()[:16]
+from dslake_index.stored_json import collector_paused
 
 
 @dataclass
@@ -97,7 +86,8 @@ def family_entry(group: Group, representative: Profile, max_listed: int,
     glob = group.glob
     values_text, card_values = _values_text(group, max_listed)
     where = ", in sibling folders" if group.spans_folders else ""
-    view = family_view(representative, facts) if facts and len(facts) == len(members) else None
+    with collector_paused():  # the members' statistics add up to millions of objects: see stored_json
+        view = family_view(representative, facts) if facts and len(facts) == len(members) else None
     header = [
         f"Family of {len(members)} files matching `{glob}` (one schema, one name pattern{where}).",
         f"First: {first}; last: {last}. {values_text} {_listing_text(group)}",
