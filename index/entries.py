@@ -79,6 +79,14 @@ def family_entry(group: Group, representative: Profile, max_listed: int,
     all, how members relate, sidecars, and the first member's description with each column's statistics over
     every member (related: the representative profile of a linked group; facts: every member's stored profile
     facts, in member order)."""
+    # The members' facts are up to millions of dicts and lists, alive all along: with the cyclic collector running,
+    # every collection the rendering sets off would walk them again (see stored_json).
+    with collector_paused():
+        return _family_entry(group, representative, max_listed, analysis, related, facts)
+
+
+def _family_entry(group: Group, representative: Profile, max_listed: int, analysis: tuple[str, str] | None,
+                  related: Callable[[Group], Profile] | None, facts: list[MemberFacts] | None) -> EntryRow:
     from dslake_index.cards import card, describe
 
     members = [m.path for m in group.members]
@@ -86,8 +94,7 @@ def family_entry(group: Group, representative: Profile, max_listed: int,
     glob = group.glob
     values_text, card_values = _values_text(group, max_listed)
     where = ", in sibling folders" if group.spans_folders else ""
-    with collector_paused():  # the members' statistics add up to millions of objects: see stored_json
-        view = family_view(representative, facts) if facts and len(facts) == len(members) else None
+    view = family_view(representative, facts) if facts and len(facts) == len(members) else None
     header = [
         f"Family of {len(members)} files matching `{glob}` (one schema, one name pattern{where}).",
         f"First: {first}; last: {last}. {values_text} {_listing_text(group)}",
