@@ -157,21 +157,25 @@ def _frame(rows: list[list[Any]], names: list[str]) -> Any:
     import pandas as pd
 
     df = pd.DataFrame(rows, columns=names, dtype=object)
+    # Each column is typed on its own and the frame is made once from them: assigning hundreds of columns back
+    # into the object frame one by one split and copied its block each time (a wide sheet's 312 columns).
+    columns: dict[Any, Any] = {}
     for c in df.columns:
-        s = df[c].dropna()
-        if s.empty:
-            continue
-        # a number (not a bool), a date or a text in every cell: tested once per distinct type, not per value
-        kinds = set(map(type, s.tolist()))
-        if all(issubclass(k, (int, float)) and not issubclass(k, bool) for k in kinds):
-            df[c] = pd.to_numeric(df[c])
-            if df[c].notna().all() and (df[c] % 1 == 0).all():
-                df[c] = df[c].astype("int64")
-        elif all(issubclass(k, (dt.datetime, dt.date)) for k in kinds):
-            df[c] = pd.to_datetime(df[c], errors="coerce")
-        elif all(issubclass(k, str) for k in kinds):
-            df[c] = df[c].astype("str").where(df[c].notna(), None)
-    return df
+        col = df[c]
+        s = col.dropna()
+        if not s.empty:
+            # a number (not a bool), a date or a text in every cell: tested once per distinct type, not per value
+            kinds = set(map(type, s.tolist()))
+            if all(issubclass(k, (int, float)) and not issubclass(k, bool) for k in kinds):
+                col = pd.to_numeric(col)
+                if col.notna().all() and (col % 1 == 0).all():
+                    col = col.astype("int64")
+            elif all(issubclass(k, (dt.datetime, dt.date)) for k in kinds):
+                col = pd.to_datetime(col, errors="coerce")
+            elif all(issubclass(k, str) for k in kinds):
+                col = col.astype("str").where(col.notna(), None)
+        columns[c] = col
+    return pd.DataFrame(columns, index=df.index, columns=df.columns)
 
 
 def _units(rows: list[list[Any]]) -> dict[int, str]:
