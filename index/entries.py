@@ -5,26 +5,15 @@ from __future__ import annotations
 import ast
 import hashlib
 import statistics
-import sys
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 from dslake_index.families import Group, as_date, describe_values, family_id, file_entry_id, value_sort_key
 from dslake_index.family_stats import FamilyView, MemberFacts, family_view
 from dslake_index.profilers.base import PATH_PLACEHOLDER, Profile
 from dslake_index.profilers.textio import clip
-
-
-def render_version() -> str:
-    """Return a fingerprint of the code that writes descriptions and cards; entries are rebuilt when it changes."""
-    from dslake_index import cards, dataset_entries, datasets, families, family_stats, layouts
-
-    digest = hashlib.sha1()
-    for module in (cards, families, family_stats, layouts, sys.modules[__name__], datasets, dataset_entries):
-        digest.update(Path(module.__file__).read_bytes())
-    return digest.hexdigest()[:16]
+from dslake_index.stored_json import collector_paused
 
 
 @dataclass
@@ -90,6 +79,14 @@ def family_entry(group: Group, representative: Profile, max_listed: int,
     all, how members relate, sidecars, and the first member's description with each column's statistics over
     every member (related: the representative profile of a linked group; facts: every member's stored profile
     facts, in member order)."""
+    # The members' facts are up to millions of dicts and lists, alive all along: with the cyclic collector running,
+    # every collection the rendering sets off would walk them again (see stored_json).
+    with collector_paused():
+        return _family_entry(group, representative, max_listed, analysis, related, facts)
+
+
+def _family_entry(group: Group, representative: Profile, max_listed: int, analysis: tuple[str, str] | None,
+                  related: Callable[[Group], Profile] | None, facts: list[MemberFacts] | None) -> EntryRow:
     from dslake_index.cards import card, describe
 
     members = [m.path for m in group.members]

@@ -10,7 +10,6 @@ line should de-duplicate.
 
 from __future__ import annotations
 
-import json
 import re
 import sqlite3
 from collections import Counter
@@ -21,6 +20,7 @@ from typing import Any
 from dslake_index.profilers.base import Column, Profile
 from dslake_index.profilers.stats import MAX_KINDS, ROW_SKETCH
 from dslake_index.profilers.textio import clip
+from dslake_index.stored_json import collector_paused, loads
 
 HASH_SPACE = float(1 << 53)  # row hashes are 53-bit (profilers/stats.py)
 ESTIMATE_MARGIN = 0.1  # an estimated share of repeated rows below this is within the sketch's error: not said
@@ -56,12 +56,13 @@ def member_facts(conn: sqlite3.Connection, members: list[tuple[str, str]]) -> li
     order: a family's statistics are added up from these, never by reading a member again."""
     wanted = sorted({h for _, h in members})
     stored: dict[str, tuple[list[dict[str, Any]], list[str]]] = {}
-    for start in range(0, len(wanted), 500):
-        chunk = wanted[start : start + 500]
-        for row in conn.execute(
-                "SELECT hash, json_extract(profile, '$.tables'), json_extract(profile, '$.notes') FROM profiles "
-                f"WHERE hash IN ({','.join('?' * len(chunk))})", chunk):
-            stored[row[0]] = (json.loads(row[1] or "[]"), json.loads(row[2] or "[]"))
+    with collector_paused():  # megabytes of decoded statistics: see stored_json
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start : start + 500]
+            for row in conn.execute(
+                    "SELECT hash, json_extract(profile, '$.tables'), json_extract(profile, '$.notes') FROM profiles "
+                    f"WHERE hash IN ({','.join('?' * len(chunk))})", chunk):
+                stored[row[0]] = (loads(row[1] or "[]"), loads(row[2] or "[]"))
     return [MemberFacts(path, *stored.get(h, ([], []))) for path, h in members]
 
 

@@ -137,15 +137,6 @@ def test_a_script_without_a_main_guard_indexes_and_is_not_run_again(tmp_path):
     assert done.stdout.strip() == "1" and (tmp_path / "ran.txt").read_text() == "ran\n"
 
 
-def test_the_render_version_is_read_from_the_files_without_importing_them():
-    """The index reads it from the modules' files (index/render_stamp.py); it is the version entries.py computes
-    from the imported modules, so catalogs written before keep theirs and are not rebuilt."""
-    from dslake_index.entries import render_version as from_modules
-    from dslake_index.render_stamp import render_version
-
-    assert render_version() == from_modules()
-
-
 def test_a_new_render_version_rebuilds_every_entry(table_lake):
     """Entries written by older code (another render version) are all rewritten, single files as well as families."""
     lake = Lake.open(table_lake)

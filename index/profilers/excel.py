@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from dslake_index.profilers.base import PATH_PLACEHOLDER, Limits, Profile, ProfileError, Table
+from dslake_index.profilers.sheet_rows import FastReadError, sheet_values
 from dslake_index.profilers.stats import (
     describe_columns,
     fill_notes,
@@ -80,10 +81,6 @@ def xy_cut(occ: Any, r0: int, r1: int, c0: int, c1: int, depth: int = 0) -> list
 
 def _empty(v: Any) -> bool:
     return v is None or (isinstance(v, str) and not v.strip())
-
-
-def _is_number(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
 def _yearlike(v: Any) -> bool:
@@ -160,19 +157,25 @@ def _frame(rows: list[list[Any]], names: list[str]) -> Any:
     import pandas as pd
 
     df = pd.DataFrame(rows, columns=names, dtype=object)
+    # Each column is typed on its own and the frame is made once from them: assigning hundreds of columns back
+    # into the object frame one by one split and copied its block each time (a wide sheet's 312 columns).
+    columns: dict[Any, Any] = {}
     for c in df.columns:
-        s = df[c].dropna()
-        if s.empty:
-            continue
-        if all(_is_number(v) for v in s):
-            df[c] = pd.to_numeric(df[c])
-            if df[c].notna().all() and (df[c] % 1 == 0).all():
-                df[c] = df[c].astype("int64")
-        elif all(isinstance(v, (dt.datetime, dt.date)) for v in s):
-            df[c] = pd.to_datetime(df[c], errors="coerce")
-        elif all(isinstance(v, str) for v in s):
-            df[c] = df[c].astype("str").where(df[c].notna(), None)
-    return df
+        col = df[c]
+        s = col.dropna()
+        if not s.empty:
+            # a number (not a bool), a date or a text in every cell: tested once per distinct type, not per value
+            kinds = set(map(type, s.tolist()))
+            if all(issubclass(k, (int, float)) and not issubclass(k, bool) for k in kinds):
+                col = pd.to_numeric(col)
+                if col.notna().all() and (col % 1 == 0).all():
+                    col = col.astype("int64")
+            elif all(issubclass(k, (dt.datetime, dt.date)) for k in kinds):
+                col = pd.to_datetime(col, errors="coerce")
+            elif all(issubclass(k, str) for k in kinds):
+                col = col.astype("str").where(col.notna(), None)
+        columns[c] = col
+    return pd.DataFrame(columns, index=df.index, columns=df.columns)
 
 
 def _units(rows: list[list[Any]]) -> dict[int, str]:
@@ -190,7 +193,7 @@ def _letter(c: int) -> str:
     return get_column_letter(c + 1)
 
 
-def block_table(grid: list[list[Any]], b: Block, sheet: str, several: bool, limits: Limits,
+def block_table(grid: list[list[Any]], occ: Any, b: Block, sheet: str, several: bool, limits: Limits,
                 dim_rows: int | None, truncated: bool) -> tuple[Table, list[str]]:
     """Describe one table block: header row, columns, rows, location and a read_excel hint."""
     rows = [(grid[r] + [None] * b.c1)[b.c0 : b.c1] for r in range(b.r0, b.r1)]
@@ -218,7 +221,8 @@ def block_table(grid: list[list[Any]], b: Block, sheet: str, several: bool, limi
             notes.append(f"row {header_abs + 2} looks like a second header row (labels under the header): "
                          "it is read as the first data row")
     footer: list[str] = []
-    fills = sorted(sum(1 for v in r if not _empty(v)) for r in data)
+    first_data = b.r0 + (h + 1 if h is not None else 0)  # the filled cells of each data row, from the grid's
+    fills = sorted(occ[first_data : b.r1, b.c0 : b.c1].sum(axis=1).tolist())  # occupancy (rows == data here)
     typical = fills[len(fills) // 2] if fills else 0
     while typical >= 2 and len(data) > 2 and sum(1 for v in data[-1] if not _empty(v)) == 1 \
             and isinstance(_first(data[-1]), str) and _empty(data[-1][-1]):
@@ -313,18 +317,25 @@ def _block_text(grid: list[list[Any]], b: Block) -> str:
     return clip(" | ".join(parts), NOTE_CHARS)
 
 
+def _first_rows(rows: Any, budget: int) -> tuple[list[list[Any]], bool]:
+    """Return up to budget rows (each cut at MAX_COLS) and whether the sheet has more."""
+    grid: list[list[Any]] = []
+    for r, row in enumerate(rows):
+        if r >= budget:
+            return grid, True
+        grid.append(list(row[:MAX_COLS]))
+    return grid, False
+
+
 def _read_grid(ws: Any, cells: int = 0) -> tuple[list[list[Any]], bool, int | None, int | None]:
     dim_rows, dim_cols = ws.max_row, ws.max_column
     ws.reset_dimensions()
     per_row = min(MAX_COLS, dim_cols or 50)
     budget = max(200, (cells or SCAN_CELLS) // max(1, per_row))
-    grid: list[list[Any]] = []
-    truncated = False
-    for r, row in enumerate(ws.iter_rows(values_only=True)):
-        if r >= budget:
-            truncated = True
-            break
-        grid.append(list(row[:MAX_COLS]))
+    try:
+        grid, truncated = _first_rows(sheet_values(ws), budget)
+    except FastReadError:  # a sheet the fast path does not read as openpyxl would: openpyxl reads it, from the top
+        grid, truncated = _first_rows(ws.iter_rows(values_only=True), budget)
     while grid and all(_empty(v) for v in grid[-1]):
         grid.pop()
     return grid, truncated, dim_rows, dim_cols
@@ -343,10 +354,10 @@ def sheet_tables(ws: Any, limits: Limits, cells: int = 0) -> tuple[list[Table], 
         return [], info, []
     width = max(len(r) for r in grid)
     occ = np.zeros((len(grid), width), dtype=bool)
-    for r, row in enumerate(grid):
-        for c, v in enumerate(row):
-            if not _empty(v):
-                occ[r, c] = True
+    for r, row in enumerate(grid):  # not _empty(v), inline: a call per cell was a tenth of a big sheet's CPU
+        filled = [c for c, v in enumerate(row) if v is not None and (not isinstance(v, str) or v.strip())]
+        if filled:
+            occ[r, filled] = True
     blocks = _merge(xy_cut(occ, 0, len(grid), 0, width), occ, grid)
     info["dimension"] = f"A1:{_letter(width - 1)}{dim_rows if truncated and dim_rows else len(grid)}"
     tables_b, texts = [], []
@@ -366,7 +377,7 @@ def sheet_tables(ws: Any, limits: Limits, cells: int = 0) -> tuple[list[Table], 
     several = len(tables_b) > 1
     tables, notes = [], []
     for b in sorted(tables_b, key=lambda b: (b.r0, b.c0)):
-        table, tnotes = block_table(grid, b, ws.title, several, limits, dim_rows, truncated)
+        table, tnotes = block_table(grid, occ, b, ws.title, several, limits, dim_rows, truncated)
         _pandas_names(table, grid, b)
         if several:
             table.name = f"{ws.title}!{table.location}"
