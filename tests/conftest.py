@@ -30,7 +30,8 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
 
 @pytest.fixture(autouse=True)
 def _isolated_user_config(tmp_path_factory, monkeypatch):
-    """Keep the developer's ~/.config/dslake and DSLAKE_* variables out of every test."""
+    """Keep the developer's ~/.config/dslake and DSLAKE_* variables out of every test; sandboxes started ahead
+    import nothing while they wait (DSLAKE_SANDBOX_PRELOAD="")."""
     config_home = tmp_path_factory.mktemp("config-home")
     monkeypatch.setenv("XDG_CONFIG_HOME", str(config_home))
     monkeypatch.setattr("dsstar_lake.base.settings.USER_CONFIG_PATH", config_home / "dslake" / "config.toml")
@@ -38,6 +39,10 @@ def _isolated_user_config(tmp_path_factory, monkeypatch):
     for name in list(os.environ):
         if name.startswith("DSLAKE_"):
             monkeypatch.delenv(name)
+    # The suite's scripts read CSVs with the csv module: a sandbox started ahead that imported pandas (the default
+    # guess, sandbox.preload) spent ~1 CPU-s per script that no test used, ~100 s of the suite on 2 cores. The
+    # default is tested end to end where it matters (test_sandbox_warm.py); flags and overrides still win over this.
+    monkeypatch.setenv("DSLAKE_SANDBOX_PRELOAD", "")
 
 
 def write_table_lake(root: Path, n_daily: int = 5) -> Path:

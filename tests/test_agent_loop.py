@@ -20,7 +20,7 @@ from agent_helpers import (
     trace,
 )
 from conftest import write_table_lake
-from sandbox_helpers import processes_with
+from sandbox_helpers import BWRAP_REASON, processes_with
 
 from dsstar_lake.lake import Lake
 
@@ -317,6 +317,45 @@ def test_budget_stops_refining_and_finalizes(lake):
     assert answer.value == "14" and answer.stop_reason == "budget" and "budget" in answer.error
     assert prompts(provider, "router") == []  # the fourth call was refused; only the finalyzer went over
     assert [c["role"] for c in trace(lake, answer.run_id, "llm_call")] == ["planner", "coder", "verifier", "finalyzer"]
+    if BWRAP_REASON is None:  # both scripts' sandboxes were started ahead, and both were used
+        assert ahead(lake, answer.run_id) == [(2, 2)]
+
+
+def ahead(lake, run_id):
+    """Return (started, taken) of the run's sandboxes started ahead, as its trace says (once, at its end)."""
+    return [(e["started"], e["taken"]) for e in trace(lake, run_id, "sandboxes_ahead")]
+
+
+def test_a_budget_that_cannot_reach_a_script_starts_no_sandbox_ahead(lake):
+    provider = scripted(("planner", "Sum the widget units in data/sales.csv."), ("coder", fenced(SUM_WIDGETS)))
+    answer = ask(lake, "How many widget units were sold in total?", provider, overrides={"llm.max_llm_calls": 1})
+    assert answer.stop_reason == "budget" and answer.value == "" and prompts(provider, "coder") == []
+    assert not (run_dir(lake, answer.run_id) / "round_00.py").exists()
+    assert ahead(lake, answer.run_id) == ([(0, 0)] if BWRAP_REASON is None else [])
+
+
+PRELOADED = "import sys\nprint('pandas' in sys.modules)\n" + SUM_WIDGETS
+
+
+@pytest.mark.skipif(BWRAP_REASON is not None, reason=f"{BWRAP_REASON}")
+@pytest.mark.parametrize(("prestart", "preloaded", "expected"), [(2, "True", [(2, 2)]), (0, "False", [])])
+def test_prestart_starts_scripts_ahead_with_the_preload_and_0_starts_each_when_it_goes(lake, prestart, preloaded,
+                                                                                       expected):
+    """sandbox.prestart = 0 is the path without sandboxes started ahead: each script's own starts when it goes."""
+    provider = scripted(
+        ("planner", "Sum the units of the widget rows in data/sales.csv."),
+        ("coder", fenced(PRELOADED)),
+        ("verifier", "Yes"),
+        ("finalyzer", fenced(SUM_WIDGETS)),
+    )
+    answer = ask(lake, "How many widget units were sold in total?", provider,
+                 overrides={"sandbox.prestart": prestart, "sandbox.preload": "pandas"})
+    assert answer.value == "14" and answer.verified and answer.files_used == ["sales.csv"]
+    folder = run_dir(lake, answer.run_id)
+    # The interpreter started ahead imported pandas before the script came; one started when it went did not.
+    assert (folder / "round_00.out").read_text().splitlines()[:2] == [preloaded, "14"]
+    assert ahead(lake, answer.run_id) == expected
+    assert processes_with(str(folder / "work")) == []
 
 
 def test_given_files_replace_retrieval(lake):

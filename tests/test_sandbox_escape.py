@@ -723,14 +723,28 @@ def _doc_table() -> list[str]:
     return rows
 
 
-def test_summary_table(capsys, monkeypatch, tmp_path_factory, loopback_port):
+def _checked_elsewhere(session: pytest.Session) -> set[tuple[str, str]]:
+    """Return the (attempt, backend) pairs another pytest-xdist worker checks in this session (its own test).
+
+    Each worker has its own RESULTS: re-running here what another worker runs (about half of all attempts
+    under `-n auto`) checked nothing more. A plain run, or one writing docs/safety.md's table, runs them all here.
+    """
+    if not os.environ.get("PYTEST_XDIST_WORKER") or os.environ.get("SANDBOX_TABLE_OUT"):
+        return set()
+    return {(item.callspec.params["attempt"].name, item.callspec.params["backend"]) for item in session.items
+            if getattr(item, "originalname", None) == "test_attempt_is_contained"}
+
+
+def test_summary_table(request, capsys, monkeypatch, tmp_path_factory, loopback_port):
     """Print attempt x backend and how each was contained, and what the subprocess backend keeps and loses."""
     backends = ["subprocess"] + (["bwrap"] if BWRAP_REASON is None else [])
     for key, value in SECRETS.items():
         monkeypatch.setenv(key, value)
+    elsewhere = _checked_elsewhere(request.session)
     for attempt in ATTEMPTS:  # fill in whatever this session did not run (e.g. the file run alone with -k)
         for backend in backends:
-            if (attempt.name, backend) not in RESULTS and backend in attempt.backends:
+            if ((attempt.name, backend) not in RESULTS and backend in attempt.backends
+                    and (attempt.name, backend) not in elsewhere):
                 base = tmp_path_factory.mktemp("escape")
                 monkeypatch.setenv("HOME", str(base / "home"))
                 RESULTS[(attempt.name, backend)] = run_attempt(attempt, backend, base, loopback_port)

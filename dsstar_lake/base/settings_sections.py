@@ -68,6 +68,8 @@ class SandboxSettings:
     fingerprint_files: int
     python: str
     env_passthrough: str
+    prestart: int
+    preload: str
 
 
 @dataclass(frozen=True)

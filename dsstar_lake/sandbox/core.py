@@ -24,7 +24,7 @@ from dsstar_lake.sandbox.fingerprint import catalog_stamps, changed, fingerprint
 from dsstar_lake.sandbox.lakemask import Masks, skipped_names
 from dsstar_lake.sandbox.pump import Pump, killpg
 from dsstar_lake.sandbox.result import ExecResult, classify
-from dsstar_lake.sandbox.spares import PRELOAD, Spares, Started
+from dsstar_lake.sandbox.spares import Spares, Started
 from dsstar_lake.sandbox.tracecheck import read_trace
 
 SHIM = str(Path(__file__).with_name("_shim.py"))
@@ -85,6 +85,8 @@ class Sandbox:
             view.link = self.backend == "bwrap"  # without a read-only mount, copies: see lakeview.py
         # keep_warm: keep one script's own sandbox started ahead while a script runs (a run sets it, and close()s).
         self.keep_warm = False
+        self.prestart = max(0, int(self.cfg["prestart"]))
+        self.preload = tuple(n.strip() for n in str(self.cfg["preload"]).split(",") if n.strip())
         self._spares = Spares()
 
     def _choose_backend(self, wanted: str) -> tuple[str, str | None]:
@@ -193,8 +195,9 @@ class Sandbox:
 
     @property
     def warms(self) -> bool:
-        """Tell whether scripts here can be started ahead: bubblewrap with its tmpfs work folder and launcher."""
-        return self.backend == "bwrap" and self.work_mb > 0 and self.view is None
+        """Tell whether scripts here are started ahead: bubblewrap with its tmpfs work folder and launcher, and
+        sandbox.prestart above 0 (0: each script's sandbox starts when the script goes, as without bubblewrap)."""
+        return self.backend == "bwrap" and self.work_mb > 0 and self.view is None and self.prestart > 0
 
     def warm(self, workdir: Path) -> None:
         """Start the sandbox of the next script to run in workdir now, so it is ready when the script goes.
@@ -209,7 +212,12 @@ class Sandbox:
             self._spares.add(workdir, self._start_ahead)
 
     def _start_ahead(self, workdir: Path) -> Started:
-        return self._start(workdir, preload=PRELOAD)
+        return self._start(workdir, preload=self.preload)
+
+    @property
+    def ahead(self) -> dict[str, int]:
+        """Return how many sandboxes were started ahead so far, and how many of them a script took."""
+        return {"started": self._spares.started, "taken": self._spares.taken}
 
     def close(self) -> None:
         """Kill the sandboxes started ahead that no script took (their whole process trees)."""

@@ -28,8 +28,6 @@ from pathlib import Path
 from dsstar_lake.sandbox import limits
 from dsstar_lake.sandbox.pump import KILL_GRACE_S, killpg
 
-PRELOAD = ("pandas",)  # what nearly every analysis script imports first: imported while the sandbox waits
-
 
 @dataclass
 class Started:
@@ -99,6 +97,8 @@ class Spares:
         self._lock = threading.Lock()
         self._ahead: dict[Path, list[Future[Started]]] = {}
         self._pool: ThreadPoolExecutor | None = None
+        self.started = 0  # sandboxes started ahead, and how many of them a script took: the run's trace says both
+        self.taken = 0
 
     def add(self, workdir: Path, start: Callable[[Path], Started]) -> None:
         """Start one more sandbox for a coming script in workdir with start(workdir), in the starter thread.
@@ -110,6 +110,7 @@ class Spares:
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(1, thread_name_prefix="dslake-spare")
             self._ahead.setdefault(workdir, []).append(self._pool.submit(start, workdir))
+            self.started += 1
 
     def waiting(self, workdir: Path) -> int:
         """Return how many sandboxes wait for workdir's coming scripts."""
@@ -135,6 +136,8 @@ class Spares:
         if started.proc.poll() is not None:
             started.kill()
             return None
+        with self._lock:
+            self.taken += 1
         return started
 
     def close(self) -> None:

@@ -64,7 +64,7 @@ def ask(
         "files": list(files) if files else None, "overrides": kept,
     })
     progress("run", {"run_id": record.id, "folder": str(record.folder)})
-    sandbox = _sandbox_meanwhile(setup, record.work)
+    sandbox = _sandbox_meanwhile(setup, record.work, _scripts_ahead(setup))
     try:
         state = _context(setup, record, question, entries, progress, files)
     except BaseException:
@@ -133,15 +133,45 @@ def _lake_root(setup: RunSetup) -> str:
     return setup.lake_location("answering")
 
 
-def _sandbox_meanwhile(setup: RunSetup, work: Path) -> Future[Sandbox]:
+# Model calls before a run's first script: the planner's first step, then the coder's script.
+CALLS_BEFORE_A_SCRIPT = 2
+
+
+def _scripts_ahead(setup: RunSetup) -> int:
+    """Return how many scripts' sandboxes to start while the context is retrieved: sandbox.prestart, capped by what
+    the run can reach.
+
+    A run whose call budget ends before its first script (llm.max_llm_calls under 2) runs none; any other run that
+    reaches its first script runs at least two (the round's and the final one, which runs over budget). A person
+    answering (the manual provider) takes minutes per answer: each script's sandbox starts when it goes, as a
+    sandbox started ahead would only hold its memory meanwhile.
+    """
+    settings = setup.settings
+    if _person_answers(setup):
+        return 0
+    calls = settings.llm.max_llm_calls
+    if 0 < calls < CALLS_BEFORE_A_SCRIPT:
+        return 0
+    return min(max(0, settings.sandbox.prestart), 2)
+
+
+def _person_answers(setup: RunSetup) -> bool:
+    from dsstar_lake.llm.registry import UNPRICED  # the providers where a person answers
+
+    name = setup.provider.name if setup.provider is not None else setup.settings.llm.provider
+    return name in UNPRICED
+
+
+def _sandbox_meanwhile(setup: RunSetup, work: Path, ahead: int) -> Future[Sandbox]:
     """Start making the run's sandbox in a thread, while the question is embedded and the context retrieved.
 
     Making it probes bubblewrap and the cgroups (processes), walks the lake for the names to blank and asks the
     interpreter which packages import (a process): ~1 s of wall time on a loaded 2-core machine when done in
     turn, and none of it depends on the question. Nothing of the sandbox's isolation changes: the same Sandbox,
     made earlier. Its errors (a backend that cannot work here) are raised where it is first needed, as before.
-    The first two scripts' own sandboxes are started here too (Sandbox.warm), so their interpreters import pandas
-    while the question is still being embedded; the run then keeps one started ahead of each script (keep_warm).
+    The first `ahead` scripts' own sandboxes (at most two) are started here too (Sandbox.warm), so their interpreters
+    import sandbox.preload while the question is still being embedded; the run then keeps one started ahead of each
+    script (keep_warm). None for a run that cannot reach a script (_scripts_ahead).
     """
     made: Future[Sandbox] = Future()
 
@@ -151,13 +181,15 @@ def _sandbox_meanwhile(setup: RunSetup, work: Path) -> Future[Sandbox]:
             sandbox = setup.sandbox()
             if sandbox.backend == "bwrap":
                 sandbox.masks  # noqa: B018  (cached: walked once, blanked under every script's bubblewrap)
-            sandbox.keep_warm = True
-            sandbox.warm(work)
+            sandbox.keep_warm = ahead > 0
+            if ahead > 0:
+                sandbox.warm(work)
             sandbox.packages()  # cached per interpreter: the coder's prompt reads it
             # The second script's sandbox too, now rather than when the first script goes: its pandas import then
             # overlaps the retrieval as well, not only the first script, which (started ahead) takes ~0.1 s. Before
             # the result is set: a run that fails meanwhile closes the sandbox once it is made, spares and all.
-            sandbox.warm(work)
+            for _ in range(ahead - 1):
+                sandbox.warm(work)
         except BaseException as exc:  # noqa: BLE001 - handed to the caller, raised there
             if sandbox is not None:
                 sandbox.close()
@@ -188,11 +220,14 @@ def _drive(setup: RunSetup, record: RunRecord, state: AgentState, progress: Prog
            started: float, clarify: Pick | None = None, sandbox_made: Future[Sandbox] | None = None) -> Answer:
     """Run the loop and turn how it ended into the run's status, answer.json and the returned Answer."""
     sandbox = sandbox_made.result() if sandbox_made is not None else setup.sandbox()
-    sandbox.keep_warm = True  # each script's sandbox is started while the one before runs; close() ends the rest
+    # Each script's sandbox is started while the one before runs (close() ends the rest), unless a person answers.
+    sandbox.keep_warm = not _person_answers(setup)
     try:
         return _solve(setup, record, state, progress, started, clarify, retrieve, sandbox)
     finally:
         sandbox.close()
+        if sandbox.warms:
+            record.event("sandboxes_ahead", **sandbox.ahead)
 
 
 def _solve(setup: RunSetup, record: RunRecord, state: AgentState, progress: Progress, started: float,
