@@ -17,6 +17,11 @@ _ZERO_LED = re.compile(r"[\n,;\t|]\s*\"?0\d")
 # which made this search 10% of a 400 KB numeric CSV's profile; numpy finds the few '0'+digit pairs and looks back.
 _DELIMS = np.frombuffer(b"\n,;\t|", dtype=np.uint8)
 _SPACES = np.frombuffer(b" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f", dtype=np.uint8)  # what \s matches in ASCII
+# the same sets as lookup tables: indexing one by a byte array is a gather, where np.isin sorts both arrays
+_IS_DELIM = np.zeros(256, dtype=bool)
+_IS_DELIM[_DELIMS] = True
+_IS_SPACE = np.zeros(256, dtype=bool)
+_IS_SPACE[_SPACES] = True
 _LOOK_BACK = 32  # spaces between a delimiter and a '0' looked back over; longer runs go to the regex
 
 
@@ -58,9 +63,9 @@ def has_zero_led_field(text: str) -> bool:
     before = np.where(quoted & (before > 0), before - 1, before)
     for _ in range(_LOOK_BACK):  # walk back over spaces (\s*): a '\n' or '\t' among them is a delimiter
         char = data[before]
-        if np.isin(char, _DELIMS).any():
+        if _IS_DELIM[char].any():
             return True
-        spaced = np.isin(char, _SPACES) & (before > 0)
+        spaced = _IS_SPACE[char] & (before > 0)
         if not spaced.any():
             return False
         before = before[spaced] - 1
