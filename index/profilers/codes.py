@@ -53,8 +53,9 @@ def has_zero_led_field(text: str) -> bool:
     if not text.isascii():
         return _ZERO_LED.search("\n" + text) is not None
     data = np.frombuffer(b"\n" + text.encode("ascii"), dtype=np.uint8)
-    digit = (data[1:] >= 48) & (data[1:] <= 57)
-    at = np.flatnonzero((data[:-1] == 48) & digit)  # each '0' followed by a digit
+    zeros = np.flatnonzero(data[:-1] == 48)  # each '0' with a character after it; then those followed by a digit
+    after = data[zeros + 1]
+    at = zeros[(after >= 48) & (after <= 57)]
     at = at[at > 0]  # position 0 is the '\n' put in front
     if not at.size:
         return False

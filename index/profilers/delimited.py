@@ -418,7 +418,7 @@ def load_frame(text: str, kw: dict[str, Any], lay: Layout) -> tuple[Any, dict[st
     elif lay.decimal_comma and any(any(map(_DOT_GROUPED.match, vals)) for vals in distinct.all().values()):
         extra["thousands"] = "."  # '1.234,5' with a decimal comma groups thousands with '.'
 
-    na = [t for t in _na_tokens(df, distinct) if t not in {str(c).strip() for c in df.columns}]
+    na = [t for t in _na_tokens(distinct) if t not in {str(c).strip() for c in df.columns}]
     if na:
         extra["na_values"] = na
     if extra:
@@ -508,9 +508,9 @@ class _DistinctText:
         return {name: self.values(name) for name in self.text}
 
 
-def _na_tokens(df: Any, distinct: _DistinctText) -> list[str]:
+def _na_tokens(distinct: _DistinctText) -> list[str]:
     tokens: set[str] = set()
-    for name in df.columns[:200]:
+    for name in distinct.text:  # the text columns among the first 200: any other has no values to look at
         head = distinct.head(name)
         if not head or sum(1 for v in head if is_number_text(v) or _THOUSANDS.match(v)) < 0.5 * len(head):
             continue

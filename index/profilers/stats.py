@@ -817,7 +817,10 @@ def year_outliers(df: Any) -> list[str]:
     import numpy as np
 
     for c in [c for c in list(df.columns)[:200] if _YEAR_ONLY_NAME.search(str(c)) and df[c].dtype.kind in "iuf"]:
-        arr = df[c].to_numpy(dtype=np.float64, na_value=np.nan)
+        s = df[c]
+        # a numpy column holds no pd.NA: its float copy is what to_numpy(dtype, na_value) gives, at a third of the CPU
+        arr = (s.to_numpy().astype(np.float64) if isinstance(s.dtype, np.dtype)
+               else s.to_numpy(dtype=np.float64, na_value=np.nan))
         with np.errstate(invalid="ignore"):
             if not ((arr < 1500) | (arr > 2200)).any():  # NaN compares False: every value a year, the usual case
                 continue
