@@ -17,6 +17,11 @@ _ZERO_LED = re.compile(r"[\n,;\t|]\s*\"?0\d")
 # which made this search 10% of a 400 KB numeric CSV's profile; numpy finds the few '0'+digit pairs and looks back.
 _DELIMS = np.frombuffer(b"\n,;\t|", dtype=np.uint8)
 _SPACES = np.frombuffer(b" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f", dtype=np.uint8)  # what \s matches in ASCII
+# the same sets as lookup tables: indexing one by a byte array is a gather, where np.isin sorts both arrays
+_IS_DELIM = np.zeros(256, dtype=bool)
+_IS_DELIM[_DELIMS] = True
+_IS_SPACE = np.zeros(256, dtype=bool)
+_IS_SPACE[_SPACES] = True
 _LOOK_BACK = 32  # spaces between a delimiter and a '0' looked back over; longer runs go to the regex
 
 
@@ -48,8 +53,9 @@ def has_zero_led_field(text: str) -> bool:
     if not text.isascii():
         return _ZERO_LED.search("\n" + text) is not None
     data = np.frombuffer(b"\n" + text.encode("ascii"), dtype=np.uint8)
-    digit = (data[1:] >= 48) & (data[1:] <= 57)
-    at = np.flatnonzero((data[:-1] == 48) & digit)  # each '0' followed by a digit
+    zeros = np.flatnonzero(data[:-1] == 48)  # each '0' with a character after it; then those followed by a digit
+    after = data[zeros + 1]
+    at = zeros[(after >= 48) & (after <= 57)]
     at = at[at > 0]  # position 0 is the '\n' put in front
     if not at.size:
         return False
@@ -58,9 +64,9 @@ def has_zero_led_field(text: str) -> bool:
     before = np.where(quoted & (before > 0), before - 1, before)
     for _ in range(_LOOK_BACK):  # walk back over spaces (\s*): a '\n' or '\t' among them is a delimiter
         char = data[before]
-        if np.isin(char, _DELIMS).any():
+        if _IS_DELIM[char].any():
             return True
-        spaced = np.isin(char, _SPACES) & (before > 0)
+        spaced = _IS_SPACE[char] & (before > 0)
         if not spaced.any():
             return False
         before = before[spaced] - 1

@@ -408,13 +408,17 @@ def load_frame(text: str, kw: dict[str, Any], lay: Layout) -> tuple[Any, dict[st
     clean = not notes  # pandas' C reader read it as it stands: no line skipped
     extra: dict[str, Any] = {}
     # text columns among the first 200, picked by dtype: df.items() builds a Series for every column first
-    distinct = {df.columns[j]: _distinct_text(df.iloc[:, j]) for j, d in enumerate(df.dtypes[:200]) if d.kind == "O"}
-    if not lay.decimal_comma and any(any(map(_THOUSANDS.match, vals)) for vals in distinct.values()):
+    distinct = _DistinctText(df)
+    # Without a quote in the text, the C reader splits at every ',' of a comma-separated table: no cell holds a
+    # ',' and none can match _THOUSANDS (the check then reads no text column's values at all).
+    commas_split = kw.get("sep", ",") == "," and '"' not in text
+    if not lay.decimal_comma and not commas_split and any(any(map(_THOUSANDS.match, vals))
+                                                          for vals in distinct.all().values()):
         extra["thousands"] = ","
-    elif lay.decimal_comma and any(any(map(_DOT_GROUPED.match, vals)) for vals in distinct.values()):
+    elif lay.decimal_comma and any(any(map(_DOT_GROUPED.match, vals)) for vals in distinct.all().values()):
         extra["thousands"] = "."  # '1.234,5' with a decimal comma groups thousands with '.'
 
-    na = [t for t in _na_tokens(df, distinct) if t not in {str(c).strip() for c in df.columns}]
+    na = [t for t in _na_tokens(distinct) if t not in {str(c).strip() for c in df.columns}]
     if na:
         extra["na_values"] = na
     if extra:
@@ -462,19 +466,55 @@ def load_frame(text: str, kw: dict[str, Any], lay: Layout) -> tuple[Any, dict[st
     return df, kw, notes
 
 
-def _distinct_text(s: Any) -> list[str]:
-    """Return up to 3,000 distinct stripped strings of a text column (checks run on these, not every cell)."""
+def _distinct_text(s: Any, limit: int = 500, rows: int = 3000) -> list[str]:
+    """Return up to 500 distinct stripped strings of a text column's first 3,000 cells (checks run on these, not
+    every cell)."""
     if s.dtype.kind != "O":
         return []
-    return [str(v).strip() for v in s.iloc[:3000].dropna().unique()[:500].tolist()]
+    return [str(v).strip() for v in s.iloc[:rows].dropna().unique()[:limit].tolist()]
 
 
-def _na_tokens(df: Any, distinct: dict[Any, list[str]]) -> list[str]:
+class _DistinctText:
+    """_distinct_text of the text columns among a frame's first 200, each computed when a check first needs it."""
+
+    HEAD = 20  # the values _na_tokens looks at first
+    HEAD_ROWS = 100  # cells whose distinct values usually include the first HEAD
+
+    def __init__(self, df: Any) -> None:
+        self.df = df
+        self.text = {df.columns[j]: j for j, d in enumerate(df.dtypes[:200]) if d.kind == "O"}
+        self.full: dict[Any, list[str]] = {}
+
+    def values(self, name: Any) -> list[str]:
+        """Return _distinct_text of the column (empty for a column that is not text)."""
+        if name not in self.full:
+            j = self.text.get(name)
+            self.full[name] = [] if j is None else _distinct_text(self.df.iloc[:, j])
+        return self.full[name]
+
+    def head(self, name: Any) -> list[str]:
+        """Return values(name)[:HEAD], from the first HEAD_ROWS cells when they hold that many distinct values
+        (distinct values come in the order they first appear, so a prefix's first HEAD are the column's)."""
+        if name in self.full or name not in self.text:
+            return self.values(name)[: self.HEAD]
+        s = self.df.iloc[:, self.text[name]]
+        found = _distinct_text(s, self.HEAD, self.HEAD_ROWS)
+        if len(found) >= self.HEAD or len(s) <= self.HEAD_ROWS:
+            return found
+        return self.values(name)[: self.HEAD]
+
+    def all(self) -> dict[Any, list[str]]:
+        """Return every text column's values by name."""
+        return {name: self.values(name) for name in self.text}
+
+
+def _na_tokens(distinct: _DistinctText) -> list[str]:
     tokens: set[str] = set()
-    for name in df.columns[:200]:
-        vals = distinct.get(name, [])
-        if not vals or sum(1 for v in vals[:20] if is_number_text(v) or _THOUSANDS.match(v)) < 0.5 * len(vals[:20]):
+    for name in distinct.text:  # the text columns among the first 200: any other has no values to look at
+        head = distinct.head(name)
+        if not head or sum(1 for v in head if is_number_text(v) or _THOUSANDS.match(v)) < 0.5 * len(head):
             continue
+        vals = distinct.values(name)
         bad = [v for v in vals if not (is_number_text(v) or _THOUSANDS.match(v))]
         # markers like 'M', 'NA', '-', 'n/a', '*' in an otherwise numeric column: never text with digits
         if bad and len(bad) <= 3 and len(vals) - len(bad) >= max(2, 0.8 * len(vals) - 3):
@@ -542,7 +582,12 @@ def profile_delimited(path: Path | None, head: bytes, size: int, limits: Limits,
         lines.pop()
     if crlf and lines and lines[-1].endswith("\r"):
         lines[-1] = lines[-1][:-1]
-    lay = find_layout(lines, ext, whole)
+    from dslake_index.profilers import family_layout  # it builds on this module's layout functions
+
+    lay = family_layout.known_layout(path, ext, lines, whole)  # a family's member: its first member's search
+    if lay is None:
+        lay = find_layout(lines, ext, whole)
+        family_layout.remember(path, ext, lines, lay)
     if whole and lay.n_fields > 1 and lay.sep != WHITESPACE:
         from dslake_index.profilers import stacked  # it builds on this module's layout functions
 

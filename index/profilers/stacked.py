@@ -140,10 +140,11 @@ def stack_of(lines: list[str], lay: Layout) -> Stack | None:
     sep = lay.sep
     header = lines[first].strip() if first < len(lines) else ""
     # cheap test first (C speed: most files are one table): a stack needs a gap (an empty line, or one of
-    # empty cells) or the header line again
-    rest = "\n" + "\n".join(lines[first + 1 :]) + "\n"
-    empty_row = "\n" + sep * (lay.n_fields - 1) + "\n"  # a spreadsheet's empty row: only the delimiters
-    if not header or ("\n\n" not in rest and empty_row not in rest and f"\n{header}\n" not in rest):
+    # empty cells) or the header line again. Lines hold no '\n', so each is a line of the rest equal to it
+    # (list membership, no copy of the file's text)
+    rest = lines[first + 1 :]
+    empty_row = sep * (lay.n_fields - 1)  # a spreadsheet's empty row: only the delimiters
+    if not header or (rest and "" not in rest and empty_row not in rest and header not in rest):
         return None
     try:
         rows = list(csv.reader(lines, delimiter=sep))
