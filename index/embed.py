@@ -356,7 +356,7 @@ def _export(model: Any, path: Path) -> None:
     bert = model[0].auto_model.eval()
     # Traced with eager attention: the SDPA path exports its mask as Where/IsNaN nodes (~9% of the session's time
     # at 64-256 tokens), eager as one Add; the vectors agree to a cosine of 1.0000 and the export's session took
-    # ~0.9x the CPU per card (2026-11-26, 379 cards, 4 interleaved rounds on a shared machine).
+    # 0.91x the CPU per card (2026-11-26, 379 cards, median of 7 interleaved rounds, 0.82-1.02, shared machine).
     previous = bert.config._attn_implementation
     _set_attention(bert, "eager")
 
