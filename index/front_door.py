@@ -596,17 +596,13 @@ class Catalog:
     def _persist_settings(self) -> None:
         """Record where the vectors live, so search from another machine needs only the catalog's settings."""
         path = self.catalog_dir / CATALOG_CONFIG
-        text = self._settings_text()
+        url = self.settings.catalog.chroma_url
+        collection = self.settings.catalog.collection
+        text = f"[catalog]\nchroma_url = {json.dumps(url)}\ncollection = {json.dumps(collection)}\n"
         if not path.exists() or path.read_text() != text:
             tmp = path.with_suffix(".tmp")
             tmp.write_text(text)
             tmp.replace(path)
-
-    def _settings_text(self) -> str:
-        """Return what the catalog's config.toml holds: where its vectors live."""
-        url = self.settings.catalog.chroma_url
-        collection = self.settings.catalog.collection
-        return f"[catalog]\nchroma_url = {json.dumps(url)}\ncollection = {json.dumps(collection)}\n"
 
     def _prepare_rebuild(self) -> None:
         from dslake_index.rebuild import rebuild_catalog

@@ -422,6 +422,7 @@ def _rebuild_folder(conn: sqlite3.Connection, key: str, folders: list[str], opti
     from dslake_index.families import file_entry_id, group_files
     from dslake_index.family_stats import member_facts
     from dslake_index.layouts import layout_docs, linked_layout
+    from dslake_index.stored_json import loads
 
     marks = ",".join("?" * len(folders))
     with phase("entries: read members"):
@@ -444,7 +445,7 @@ def _rebuild_folder(conn: sqlite3.Connection, key: str, folders: list[str], opti
     def load(content_hash: str) -> Profile:
         if content_hash not in profiles:
             text = conn.execute("SELECT profile FROM profiles WHERE hash = ?", (content_hash,)).fetchone()[0]
-            profiles[content_hash] = Profile.from_dict(json.loads(text))
+            profiles[content_hash] = Profile.from_dict(loads(text))
         return profiles[content_hash]
 
     def related(group: Group) -> Profile:

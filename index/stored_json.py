@@ -3,7 +3,7 @@
 A first index of the KramaBench lake renders its 11 families from 13 MB of members' stored tables and notes. Two
 things made that decode cost ~0.75 CPU-s: the standard library's decoder, and the cyclic garbage collector, which
 the million dicts and lists a decode creates set off again and again, each time walking every object alive. So:
-- orjson (already installed: chromadb requires it) decodes the text, about twice as fast. Where it would read a
+- orjson (a dependency; chromadb requires it too) decodes the text, about twice as fast. Where it would read a
   text otherwise than the standard library does, `json.loads` reads it, so the values are always the ones
   `json.loads` gives: orjson refuses NaN and Infinity (which the profiles' encoder writes), and it turns an
   integer beyond 64 bits into a float, so a text with a run of 19 or more digits (anywhere, even inside a string:
@@ -20,10 +20,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-try:
-    import orjson
-except ImportError:  # an install without chromadb's dependencies: the standard library alone, same values
-    orjson = None
+import orjson
 
 # A number orjson may not read as an int has 19 digits or more (beyond int64 in 19, beyond uint64 in 20). Digits
 # become "0" and everything else " ", then a run of 19 is looked for: C speed, where a regex took longer than the
@@ -35,7 +32,7 @@ _LONG_RUN = b"0" * 19
 def loads(text: str | bytes) -> Any:
     """Return the value of a JSON text exactly as `json.loads` reads it."""
     data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
-    if orjson is not None and _LONG_RUN not in data.translate(_DIGITS_ONLY):
+    if _LONG_RUN not in data.translate(_DIGITS_ONLY):
         try:
             return orjson.loads(data)
         except orjson.JSONDecodeError:

@@ -26,6 +26,7 @@ from dslake_index.sections import (
 )
 
 from dsstar_lake.base.errors import ConfigError
+from dsstar_lake.base.settings_inputs import DEFAULTS_FILE, ENV_PREFIX, user_config_path
 from dsstar_lake.base.settings_sections import (
     AgentSettings,
     EvalSettings,
@@ -36,10 +37,8 @@ from dsstar_lake.base.settings_sections import (
     ServeSettings,
 )
 
-# Inside the package, so that a wheel install (not only an editable one) finds every setting's default.
-DEFAULTS_RESOURCE = "default.toml"
-USER_CONFIG_PATH = Path(os.environ.get("XDG_CONFIG_HOME", Path.home() / ".config")) / "dslake" / "config.toml"
-ENV_PREFIX = "DSLAKE_"
+# Where settings are read from is named in settings_inputs.py, which a no-change index loads without this module.
+USER_CONFIG_PATH = Path(user_config_path())
 # Sections whose keys are free-form (not declared in the defaults).
 OPEN_SECTIONS = ("llm.models", "llm.pricing")
 # Settings that decide what protects the user: how scripts are contained and where prompts (and the API key)
@@ -69,7 +68,7 @@ def read_defaults() -> dict[str, Any]:
     """Return the packaged defaults as a TOML tree (a missing file is a broken install, so it raises)."""
     # Beside this package, read as a plain file: importlib.resources would load zipfile (~13 ms of every command)
     # for a package that is never installed zipped (default.toml is package data in pyproject.toml).
-    return tomllib.loads((Path(__file__).resolve().parent.parent / DEFAULTS_RESOURCE).read_text(encoding="utf-8"))
+    return tomllib.loads(Path(DEFAULTS_FILE).read_text(encoding="utf-8"))
 
 
 def _read_toml(path: Path) -> dict[str, Any]:

@@ -11,12 +11,13 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 
-ENV_PREFIX = "DSLAKE_"  # settings.ENV_PREFIX
+ENV_PREFIX = "DSLAKE_"  # what names a setting's environment variable (settings.py)
+# Inside the package, so that a wheel install (not only an editable one) finds every setting's default.
 DEFAULTS_FILE = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "default.toml")
 
 
 def user_config_path() -> str:
-    """Return where the user's config is read from (settings.USER_CONFIG_PATH, as this environment says)."""
+    """Return where the user's config is read from, as this environment says (settings.USER_CONFIG_PATH)."""
     return os.path.join(os.environ.get("XDG_CONFIG_HOME", os.path.join(os.path.expanduser("~"), ".config")),
                         "dslake", "config.toml")
 
