@@ -785,8 +785,7 @@ def header_misfits(df: Any) -> list[str]:
     named = [c for c in [c for c in list(df.columns)[:200] if _YEAR_NAME.search(str(c))] if df[c].dtype.kind in "OU"]
     if not named:  # the usual case, and a cheap one: no column named for years holds text
         return []
-    years = [c for c in list(df.columns)[:200] if c not in named
-             and _years([v[:-2] if v.endswith(".0") else v for v in cells(c)])]
+    years: list[Any] | None = None  # the columns holding years: looked for only once a named one holds words
     notes = []
     for c in named:
         vals = cells(c)
@@ -794,6 +793,9 @@ def header_misfits(df: Any) -> list[str]:
             continue
         if any(ch.isdigit() for v in vals for ch in v[:1]) or text_kind(vals) == "date":
             continue
+        if years is None:
+            years = [o for o in list(df.columns)[:200] if o not in named
+                     and _years([v[:-2] if v.endswith(".0") else v for v in cells(o)])]
         note = f"column {str(c)!r} holds words such as {vals[0]!r}, not years or dates"
         other = [o for o in years if o != c]
         if other:
