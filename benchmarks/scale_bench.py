@@ -395,6 +395,7 @@ class SizeResult:
     load: tuple[float, float] = (0.0, 0.0)
     measure_s: float = 0.0  # everything after generation: the basis of the next size's estimate
     profile: list[str] = field(default_factory=list)
+    phases: dict[str, dict[str, float]] = field(default_factory=dict)  # the full index's (index/timings.py)
 
 
 def index_once(lake: Path, catalog: Path, jobs: int | None, profile_to: Path | None = None,
@@ -429,6 +430,7 @@ def bench_size(n: int, args: argparse.Namespace, scratch: Path) -> SizeResult:
     res.entries, res.families = full["entries"], full["families"]
     res.full = figures(full_run, full)
     res.full["files_per_s"] = round(full["added"] / max(full_run.wall, 1e-9), 1)
+    res.phases = full.get("phases") or {}
     print(f"[{n}] full index {full_run.wall:.1f} s wall ({full['seconds']:.1f} s in index), "
           f"{full['entries']} entries, {full['failed']} failed", flush=True)
     again_run, again = index_once(lake, catalog, args.jobs)
@@ -552,6 +554,17 @@ def estimate_seconds(last: SizeResult, n: int, args: argparse.Namespace) -> floa
     return generate + last.measure_s * n / last.n
 
 
+def phase_table(r: SizeResult, shown: int = 14) -> list[str]:
+    """Return where the full index's time went, by phase, the costliest first (worker phases are CPU summed
+    over the profiler processes, so the rows add up to more than the wall time)."""
+    if not r.phases:
+        return []
+    rows = sorted(r.phases.items(), key=lambda kv: -max(kv[1]["wall"], kv[1]["cpu"]))[:shown]
+    return ["", f"Full index of {r.n:,} files, by phase (the costliest {len(rows)}):", "",
+            "| phase | wall s | CPU s | n |", "|---|---:|---:|---:|",
+            *(f"| {name} | {v['wall']:.1f} | {v['cpu']:.1f} | {v['n']:,} |" for name, v in rows)]
+
+
 def write_report(results: list[SizeResult], notes: list[str], args: argparse.Namespace, echo: bool = False) -> None:
     """Print (when echo) and write (with --out) the Markdown report of the sizes measured so far."""
     report = [
@@ -562,6 +575,7 @@ def write_report(results: list[SizeResult], notes: list[str], args: argparse.Nam
         *table(results), "", *details(results), *notes, "", f"Targets (issue 9): {TARGETS}.",
     ]
     for r in results:
+        report += phase_table(r)
         if r.profile:
             report += ["", *r.profile]
     text = "\n".join(report) + "\n"
