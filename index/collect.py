@@ -10,13 +10,14 @@ import queue
 import sqlite3
 import threading
 import time
+from collections.abc import Callable, Iterator
 from concurrent.futures import TimeoutError as FutureTimeout
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from dslake_index.catalog import transaction
 from dslake_index.errors import DslakeError
-from dslake_index.interrupt import next_finished
+from dslake_index.interrupt import next_finished, raise_if_pressed
 from dslake_index.profile_task import crash_result, timeout_result
 from dslake_index.profilers.base import PROFILER_VERSION
 from dslake_index.progress import Progress
@@ -63,24 +64,42 @@ class ResultWriter:
 
 def collect(
     conn: sqlite3.Connection,
-    futures: dict[Any, FileStat],
+    jobs: Iterator[tuple[FileStat, Callable[[], Any]]],
+    window: int,
     new_paths: set[str],
     options: Any,  # IndexOptions
     summary: Any,  # IndexSummary
     progress: Progress,
     pressed: threading.Event,
 ) -> None:
-    """Record the local pool's results as they finish, writing them in batches; on Ctrl-C keep what finished."""
+    """Start each file's job (it returns the pool's future) and record the results as they finish, writing them in
+    batches; on Ctrl-C keep what finished.
+
+    At most `window` jobs are started and not yet recorded: a future keeps its arguments and then its result (the
+    profile's JSON), so scheduling a 100k-file lake at once held ~2.3 KB a file before any work began, and every
+    profile until the last file finished (the bulk of a 100k first index's peak memory). A finished future is
+    dropped once its result is recorded, and the next job is started in its place.
+    """
     from pebble import ProcessExpired
 
     finished: queue.SimpleQueue[Any] = queue.SimpleQueue()
-    for future in futures:
-        future.add_done_callback(finished.put)
+    running: dict[Any, FileStat] = {}
+
+    def start_next() -> None:
+        for f, start in jobs:
+            raise_if_pressed(pressed)
+            future = start()
+            running[future] = f
+            future.add_done_callback(finished.put)
+            return
+
+    for _ in range(window):
+        start_next()
     writer = ResultWriter(conn, new_paths, options, summary, progress)
     try:
-        for _ in range(len(futures)):
+        while running:
             future = next_finished(finished, pressed)
-            f = futures[future]
+            f = running.pop(future)
             try:
                 result = future.result()
             except BrokenProcessPool:
@@ -93,6 +112,7 @@ def collect(
             except ProcessExpired as exc:
                 result = crash_result(exc)
             writer.add(f, result)
+            start_next()
     except KeyboardInterrupt:
         writer.flush()  # keep every file profiled so far; the queued rest waits for the next run
         raise

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from dslake_index import fulltext
 from dslake_index.catalog import set_meta, transaction
 from dslake_index.enrich import Enricher
-from dslake_index.interrupt import ctrl_c_deferred, raise_if_pressed
+from dslake_index.interrupt import ctrl_c_deferred
 from dslake_index.plan import plan_changes
 from dslake_index.profilers.base import PROFILER_VERSION, Limits, Profile
 from dslake_index.progress import Progress
@@ -257,7 +257,6 @@ def _profile_all(
     # no-change index never loads them (tests/test_startup_imports.py).
     from dslake_index.collect import collect
     from dslake_index.profile_task import limit_memory
-    from dslake_index.timeouts import time_limit
     from pebble import ProcessPool
 
     if options.cluster is not None:
@@ -270,12 +269,8 @@ def _profile_all(
             max_workers=min(jobs, len(todo)), initializer=limit_memory, initargs=(options.memory_mb,),
             context=_pool_context()) as pool:
         try:
-            futures = {}
-            for f, (task, args) in zip(todo, _tasks(lake, todo), strict=True):
-                raise_if_pressed(pressed)
-                futures[pool.schedule(task, args=(*args, str(db_path), options.limits, options.hash_algorithm),
-                                      timeout=time_limit(options.timeout_s, f.size))] = f
-            collect(conn, futures, new_paths, options, summary, progress, pressed)
+            collect(conn, _jobs(pool, lake, todo, db_path, options), _window(jobs), new_paths, options, summary,
+                    progress, pressed)
             if len(todo) > 1:
                 _retry_alone(conn, db_path, lake, todo, new_paths, options, summary, progress, pressed)
         except BaseException:
@@ -293,7 +288,7 @@ def _retry_alone(conn: sqlite3.Connection, db_path: Path, lake: Path | Any, todo
     that shared the disk and the cores with its siblings often fits the limit alone (index/timeouts.py)."""
     from dslake_index.collect import collect
     from dslake_index.profile_task import limit_memory
-    from dslake_index.timeouts import time_limit, timed_out
+    from dslake_index.timeouts import timed_out
     from pebble import ProcessPool
 
     again = set(timed_out(conn, [f.path for f in todo]))
@@ -304,14 +299,28 @@ def _retry_alone(conn: sqlite3.Connection, db_path: Path, lake: Path | Any, todo
     with ProcessPool(max_workers=1, initializer=limit_memory, initargs=(options.memory_mb,),
                      context=_pool_context()) as pool:
         try:
-            futures = {pool.schedule(task, args=(*args, str(db_path), options.limits, options.hash_algorithm),
-                                     timeout=time_limit(options.timeout_s, f.size)): f for f, (task, args) in
-                       zip(retry, _tasks(lake, retry), strict=True)}
-            collect(conn, futures, new_paths, options, summary, progress, pressed)
+            collect(conn, _jobs(pool, lake, retry, db_path, options), _window(1), new_paths, options, summary,
+                    progress, pressed)
         except BaseException:
             pool.stop()
             raise
     summary.added, summary.changed = counted
+
+
+def _window(workers: int) -> int:
+    """How many files are handed to the pool ahead of the results recorded: enough that no worker waits."""
+    return 64 * workers
+
+
+def _jobs(pool: Any, lake: Path | Any, todo: list[FileStat], db_path: Path,
+          options: IndexOptions) -> Iterator[tuple[FileStat, Callable[[], Any]]]:
+    """Yield each file with the call that hands it to the pool (collect() makes it when a place is free)."""
+    from dslake_index.timeouts import time_limit
+
+    for f, (task, args) in zip(todo, _tasks(lake, todo), strict=True):
+        yield f, lambda task=task, args=args, size=f.size: pool.schedule(
+            task, args=(*args, str(db_path), options.limits, options.hash_algorithm),
+            timeout=time_limit(options.timeout_s, size))
 
 
 def _tasks(lake: Path | Any, todo: list[FileStat]) -> Iterator[tuple[Callable[..., dict[str, Any]], tuple[Any, ...]]]:
