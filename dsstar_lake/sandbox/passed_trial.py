@@ -47,7 +47,10 @@ def _read(path: str) -> str | None:
 
 
 def _file(key: list[Any]) -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    try:
+        base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    except RuntimeError as exc:  # no home to be found: nothing is kept, the trial runs in every process
+        raise OSError(str(exc)) from exc
     name = hashlib.blake2b(json.dumps(key).encode("utf-8", "surrogateescape"), digest_size=8).hexdigest()
     return Path(base) / "dslake" / "sandbox-trial" / f"{name}.json"
 
@@ -63,8 +66,8 @@ def passed(key: list[Any]) -> dict[str, Any] | None:
 
 def remember(key: list[Any], userns_flags: list[str]) -> None:
     """Keep a pass (a file written whole, then renamed over the old one); a failure only costs the next trial."""
-    path = _file(key)
     try:
+        path = _file(key)
         path.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, suffix=".tmp", encoding="utf-8") as fh:
             json.dump({"key": key, "userns_flags": userns_flags}, fh)
