@@ -146,6 +146,17 @@ def test_retries_are_bounded_with_growing_capped_delays():
     assert delays[-1] >= 2.0  # 0.5 * 2**2 at least, before the cap
 
 
+def test_no_retries_means_one_attempt_and_no_wait():
+    # The first attempt is made before the retry loop exists: with llm.max_retries = 0 it is the only one.
+    provider = scripted(Rule(response="503 unavailable", error="retryable"))
+    delays, records = [], []
+    llm = LLM(llm_settings(provider="scripted", max_retries=0), provider=provider, sleep=delays.append,
+              recorder=records.append)
+    with pytest.raises(ProviderError, match="503 unavailable; gave up after 1 attempts"):
+        llm.complete("coder", "q")
+    assert len(provider.calls) == 1 and delays == [] and records[0].attempts == 1 and records[0].retry_errors == []
+
+
 def test_parallel_calls_are_counted_exactly():
     provider = scripted(responder=lambda role, prompt, system: prompt[::-1])
     records = []

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import sys
 import threading
 from pathlib import Path
 
@@ -141,6 +143,37 @@ def test_auto_falls_back_with_warning_and_bwrap_demand_fails(lake, monkeypatch):
         with pytest.raises(ConfigError) as err:
             Sandbox({"backend": "bwrap"}, lake)
         assert "apt-get install -y bubblewrap" in err.value.hint
+    finally:
+        bw.probe.cache_clear()
+
+
+@pytest.mark.skipif(BWRAP_REASON is not None, reason=f"{BWRAP_REASON}")
+def test_a_passed_bwrap_trial_is_kept_until_what_it_depends_on_changes(monkeypatch, tmp_path):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setattr(bw, "_USERNS", {})
+    ran, real = [], bw._trial
+    monkeypatch.setattr(bw, "_trial", lambda *args: ran.append(args) or real(*args))
+    python = sys.executable
+    try:
+        bw.probe.cache_clear()
+        assert bw.probe(python, 64) is None and len(ran) == 1  # tried, passed, kept
+        bw.probe.cache_clear()  # as in a later process
+        assert bw.probe(python, 64) is None and len(ran) == 1
+        bw.probe.cache_clear()
+        assert bw.probe(python, 32) is None and len(ran) == 2  # something it depends on changed (here /tmp's size)
+        assert bw.probe(python, 64, fresh=True) is None and len(ran) == 3  # dslake doctor: always the trial
+        # Nothing but the --disable-userns flags is ever taken from the kept file into bwrap's command line.
+        kept = next((tmp_path / "cache" / "dslake" / "sandbox-trial").glob("*.json"))
+        kept.write_text(json.dumps({**json.loads(kept.read_text()), "userns_flags": ["--bind", "/", "/"]}))
+        monkeypatch.setattr(bw, "_USERNS", {})
+        bw.probe.cache_clear()
+        assert bw.probe(python, 64) is None and "--bind" not in bw.userns_flags(shutil.which("bwrap"))
+        # A trial that fails is never kept, and forgets the pass it contradicts: the next process tries again.
+        monkeypatch.setattr(bw, "_trial", lambda *args: ran.append(args) or "bwrap trial failed: no")
+        bw.probe.cache_clear()
+        assert bw.probe(python, 64, fresh=True) == "bwrap trial failed: no"
+        bw.probe.cache_clear()
+        assert bw.probe(python, 64) == "bwrap trial failed: no" and len(ran) == 5
     finally:
         bw.probe.cache_clear()
 

@@ -10,8 +10,8 @@ from sandbox_helpers import BWRAP_REASON, make_lake, processes_with, sandbox
 pytestmark = pytest.mark.skipif(BWRAP_REASON is not None, reason=f"{BWRAP_REASON}")
 
 FIRST = """
-import os, sys
-print(__name__, os.path.basename(sys.argv[0]), 'pandas' in sys.modules)
+import gc, os, sys
+print(__name__, os.path.basename(sys.argv[0]), 'pandas' in sys.modules, gc.isenabled())
 open('from_first.txt', 'w').write('kept')
 open('/tmp/first_tmp.txt', 'w').write('private')
 print(open('data/sales.csv').read().splitlines()[1])
@@ -33,8 +33,9 @@ def test_started_ahead_scripts_each_get_their_own_sandbox_and_the_work_folder_as
     try:
         first = box.run(FIRST, work, name="first.py")
         assert first.ok, first.stderr
-        # Run as `python first.py` runs, in an interpreter that imported pandas before the code arrived.
-        assert first.stdout.splitlines() == ["__main__ first.py True", "north,10"]
+        # Run as `python first.py` runs, in an interpreter that imported pandas before the code arrived (with the
+        # collector off meanwhile, and on again for the script).
+        assert first.stdout.splitlines() == ["__main__ first.py True True", "north,10"]
         assert first.reads == ["sales.csv"] and first.trace_problems == []
         second = box.run(SECOND, work, name="second.py", last=True)
         # The work folder as the first script left it; /tmp and the processes were the first sandbox's alone.

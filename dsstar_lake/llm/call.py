@@ -157,8 +157,27 @@ class LLM:
         self, role: str, model: str, prompt: str, system: str | None, attempts: list[int], retry_errors: list[str]
     ) -> Completion:
         """Ask the provider, retrying only RetryableError with exponential backoff and jitter."""
-        # Imported at the first call, not with the module: tenacity loads tornado and asyncio when tornado is
-        # installed, which every command that merely builds the LLM layer (an index, a search) would pay for.
+
+        def attempt() -> Completion:
+            attempts[0] += 1
+            calling = CALLING_RUN.set(self.run_id)
+            try:
+                return self.provider.complete(model, prompt, system, self.settings, role=role)
+            finally:
+                CALLING_RUN.reset(calling)
+
+        # The first attempt goes without tenacity, which nearly every call then never needs: importing it loads
+        # tornado's glue and asyncio when tornado is installed (~0.1 CPU-s, on an ask's path to its first script).
+        # A retryable failure becomes the first attempt of the retry loop below, as if tenacity had made it.
+        try:
+            return attempt()
+        except RetryableError as exc:
+            failed = exc
+        return self._retry(role, attempt, failed, attempts, retry_errors)
+
+    def _retry(self, role: str, attempt: Callable[[], Completion], failed: RetryableError, attempts: list[int],
+               retry_errors: list[str]) -> Completion:
+        """Go on after a first attempt that failed with `failed`: back off, retry, give up after llm.max_retries."""
         import tenacity
 
         max_retries = max(0, self.settings.llm.max_retries)
@@ -177,13 +196,12 @@ class LLM:
             retry_errors.append(str(error))
             log.info("retrying %s after %s (attempt %d)", role, error, state.attempt_number)
 
-        def attempt() -> Completion:
-            attempts[0] += 1
-            calling = CALLING_RUN.set(self.run_id)
-            try:
-                return self.provider.complete(model, prompt, system, self.settings, role=role)
-            finally:
-                CALLING_RUN.reset(calling)
+        first = [failed]
+
+        def replayed_then_attempt() -> Completion:
+            if first:  # the attempt already made: its outcome, not a second call
+                raise first.pop()
+            return attempt()
 
         retrying = tenacity.Retrying(
             stop=tenacity.stop_after_attempt(max_retries + 1),
@@ -194,7 +212,7 @@ class LLM:
             reraise=True,
         )
         try:
-            return retrying(attempt)
+            return retrying(replayed_then_attempt)
         except RetryableError as exc:
             raise ProviderError(
                 f"{exc}; gave up after {attempts[0]} attempts; wait and run again, or raise llm.max_retries"

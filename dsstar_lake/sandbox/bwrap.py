@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from dsstar_lake.sandbox import passed_trial
 from dsstar_lake.sandbox.lakemask import Masks
 
 SANDBOX_HOME = "/tmp/home"  # HOME inside the sandbox, on its private /tmp
@@ -208,36 +209,66 @@ def _blank(root: Path, folders: list[Path], masks: Masks | None, blank: list[Pat
     return argv
 
 
-@cache
+USERNS_FLAGS = ["--unshare-user", "--disable-userns"]
+_USERNS: dict[str, list[str]] = {}  # bwrap -> the flags that work with it: tried once per process, or a kept pass's
+
+
 def userns_flags(bwrap: str) -> list[str]:
     """Return the flags that forbid new user namespaces inside the sandbox, where this bwrap and kernel can.
 
     A script that can create a user namespace gets a fresh set of capabilities there: more kernel surface
     than any analysis needs. bwrap >= 0.8 drops that with --disable-userns (it needs --unshare-user).
     """
-    flags = ["--unshare-user", "--disable-userns"]
+    if bwrap not in _USERNS:
+        _USERNS[bwrap] = _userns_trial(bwrap)
+    return _USERNS[bwrap]
+
+
+def _userns_trial(bwrap: str) -> list[str]:
     try:
-        done = subprocess.run([bwrap, "--ro-bind", "/", "/", *flags, "--", "/bin/true"],
+        done = subprocess.run([bwrap, "--ro-bind", "/", "/", *USERNS_FLAGS, "--", "/bin/true"],
                               capture_output=True, timeout=30)
     except (OSError, subprocess.TimeoutExpired):
         return []
-    return flags if done.returncode == 0 else []
+    return list(USERNS_FLAGS) if done.returncode == 0 else []
 
 
 @cache
-def probe(python: str, tmp_mb: int = 64) -> str | None:
-    """Run a trivial script under bwrap once per process; return None when it works, else why not."""
+def probe(python: str, tmp_mb: int = 64, fresh: bool = False) -> str | None:
+    """Run a trivial script under bwrap once per process; return None when it works, else why not.
+
+    A pass is remembered until the machine restarts, for as long as nothing it depends on changes (passed_trial.py):
+    later processes take it without running the trials. fresh: run them even so (`dslake doctor`).
+    """
     bwrap = shutil.which("bwrap")
     if not bwrap:
         return "bwrap is not installed"
+    python = os.path.abspath(python)
+    key = passed_trial.trial_key(bwrap, python, tmp_mb, [[b.path, b.how] for b in system_binds(python)])
+    kept = passed_trial.passed(key) if key is not None and not fresh else None
+    if kept is not None:
+        if kept.get("userns_flags") == USERNS_FLAGS:  # nothing else is ever taken from the file into bwrap's argv
+            _USERNS.setdefault(bwrap, list(USERNS_FLAGS))
+        return None
+    reason = _trial(bwrap, python, tmp_mb)
+    if key is not None:
+        if reason is None:
+            passed_trial.remember(key, userns_flags(bwrap))
+        else:
+            passed_trial.forget(key)
+    return reason
+
+
+def _trial(bwrap: str, python: str, tmp_mb: int) -> str | None:
+    """Run the trial script in a sandbox of its own: None when it read the lake and printed, else why not."""
     with tempfile.TemporaryDirectory(prefix="dslake-probe-") as tmp:
         lake, work = Path(tmp, "lake"), Path(tmp, "work")
         lake.mkdir()
         (work / "data").mkdir(parents=True)
         (lake / "probe.txt").write_text("ok")
         code = "import os; print(open('data/probe.txt').read(), os.getcwd())"
-        python = os.path.abspath(python)
-        argv = bwrap_argv(bwrap, python, work, lake, tmp_mb) + [python, "-I", "-c", code]
+        # -S: what is on trial is bwrap with these binds running the interpreter, not site's .pth files (~0.03 s).
+        argv = bwrap_argv(bwrap, python, work, lake, tmp_mb) + [python, "-I", "-S", "-c", code]
         try:
             done = subprocess.run(argv, capture_output=True, text=True, timeout=30, cwd=work,
                                   env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"})

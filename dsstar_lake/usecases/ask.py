@@ -203,14 +203,11 @@ def _sandbox_meanwhile(setup: RunSetup, work: Path, ahead: int) -> Future[Sandbo
 
 
 def _import_ahead() -> None:
-    """Import what the run imports only once the context is in: the loop's modules, and tenacity, which the model
-    call site imports at the first call (it loads asyncio; ~0.15 s quiet, on the path to the first script).
+    """Import what the run imports only once the context is in: the loop's modules (its roles, prompts, readings).
 
     Done in the sandbox's thread while the question is embedded. A failure is left for the run's own import to raise.
     """
     try:
-        import tenacity  # noqa: F401
-
         from dsstar_lake.agent import loop  # noqa: F401
     except Exception:  # noqa: BLE001 - see above
         pass

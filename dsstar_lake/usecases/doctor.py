@@ -76,7 +76,7 @@ def check_sandbox(settings: Settings) -> Check:
     if backend == "subprocess":
         return Check("sandbox", WARN, "bubblewrap is turned off (sandbox.backend = subprocess): scripts can read "
                      "and write what your user can", "set sandbox.backend = auto")
-    reason = bwrap.probe(_python(settings), 64)
+    reason = bwrap.probe(_python(settings), 64, fresh=True)  # the trials themselves, not a pass kept earlier
     if reason is None:
         return Check("sandbox", OK, "bubblewrap works: scripts run with the lake read-only and no network")
     fix = "apt-get install -y bubblewrap (or allow unprivileged user namespaces)"
@@ -90,7 +90,7 @@ def check_sandbox_files(settings: Settings) -> Check:
     """List what a script can see of this machine under bubblewrap: the binds, nothing else."""
     from dsstar_lake.sandbox import bwrap
 
-    if settings.sandbox.backend == "subprocess" or bwrap.probe(_python(settings), 64) is not None:
+    if settings.sandbox.backend == "subprocess" or bwrap.probe(_python(settings), 64, fresh=True) is not None:
         return Check("sandbox files", WARN, "without bubblewrap a script can read every file your user can",
                      "install bubblewrap and set sandbox.backend = auto")
     section = settings.sandbox
