@@ -150,9 +150,9 @@ from dsstar_lake.terminal.quick_index import answer
 root, samples = sys.argv[1], sys.argv[2:]
 handed = answer(["index", root])
 started = forkserver._forkserver._forkserver_pid
-with open(f"/proc/{started}/cmdline", "rb") as fh:
-    preload = fh.read().decode()
 done = CliRunner().invoke(cli, ["index", root])
+with open(f"/proc/{started}/cmdline", "rb") as fh:  # the server's command line names what it preloaded
+    preload = fh.read().decode()
 with ProcessPool(max_workers=1, context=profiler_context()) as pool:  # formats it did not preload for
     profiles = [profile_json(pool.schedule(profile_path, args=(p, Limits())).result()) for p in samples]
 print(json.dumps({"handed": handed, "started": started, "used": forkserver._forkserver._forkserver_pid,
