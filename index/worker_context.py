@@ -64,16 +64,22 @@ def worker_context(preload: list[str]) -> multiprocessing.context.BaseContext:
 
 
 # What every profiler process imports first: index.fork_server first (a Ctrl-C while the server imports the rest
-# ends it quietly, not with a traceback), then the registry, the format profilers it dispatches to (numpy through
-# them) and the task and pool code each worker runs.
-_FIRST = ("dslake_index.fork_server", "dslake_index.profilers.registry", "dslake_index.profilers.delimited",
-          "dslake_index.profilers.excel", "dslake_index.profilers.parquet", "dslake_index.profile_task")
+# ends it quietly, not with a traceback), then the registry, every format profiler its dispatch imports (numpy
+# through them), and the task and pool code each worker runs: what a forked profiler imported itself, before its
+# first file, in `python -X importtime` of a one-file index (~0.1 s on a loaded machine).
+_FIRST = ("dslake_index.fork_server", "dslake_index.profilers.registry", "dslake_index.profilers.arrays",
+          "dslake_index.profilers.delimited", "dslake_index.profilers.excel", "dslake_index.profilers.jsonfile",
+          "dslake_index.profilers.markup", "dslake_index.profilers.parquet", "dslake_index.profilers.text",
+          "dslake_index.profilers.family_layout", "dslake_index.profilers.stacked", "dslake_index.profile_task",
+          "pebble.pool.process", "encodings.utf_8_sig")
 # The third-party readers, the most costly part (pandas ~0.8 CPU-s here, openpyxl and pyarrow.parquet ~0.4 more):
-# the full set, and what a file's extension says its profiler needs. Text formats all go through pandas.
-_READERS = ("pandas", "openpyxl", "pyarrow.parquet")
-_NEEDS_BY_EXTENSION = {".xlsx": ("pandas", "openpyxl"), ".xlsm": ("pandas", "openpyxl"),
-                       ".parquet": ("pandas", "pyarrow.parquet"), ".pq": ("pandas", "pyarrow.parquet")}
-_NEEDS_OTHERWISE = ("pandas",)
+# the full set, and what a file's extension says its profiler needs. Text formats all go through pandas, whose
+# string columns are pyarrow's (pyarrow.pandas_compat and its version helper: imported at the first read otherwise).
+_READERS = ("pandas", "pyarrow.pandas_compat", "pyarrow.vendored.version", "openpyxl", "pyarrow.parquet")
+_PANDAS = ("pandas", "pyarrow.pandas_compat", "pyarrow.vendored.version")
+_NEEDS_BY_EXTENSION = {".xlsx": (*_PANDAS, "openpyxl"), ".xlsm": (*_PANDAS, "openpyxl"),
+                       ".parquet": (*_PANDAS, "pyarrow.parquet"), ".pq": (*_PANDAS, "pyarrow.parquet")}
+_NEEDS_OTHERWISE = _PANDAS
 
 
 def profiler_preload(paths: Iterable[str] | None = None) -> list[str]:

@@ -172,7 +172,7 @@ def test_a_hand_over_starts_the_profilers_server_for_the_changed_files(tmp_path)
     seen = json.loads(done.stdout.splitlines()[-1])
     assert seen["handed"] is False and "0 added, 1 changed" in seen["output"]
     # Started by the hand-over with what a CSV's profiler needs, and the one the index's pool then used.
-    assert "'pandas'" in seen["preload"] and "openpyxl" not in seen["preload"] and "pyarrow" not in seen["preload"]
+    assert "'pandas'" in seen["preload"] and "openpyxl" not in seen["preload"] and "pyarrow.parquet" not in seen["preload"]
     assert seen["used"] == seen["started"]
     assert not Path(f"/proc/{seen['started']}").exists()  # ended, and reaped, with its process
     # Workbooks and Parquet files profile the same from a server that did not preload their readers.
