@@ -114,7 +114,7 @@ def start_profiler_server_early(paths: Iterable[str] | None = None) -> None:
     forks a profiler finds it running, or still importing and nearer done.
 
     Nothing when it runs already (a watcher's, an earlier index's in this process). A server no pool ends up using
-    costs nothing visible: stop_profiler_server_at_exit ends it with this process.
+    costs nothing visible: it is ended, and reaped, as this process exits (_end_server).
     """
     if forkserver._forkserver._forkserver_pid is not None:  # noqa: SLF001 - multiprocessing has no public test
         return
@@ -123,14 +123,14 @@ def start_profiler_server_early(paths: Iterable[str] | None = None) -> None:
     _end_at_exit()
 
 
+_ending = False  # _end_server is registered with atexit once
+
+
 def _end_at_exit() -> None:
     global _ending
     if not _ending:
         _ending = True
         atexit.register(_end_server)
-
-
-_ending = False
 
 
 def _end_server() -> None:
