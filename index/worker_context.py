@@ -18,7 +18,8 @@ import io
 import multiprocessing
 import os
 import signal
-from collections.abc import Iterable
+import threading
+from collections.abc import Callable, Iterable
 from multiprocessing import context, forkserver, popen_forkserver, reduction, spawn, util
 from typing import Any
 
@@ -119,8 +120,23 @@ def start_profiler_server_early(paths: Iterable[str] | None = None) -> None:
     if forkserver._forkserver._forkserver_pid is not None:  # noqa: SLF001 - multiprocessing has no public test
         return
     profiler_context(paths)  # sets the server's preload (a process-wide setting of multiprocessing's)
-    forkserver.ensure_running()
+    _spawn_deaf_to_ctrl_c(forkserver.ensure_running)
     _end_at_exit()
+
+
+def _spawn_deaf_to_ctrl_c(spawn_server: Callable[[], None]) -> None:
+    """Start the server with Ctrl-C ignored, which it inherits through exec: Python then raises no
+    KeyboardInterrupt in it until index.fork_server, its first import, ends it quietly on Ctrl-C instead. Started
+    this early (a hand-over's first 0.1 s), a Ctrl-C soon after the command began caught it importing that very
+    module and printed a traceback. This process ignores Ctrl-C only for the spawn itself (a few milliseconds)."""
+    if threading.current_thread() is not threading.main_thread():
+        spawn_server()  # signal handlers can only be changed from the main thread
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        spawn_server()
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 _ending = False  # _end_server is registered with atexit once
