@@ -1,6 +1,7 @@
 """Start-up benchmark: a cold `dslake search`, a no-change `dslake index` and a one-round scripted `dslake ask`.
 
 usage: python benchmarks/startup_bench.py --lake LAKE --catalog DIR [--runs 7] [--before CHECKOUT] [--skip-ask]
+                                         [--one-file PATH [--one-file-only]]
 
 Each figure is a whole process, as a user starts it from the shell: the installed `dslake` command beside this
 interpreter, its imports, opening the catalog, the work, the printing. LAKE must be indexed into DIR first
@@ -12,6 +13,12 @@ module path), one run of each in turn, and prints the ratio new/before per pair:
 ratio means more than either time. The ask answers "how many fatalities in all conflicts" over KramaBench's
 archeology/conflict_brecke.csv with the scripted provider (plan, one script, yes, the final script): two
 sandboxed scripts that each import pandas, and no model time at all. Never run by CI.
+
+--one-file PATH (a CSV of the lake, lake-relative) times `dslake index` after that one file changed, as a cron
+job's or a writer's re-index finds it. Each variant gets a hard-linked copy of the lake and a copy of the catalog
+(a link per file, nothing in the lake itself is written), indexed once by that variant; before each run the copy's
+file is replaced by its content plus a number of copies of its last row not used before, so it is profiled, its
+entry rebuilt and its card embedded every time. --one-file-only times nothing else.
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -62,6 +70,29 @@ def timed(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
+class OneFileChanged:
+    """A variant's hard-linked copy of the lake and copy of the catalog, and the one file changed before each run."""
+
+    def __init__(self, lake: Path, catalog: Path, path: str, scratch: Path, env: dict[str, str], dslake: str) -> None:
+        scratch.mkdir()
+        self.lake, self.catalog = scratch / "lake", scratch / "catalog"
+        subprocess.run(["cp", "-al", str(lake), str(self.lake)], check=True)  # links: the lake is never written
+        shutil.copytree(catalog, self.catalog, ignore=shutil.ignore_patterns("index.lock", "runs"))
+        self.victim = self.lake / path
+        self.original = self.victim.read_bytes()
+        self.last = self.original.rstrip(b"\n").rsplit(b"\n", 1)[-1] + b"\n"
+        self.runs = 0
+        self.argv = [dslake, "index", str(self.lake), "--catalog", str(self.catalog)]
+        timed(self.argv, env)  # this variant's code settles the copy (its stamp, a re-render if its code differs)
+
+    def change(self) -> None:
+        """Replace the file (a new inode: the original lake's link is left alone) by content never seen before."""
+        self.runs += 1
+        fresh = self.victim.with_name(self.victim.name + ".new")
+        fresh.write_bytes(self.original + self.last * self.runs)
+        fresh.replace(self.victim)
+
+
 def spread(values: list[float]) -> str:
     return f"{statistics.median(values):6.3f} ({min(values):.3f}-{max(values):.3f})"
 
@@ -74,6 +105,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--before", type=Path, help="another checkout to time against, pair by pair")
     parser.add_argument("--skip-ask", action="store_true")
+    parser.add_argument("--one-file", metavar="PATH", help="a CSV of the lake: time an index after it changed")
+    parser.add_argument("--one-file-only", action="store_true", help="with --one-file: time nothing else")
     args = parser.parse_args()
     scratch = Path(tempfile.mkdtemp(prefix="dslake-startup-"))
     rules = scratch / "rules.jsonl"
@@ -84,7 +117,9 @@ def main() -> None:
         "cold `dslake search`": [dslake, "search", "solar wind speed", "--catalog", catalog],
         "no-change `dslake index`": [dslake, "index", lake, "--catalog", catalog],
     }
-    if not args.skip_ask:
+    if args.one_file_only:
+        commands = {}
+    if not args.skip_ask and not args.one_file_only:
         commands["one-round scripted `dslake ask`"] = [
             dslake, "ask", "How many fatalities in all conflicts?", "--lake", lake, "--catalog", catalog,
             "--llm", "scripted", "--scripted-file", str(rules), "--json"]
@@ -101,13 +136,28 @@ def main() -> None:
         for _ in range(args.runs):
             for name, variant_env in variants.items():
                 times[name].append(timed(argv, variant_env))
-        for name, pairs in times.items():
-            print(f"{label:<34} {name:<6} wall {spread([w for w, _ in pairs])}   cpu {spread([c for _, c in pairs])}")
-        if args.before:
-            for index, what in ((0, "wall"), (1, "cpu")):
-                ratios = [new[index] / old[index] for new, old in zip(times["new"], times["before"], strict=True)]
-                print(f"{label:<34} new/before {what} {spread(ratios)}")
+        report(label, times, bool(args.before))
+    if args.one_file:
+        copies = {name: OneFileChanged(args.lake, args.catalog, args.one_file, scratch / f"one-file-{name}",
+                                       variant_env, dslake) for name, variant_env in variants.items()}
+        times = {name: [] for name in variants}
+        for _ in range(args.runs):
+            for name, variant_env in variants.items():
+                copies[name].change()
+                times[name].append(timed(copies[name].argv, variant_env))
+        report("one file changed `dslake index`", times, bool(args.before))
+    shutil.rmtree(scratch, ignore_errors=True)
     print(f"load average {os.getloadavg()[0]:.1f} at the end")
+
+
+def report(label: str, times: dict[str, list[tuple[float, float]]], paired: bool) -> None:
+    """Print each variant's wall and CPU seconds, and the new/before ratio per pair."""
+    for name, pairs in times.items():
+        print(f"{label:<34} {name:<6} wall {spread([w for w, _ in pairs])}   cpu {spread([c for _, c in pairs])}")
+    if paired:
+        for index, what in ((0, "wall"), (1, "cpu")):
+            ratios = [new[index] / old[index] for new, old in zip(times["new"], times["before"], strict=True)]
+            print(f"{label:<34} new/before {what} {spread(ratios)}")
 
 
 if __name__ == "__main__":

@@ -150,8 +150,15 @@ def _run_index(
             conn.executemany("INSERT OR IGNORE INTO dirty_folders (folder) VALUES (?)",
                              [(p.rpartition("/")[0],) for p in removed])
             conn.executemany("DELETE FROM files WHERE path = ?", [(p,) for p in removed])
-    new_render = _rendering_changed(conn)
     todo = new + changed
+    if todo and options.cluster is None:
+        from dslake_index.worker_context import start_profiler_server_early
+
+        # Its imports (~1 CPU-s) overlap what comes before the first profiler: the render check, the prewarm's start.
+        # All the readers: this process may index again (a notebook, a test session); a console script's hand-over
+        # has started it already, with what its files need (index/no_change.py).
+        start_profiler_server_early()
+    new_render = _rendering_changed(conn)
     if (todo or removed) and on_work is not None:
         on_work()
     progress("plan", {"total": len(todo), "new": len(new), "changed": len(changed), "removed": len(removed)})

@@ -25,7 +25,7 @@ from pathlib import Path
 from dslake_index import catalog as catalog_db
 from dslake_index.catalog import get_meta, set_meta, transaction
 from dslake_index.plan import plan_changes
-from dslake_index.scan import ScanResult, hand_over, scan_lake
+from dslake_index.scan import FileStat, ScanResult, hand_over, scan_lake
 
 SETTLED_KEY = "settled"
 # Meta values code decides, as the pipeline leaves them: the rendering code's version (render_stamp.py), the full
@@ -107,7 +107,7 @@ def answer_if_unchanged(root: Path, catalog_dir: Path, chroma_dir: Path, inputs:
                         accept: Callable[[NoChange], bool]) -> NoChange | None:
     """Return what a plain whole-lake index would report when it would change nothing, having written what it
     writes (the time of the index); else None, having written nothing (the lake's scan, when made, is handed to
-    the index that follows).
+    the index that follows, and when files are to be profiled the profilers' server is started for it).
 
     root, catalog_dir: resolved; named: the catalog was given (--catalog), else it is root/.dslake, which holds
     only if the settings' dirname says so; inputs: settings_inputs() of its config files, now; accept may still
@@ -145,7 +145,7 @@ def _answer(conn: sqlite3.Connection, root: Path, catalog_dir: Path, chroma_dir:
             or folders[:1] != [str(_PACKAGE)] or files_signature(folders) != stamp["signature"]):
         return None
     scan = scan_lake(root, catalog_dir, follow_symlinks)
-    report = check(conn, scan, str(stamp["profiler_version"]))
+    report = check(conn, scan, str(stamp["profiler_version"]), on_work=_start_profilers)
     if report is None or not accept(report):
         hand_over(scan, root, catalog_dir, follow_symlinks)
         return None
@@ -154,9 +154,19 @@ def _answer(conn: sqlite3.Connection, root: Path, catalog_dir: Path, chroma_dir:
     return report
 
 
-def check(conn: sqlite3.Connection, scan: ScanResult, profiler_version: str) -> NoChange | None:
+def _start_profilers(files: list[FileStat]) -> None:
+    """Start the profilers' server for the index the hand-over leads to: it imports what these files' profilers
+    need while the full CLI loads (a changed CSV: pandas, not openpyxl nor pyarrow.parquet). This process ends
+    with that index, so what the server does not preload is only imported by a profiler that needs it."""
+    from dslake_index.worker_context import start_profiler_server_early
+
+    start_profiler_server_early(f.path for f in files)
+
+
+def check(conn: sqlite3.Connection, scan: ScanResult, profiler_version: str,
+          on_work: Callable[[list[FileStat]], None] | None = None) -> NoChange | None:
     """Return what a whole-lake index would report when the manifest has nothing left to do and the scan matches
-    its files, else None."""
+    its files, else None; on_work is then given the files that index will profile, when the plan has some."""
     started = time.perf_counter()
     if scan.scope is not None:
         return None
@@ -166,6 +176,8 @@ def check(conn: sqlite3.Connection, scan: ScanResult, profiler_version: str) -> 
     if conn.execute(_VECTOR_WORK).fetchone()[0]:
         return None
     new, changed, removed, unchanged = plan_changes(conn, scan, profiler_version)
+    if (new or changed) and on_work is not None:
+        on_work(new + changed)
     if new or changed or removed:
         return None
     entries, families = conn.execute("SELECT count(*), coalesce(sum(kind = 'family'), 0) FROM entries").fetchone()

@@ -13,9 +13,13 @@ change; a test runs a guard-less script through `lake.index()` to keep it honest
 
 from __future__ import annotations
 
+import atexit
 import io
 import multiprocessing
 import os
+import signal
+import threading
+from collections.abc import Callable, Iterable
 from multiprocessing import context, forkserver, popen_forkserver, reduction, spawn, util
 from typing import Any
 
@@ -60,11 +64,100 @@ def worker_context(preload: list[str]) -> multiprocessing.context.BaseContext:
     return ctx
 
 
-def profiler_context() -> multiprocessing.context.BaseContext:
-    """Return the context profiler processes start from (the local pool's, and each cluster worker's pool)."""
+# What every profiler process imports first: index.fork_server first (a Ctrl-C while the server imports the rest
+# ends it quietly, not with a traceback), then the registry, every format profiler its dispatch imports (numpy
+# through them), and the task and pool code each worker runs: what a forked profiler imported itself, before its
+# first file, in `python -X importtime` of a one-file index (~0.1 s on a loaded machine).
+_FIRST = ("dslake_index.fork_server", "dslake_index.profilers.registry", "dslake_index.profilers.arrays",
+          "dslake_index.profilers.delimited", "dslake_index.profilers.excel", "dslake_index.profilers.jsonfile",
+          "dslake_index.profilers.markup", "dslake_index.profilers.parquet", "dslake_index.profilers.text",
+          "dslake_index.profilers.family_layout", "dslake_index.profilers.stacked", "dslake_index.profile_task",
+          "pebble.pool.process", "encodings.utf_8_sig")
+# The third-party readers, the most costly part (pandas ~0.8 CPU-s here, openpyxl and pyarrow.parquet ~0.4 more):
+# the full set, and what a file's extension says its profiler needs. Text formats all go through pandas, whose
+# string columns are pyarrow's (pyarrow.pandas_compat and its version helper: imported at the first read otherwise).
+_READERS = ("pandas", "pyarrow.pandas_compat", "pyarrow.vendored.version", "openpyxl", "pyarrow.parquet")
+_PANDAS = ("pandas", "pyarrow.pandas_compat", "pyarrow.vendored.version")
+_NEEDS_BY_EXTENSION = {".xlsx": (*_PANDAS, "openpyxl"), ".xlsm": (*_PANDAS, "openpyxl"),
+                       ".parquet": (*_PANDAS, "pyarrow.parquet"), ".pq": (*_PANDAS, "pyarrow.parquet")}
+_NEEDS_OTHERWISE = _PANDAS
+
+
+def profiler_preload(paths: Iterable[str] | None = None) -> list[str]:
+    """Return what the profilers' server imports before it forks a profiler: all the readers (paths None: a
+    watcher, a cluster worker, whatever comes next), or those the files' extensions call for.
+
+    The server lives as long as its process, so a one-shot index preloads what its files need: a changed CSV does
+    not wait for openpyxl and pyarrow.parquet. A guess that misses costs time, never a result: a profiler imports
+    what its file needs itself (an .xlsx named .dat is profiled as a workbook all the same).
+    """
+    if paths is None:
+        return [*_FIRST, *_READERS]
+    needed: set[str] = set()
+    for path in paths:
+        suffix = os.path.splitext(path)[1].lower()
+        needed.update(_NEEDS_BY_EXTENSION.get(suffix, _NEEDS_OTHERWISE))
+    return [*_FIRST, *(name for name in _READERS if name in needed)]
+
+
+def profiler_context(paths: Iterable[str] | None = None) -> multiprocessing.context.BaseContext:
+    """Return the context profiler processes start from (the local pool's, and each cluster worker's pool); paths:
+    the files it will profile, when known (profiler_preload)."""
     # forkserver: workers start from a clean process with the profilers preloaded, never from a parent
     # that may hold torch threads or open Chroma handles.
     # Their children never import the caller's __main__: lake.index() works from a script without a main guard.
-    # index.fork_server first: a Ctrl-C while the server imports the rest ends it quietly, not with a traceback.
-    return worker_context(["dslake_index.fork_server", "dslake_index.profilers.registry", "pandas", "openpyxl",
-                           "pyarrow.parquet"])
+    return worker_context(profiler_preload(paths))
+
+
+def start_profiler_server_early(paths: Iterable[str] | None = None) -> None:
+    """Start the profilers' server now, without waiting for it: it imports its preloads while this process gets on
+    with its own work (a console script's hand-over imports the CLI meanwhile, ~0.5 s), and the first pool that
+    forks a profiler finds it running, or still importing and nearer done.
+
+    Nothing when it runs already (a watcher's, an earlier index's in this process). A server no pool ends up using
+    costs nothing visible: it is ended, and reaped, as this process exits (_end_server).
+    """
+    if forkserver._forkserver._forkserver_pid is not None:  # noqa: SLF001 - multiprocessing has no public test
+        return
+    profiler_context(paths)  # sets the server's preload (a process-wide setting of multiprocessing's)
+    _spawn_deaf_to_ctrl_c(forkserver.ensure_running)
+    _end_at_exit()
+
+
+def _spawn_deaf_to_ctrl_c(spawn_server: Callable[[], None]) -> None:
+    """Start the server with Ctrl-C ignored, which it inherits through exec: Python then raises no
+    KeyboardInterrupt in it until index.fork_server, its first import, ends it quietly on Ctrl-C instead. Started
+    this early (a hand-over's first 0.1 s), a Ctrl-C soon after the command began caught it importing that very
+    module and printed a traceback. This process ignores Ctrl-C only for the spawn itself (a few milliseconds)."""
+    if threading.current_thread() is not threading.main_thread():
+        spawn_server()  # signal handlers can only be changed from the main thread
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        spawn_server()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+_ending = False  # _end_server is registered with atexit once
+
+
+def _end_at_exit() -> None:
+    global _ending
+    if not _ending:
+        _ending = True
+        atexit.register(_end_server)
+
+
+def _end_server() -> None:
+    """End the profilers' server as its process exits. It would end by itself once it saw this process gone, but
+    only after the imports it may still be busy with (a run that found nothing to profile): up to a CPU-second
+    spent for nothing, behind the user's prompt."""
+    pid = forkserver._forkserver._forkserver_pid  # noqa: SLF001
+    if pid is None:
+        return
+    try:
+        os.kill(pid, signal.SIGTERM)
+        os.waitpid(pid, 0)  # reaped here: no zombie while the rest of this process winds down
+    except (OSError, ChildProcessError):
+        pass

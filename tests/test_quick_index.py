@@ -4,20 +4,26 @@ nothing written whenever it is not sure (another option, a changed file, a lock 
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sqlite3
 import subprocess
 import sys
+from multiprocessing import forkserver
 from pathlib import Path
 
 from click.testing import CliRunner
 from conftest import write_table_lake
 from dslake_cli.cli import cli
 from dslake_index.catalog import writer_lock
+from dslake_index.profile_task import profile_json
+from dslake_index.profilers.base import Limits
+from dslake_index.profilers.registry import profile_path
 
 from dsstar_lake.terminal.quick_index import answer
 
+SAMPLES = Path(__file__).resolve().parent.parent / "data_samples"
 # Every module of dslake a no-change index may load (no third-party package, no click, rich, settings, facade or
 # pipeline); dsstar_lake.base.untrusted only to print failed or skipped files.
 MAY_LOAD = {"dslake_cli", "dslake_cli.cli", "dsstar_lake", "dsstar_lake.terminal", "dsstar_lake.terminal.quick_index",
@@ -116,3 +122,58 @@ def test_anything_it_is_not_sure_of_is_handed_over_with_nothing_written(tmp_path
     handed_over(["index", str(root)])
     monkeypatch.setenv("DSLAKE_INDEX_FOLLOW_SYMLINKS", "true")
     handed_over(["index", str(root)])
+    monkeypatch.delenv("DSLAKE_INDEX_FOLLOW_SYMLINKS")
+    config.unlink()
+    assert CliRunner().invoke(cli, ["index", str(root)]).exit_code == 0
+    settled = _state(catalog)
+
+    server = forkserver._forkserver._forkserver_pid
+    (root / "ozone_by_county.csv").unlink()  # a plan with nothing to profile starts no profilers' server
+    handed_over(["index", str(root)])
+    assert forkserver._forkserver._forkserver_pid == server
+    assert "0 changed, 1 removed" in CliRunner().invoke(cli, ["index", str(root)]).stdout
+
+
+# Run in a process of its own: the profilers' server is one per process, and this one must start it.
+_HAND_OVER = """
+import json, sys
+from multiprocessing import forkserver
+from click.testing import CliRunner
+from dslake_cli.cli import cli
+from dslake_index.profile_task import profile_json
+from dslake_index.profilers.base import Limits
+from dslake_index.profilers.registry import profile_path
+from dslake_index.worker_context import profiler_context
+from pebble import ProcessPool
+from dsstar_lake.terminal.quick_index import answer
+
+root, samples = sys.argv[1], sys.argv[2:]
+handed = answer(["index", root])
+started = forkserver._forkserver._forkserver_pid
+done = CliRunner().invoke(cli, ["index", root])
+with open(f"/proc/{started}/cmdline", "rb") as fh:  # the server's command line names what it preloaded
+    preload = fh.read().decode()
+with ProcessPool(max_workers=1, context=profiler_context()) as pool:  # formats it did not preload for
+    profiles = [profile_json(pool.schedule(profile_path, args=(p, Limits())).result()) for p in samples]
+print(json.dumps({"handed": handed, "started": started, "used": forkserver._forkserver._forkserver_pid,
+                  "preload": preload, "output": done.output, "profiles": profiles}))
+"""
+
+
+def test_a_hand_over_starts_the_profilers_server_for_the_changed_files(tmp_path):
+    root = _lake(tmp_path)
+    (root / "sales.csv").write_text("region,product,units,price\nnorth,widget,11,2.5\n")
+    script = tmp_path / "hand_over.py"
+    script.write_text(_HAND_OVER)
+    samples = [str(SAMPLES / name) for name in ("stations.xlsx", "city/trips.parquet", "sales.csv")]
+    done = subprocess.run([sys.executable, str(script), str(root), *samples], capture_output=True, text=True,
+                          timeout=300, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout.splitlines()[-1])
+    assert seen["handed"] is False and "0 added, 1 changed" in seen["output"]
+    # Started by the hand-over with what a CSV's profiler needs, and the one the index's pool then used.
+    assert "'pandas'" in seen["preload"] and "openpyxl" not in seen["preload"] and "pyarrow.parquet" not in seen["preload"]
+    assert seen["used"] == seen["started"]
+    assert not Path(f"/proc/{seen['started']}").exists()  # ended, and reaped, with its process
+    # Workbooks and Parquet files profile the same from a server that did not preload their readers.
+    assert seen["profiles"] == [profile_json(profile_path(Path(p), Limits())) for p in samples]
