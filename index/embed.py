@@ -16,7 +16,7 @@ import os
 import threading
 import time
 import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -436,6 +436,7 @@ class Embedder:
         self._model_id: str | None = None
         self._lock = threading.Lock()
         self.fallback_reason: str | None = None
+        self._expected: tuple[str, Callable[[], np.ndarray | None]] | None = None  # expect()
 
     @property
     def model_id(self) -> str:
@@ -448,6 +449,39 @@ class Embedder:
     def active_backend(self) -> str | None:
         """Return the backend in use once loaded ("onnx" or "sentence-transformers"), else None."""
         return self._impl.name if self._impl else None
+
+    def settings_key(self) -> tuple[str, int, int, str]:
+        """Return what this embedder's vectors and model files follow from: backend, batch size, threads, cache."""
+        return (self.backend, self.batch_size, self.threads, str(self.cache_dir))
+
+    def expect(self, text: str, key: tuple[str, int, int, str], vector_of: Callable[[], np.ndarray | None]) -> None:
+        """Take text's vector from vector_of() at the first encode of [text] instead of loading the model, when key
+        (the settings_key of the embedder that computes it elsewhere: a child process) is this one's.
+
+        vector_of returns a (1, DIM) array, or None when that embedding failed: the model then loads here as usual.
+        """
+        if key == self.settings_key():
+            with self._lock:
+                self._expected = (text, vector_of)
+
+    def load_quick(self) -> bool:
+        """Load the ONNX backend if that writes and falls back to nothing (the export and its optimised copy, or the
+        record that the copy failed its check, are on disk); return whether it is loaded.
+
+        The session is then the one load() would open over the same files, so the vectors are the same.
+        """
+        if self.backend == "sentence-transformers":
+            return False
+        with self._lock:
+            if self._impl is None:
+                folder = model_dir()
+                onnx_path = onnx_dir(folder, self.cache_dir) / "model.onnx"
+                from dslake_index.onnx_saved import settled
+
+                if not onnx_path.exists() or not settled(onnx_path):
+                    return False
+                self._impl = _OnnxBackend(folder, onnx_path, self.threads, self.batch_size, saved_copy=True)
+        return self._impl.name == "onnx"
 
     def load(self) -> Embedder:
         """Load the model now instead of on the first encode."""
@@ -479,6 +513,13 @@ class Embedder:
             import numpy as np
 
             return np.zeros((0, DIM), dtype=np.float32)
+        if self._expected is not None and self._impl is None:
+            with self._lock:
+                expected, self._expected = self._expected, None
+            if expected is not None and list(texts) == [expected[0]]:
+                vector = expected[1]()
+                if vector is not None:
+                    return vector
         impl = self._impl or self.load()._impl
         assert impl is not None
         return impl.encode(list(texts))

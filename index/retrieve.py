@@ -137,18 +137,21 @@ class Retriever:
         t0 = time.perf_counter()
         if self._embedder is None:
             self._embedder = self._embedder_factory()
-        vector = self._embedder.encode([query])[0]
-        t1 = time.perf_counter()
+        # The store before the question's vector: it needs only the model's id, and a cold CLI search's question is
+        # meanwhile embedded in a child process (dsstar_lake/terminal/question_ahead.py).
         if self._store is None or (isinstance(self._store, ManifestVectors) and not self._store.current(self._conn)):
             # The manifest's copies of the vectors when they are complete (index/local_vectors.py): no Chroma.
             # A RemoteRetriever has no manifest (conn None): it always asks the store.
             model_id = getattr(self._embedder, "model_id", None)
             local = ManifestVectors.load(self._conn, model_id) if model_id and self._conn is not None else None
             self._store = local if local is not None else self._store_factory()
+        t1 = time.perf_counter()
+        vector = self._embedder.encode([query])[0]
+        t2 = time.perf_counter()
         results = self._store.query(vector, n)
         if timing is not None:
-            timing.embed_ms = (t1 - t0) * 1000
-            timing.dense_ms = (time.perf_counter() - t1) * 1000
+            timing.embed_ms = (t2 - t1) * 1000
+            timing.dense_ms = (t1 - t0 + time.perf_counter() - t2) * 1000
         return [(entry_id, 1.0 - float(distance)) for entry_id, distance in results], vector
 
     def _fuse(self, dense: list[tuple[str, float]], text: list[tuple[str, float]]) -> list[tuple[str, float]]:
