@@ -29,6 +29,7 @@ CONSOLE_SCRIPT = "dslake"
 # The search command's options that take a value, and its flags (cli.py's `search`); any other option: no child.
 _VALUED = ("--lake", "--catalog", "--chroma-url", "-k")
 _FLAGS = ("-v", "--verbose", "--json", "--csv", "--nl")
+WAIT_SECONDS = 30.0  # the child answers in well under a second; past this it is killed and the search embeds
 
 
 def question_of(argv: list[str]) -> str | None:
@@ -101,10 +102,20 @@ class QuestionAhead:
         fd, self._fd = self._fd, None
         if fd is None:
             return None
+        import select
+        import time
+
         chunks = []
+        deadline = time.monotonic() + WAIT_SECONDS
         try:
-            while chunk := os.read(fd, 1 << 16):
+            while select.select([fd], [], [], max(0.0, deadline - time.monotonic()))[0]:
+                chunk = os.read(fd, 1 << 16)
+                if not chunk:
+                    break
                 chunks.append(chunk)
+            else:  # a child that hangs: the search embeds the question itself
+                self._kill()
+                return None
         except BaseException:  # Ctrl-C while waiting: the child goes too
             self._kill()
             raise
