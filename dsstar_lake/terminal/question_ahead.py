@@ -195,7 +195,19 @@ def start_from_console_script(module_name: str) -> None:
         return
     question = question_of(sys.argv[1:])
     if question and question.strip():
+        _imported_by_both()
         _ahead = QuestionAhead.start(question)
+
+
+def _imported_by_both() -> None:
+    """Import before the fork what both processes import anyway, so it is done once: numpy (onnxruntime's, and the
+    search's dense scan), the embedding module and the model package (the child's model files, the search's
+    model id). The child calls no BLAS routine (onnxruntime has its own), so OpenBLAS's threads, which a fork does
+    not copy, are never waited on there."""
+    import numpy  # noqa: F401
+    from dslake_index.embed import model_dir
+
+    model_dir()
 
 
 def hand_to(embedder: Any, question: str) -> None:
