@@ -453,7 +453,7 @@ class Embedder:
         self._model_id: str | None = None
         self._lock = threading.Lock()
         self.fallback_reason: str | None = None
-        self._expected: tuple[str, Callable[[], np.ndarray | None]] | None = None  # expect()
+        self._expected: tuple[str, Callable[[], bytes | None]] | None = None  # expect()
 
     @property
     def model_id(self) -> str:
@@ -471,11 +471,12 @@ class Embedder:
         """Return what this embedder's vectors and model files follow from: backend, batch size, threads, cache."""
         return (self.backend, self.batch_size, self.threads, str(self.cache_dir))
 
-    def expect(self, text: str, key: tuple[str, int, int, str], vector_of: Callable[[], np.ndarray | None]) -> None:
+    def expect(self, text: str, key: tuple[str, int, int, str], vector_of: Callable[[], bytes | None]) -> None:
         """Take text's vector from vector_of() at the first encode of [text] instead of loading the model, when key
         (the settings_key of the embedder that computes it elsewhere: a child process) is this one's.
 
-        vector_of returns a (1, DIM) array, or None when that embedding failed: the model then loads here as usual.
+        vector_of returns the vector as little-endian float32 bytes (what encode gives, .tobytes()), or None when
+        that embedding failed: the model then loads here as usual.
         """
         if key == self.settings_key():
             with self._lock:
@@ -534,9 +535,11 @@ class Embedder:
             with self._lock:
                 expected, self._expected = self._expected, None
             if expected is not None and list(texts) == [expected[0]]:
-                vector = expected[1]()
-                if vector is not None:
-                    return vector
+                data = expected[1]()
+                if data is not None and len(data) == DIM * 4:
+                    import numpy as np
+
+                    return np.frombuffer(data, dtype="<f4").reshape(1, DIM).astype(np.float32)
         impl = self._impl or self.load()._impl
         assert impl is not None
         return impl.encode(list(texts))

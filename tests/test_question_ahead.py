@@ -77,7 +77,8 @@ def test_a_search_whose_embedding_setup_fails_says_one_line(indexed: Path) -> No
 
 def test_an_expected_vector_is_taken_when_made_with_the_embedders_settings() -> None:
     embedder = Embedder(cache_dir="/nonexistent/cache")  # never loaded below
-    vector = np.full((1, DIM), 0.5, dtype=np.float32)
+    vector = np.arange(DIM, dtype=np.float32).reshape(1, DIM) / DIM
     embedder.expect("q", ("auto", 64, 1, "/elsewhere"), lambda: pytest.fail("another embedder's settings"))
-    embedder.expect("q", embedder.settings_key(), lambda: vector)
-    assert embedder.encode(["q"]) is vector and embedder.active_backend is None
+    embedder.expect("q", embedder.settings_key(), lambda: vector.astype("<f4").tobytes())
+    taken = embedder.encode(["q"])
+    assert taken.dtype == np.float32 and np.array_equal(taken, vector) and embedder.active_backend is None

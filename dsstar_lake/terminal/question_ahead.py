@@ -93,12 +93,12 @@ class QuestionAhead:
 
     def key(self) -> tuple[str, int, int, str]:
         """Return the settings_key of the child's embedder (the packaged defaults)."""
-        from dslake_index.embed import get_embedder
+        from dslake_index.front_door import embedder_for
 
-        return get_embedder(default_settings()).settings_key()
+        return embedder_for(default_settings()).settings_key()
 
-    def vector(self) -> Any:
-        """Wait for the child; return its (1, DIM) float32 vector, or None when it did not embed the question."""
+    def vector(self) -> bytes | None:
+        """Wait for the child; return its vector (float32 bytes), or None when it did not embed the question."""
         fd, self._fd = self._fd, None
         if fd is None:
             return None
@@ -127,13 +127,9 @@ class QuestionAhead:
             meta = json.loads(head)
         except ValueError:
             return None
-        from dslake_index.embed import DIM
-
-        if meta.get("question") != self.question or meta.get("key") != list(self.key()) or len(body) != DIM * 4:
+        if meta.get("question") != self.question or meta.get("key") != list(self.key()):
             return None
-        import numpy as np
-
-        return np.frombuffer(body, dtype="<f4").reshape(1, DIM).astype(np.float32)
+        return body  # Embedder.expect checks its length
 
     def cancel(self) -> None:
         """Kill the child if its vector was not taken (it is this process's own child, by its pid)."""
@@ -164,9 +160,9 @@ def _embed_in_child(question: str, fd: int) -> None:
         null = os.open(os.devnull, os.O_RDWR)
         for target in (0, 1, 2):
             os.dup2(null, target)
-        from dslake_index.embed import get_embedder
+        from dslake_index.front_door import embedder_for
 
-        embedder = get_embedder(default_settings())
+        embedder = embedder_for(default_settings())
         head: dict[str, Any] = {"question": question, "key": list(embedder.settings_key())}
         body = b""
         if embedder.load_quick():
@@ -205,9 +201,9 @@ def _imported_by_both() -> None:
     model id). The child calls no BLAS routine (onnxruntime has its own), so OpenBLAS's threads, which a fork does
     not copy, are never waited on there."""
     import numpy  # noqa: F401
-    from dslake_index.embed import model_dir
+    from dslake_index.front_door import embedder_for
 
-    model_dir()
+    embedder_for(default_settings()).model_id  # noqa: B018 - the model package, its files' hash
 
 
 def hand_to(embedder: Any, question: str) -> None:
