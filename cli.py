@@ -7,6 +7,10 @@ from dsstar_lake.terminal.quick_index import answer_from_console_script
 
 answer_from_console_script(__name__)  # exits when it answered; the full CLI below does everything else
 
+from dsstar_lake.terminal.question_ahead import start_from_console_script
+
+start_from_console_script(__name__)  # `dslake search`: the question is embedded in a child while the CLI loads
+
 import atexit
 import gc
 import sys
@@ -169,6 +173,9 @@ def search(question: str, lake_path: str | None, catalog: str | None, chroma_url
     if as_json + as_csv + as_nl > 1:
         raise UsageError("give one of --json, --csv and --nl")
     handle = open_existing(lake_path, catalog, **{"catalog.chroma_url": chroma_url})
+    from dsstar_lake.terminal.question_ahead import hand_to
+
+    hand_to(handle.embedder(), question)  # the vector a child embeds meanwhile, when it is this search's
     hits, timing = handle.timed_search(question, k)
     if as_json:
         print_json({"question": question, "hits": [h.to_dict() for h in hits], "timing_ms": vars(timing)})

@@ -641,3 +641,11 @@ def __getattr__(name: str) -> Any:
 
 __all__ = ["CATALOG_CONFIG", "CHROMA_DIR", "MANIFEST_NAME", "Catalog", "CatalogStatus", "EnrichmentStore",
            "SettingsView", "index_if_unchanged"]
+
+
+def embedder_for(embed: Any) -> Embedder:
+    """Return the process-wide embedder for [embed] settings before any catalog is open: a cold search's question
+    is embedded ahead with the packaged defaults (dsstar_lake/terminal/question_ahead.py)."""
+    from dslake_index.embed import get_embedder
+
+    return get_embedder(embed)

@@ -51,6 +51,14 @@ def options(optimize: bool) -> Any:
     return opts
 
 
+def settled(onnx_path: Path) -> bool:
+    """Tell whether open_session(onnx_path) would open what is on disk, writing nothing: the copy is saved, or its
+    failed check is recorded."""
+    key = machine_key()
+    return (onnx_path.parent / f"optimized-{key}" / "model.onnx").exists() or \
+        (onnx_path.parent / f"optimized-{key}.failed.json").exists()
+
+
 def open_session(onnx_path: Path, lock: Callable[[Path], contextlib.AbstractContextManager[None]]) -> Any:
     """Return an InferenceSession for the export at onnx_path: over its verified optimised copy when there is one
     (made now, once, under lock(folder/.lock), when neither it nor a failed check is recorded), else over the export.

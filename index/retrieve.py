@@ -6,12 +6,12 @@ import sqlite3
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from dslake_index import fulltext
 from dslake_index.errors import CatalogError, ConfigError
 from dslake_index.gist import gist
-from dslake_index.kin import are_kin, kin_key, kin_line, question_words
+from dslake_index.kin import KinKey, are_kin, kin_key, kin_line, question_words
 from dslake_index.local_vectors import ManifestVectors
 from dslake_index.sections import RetrieveSettings
 from dslake_index.sidecars import sidecar_pairs, with_sidecar
@@ -82,6 +82,10 @@ class Retriever:
         self._embedder: Any = None
         self.settings = settings
         self.last_timing = SearchTiming()
+        # What _materialise derives from an entry's path, kind, format and card (pure functions), kept across this
+        # retriever's searches: ~90 candidates each time, about half of a warm search's time outside the model.
+        self._kin_keys: dict[tuple[str, str, str | None, str], KinKey] = {}
+        self._gists: dict[str, list[str]] = {}
 
     def warm_up(self) -> None:
         """Load the embedding model and open the vector store now rather than on the first search."""
@@ -137,18 +141,21 @@ class Retriever:
         t0 = time.perf_counter()
         if self._embedder is None:
             self._embedder = self._embedder_factory()
-        vector = self._embedder.encode([query])[0]
-        t1 = time.perf_counter()
+        # The store before the question's vector: it needs only the model's id, and a cold CLI search's question is
+        # meanwhile embedded in a child process (dsstar_lake/terminal/question_ahead.py).
         if self._store is None or (isinstance(self._store, ManifestVectors) and not self._store.current(self._conn)):
             # The manifest's copies of the vectors when they are complete (index/local_vectors.py): no Chroma.
             # A RemoteRetriever has no manifest (conn None): it always asks the store.
             model_id = getattr(self._embedder, "model_id", None)
             local = ManifestVectors.load(self._conn, model_id) if model_id and self._conn is not None else None
             self._store = local if local is not None else self._store_factory()
+        t1 = time.perf_counter()
+        vector = self._embedder.encode([query])[0]
+        t2 = time.perf_counter()
         results = self._store.query(vector, n)
         if timing is not None:
-            timing.embed_ms = (t1 - t0) * 1000
-            timing.dense_ms = (time.perf_counter() - t1) * 1000
+            timing.embed_ms = (t2 - t1) * 1000
+            timing.dense_ms = (t1 - t0 + time.perf_counter() - t2) * 1000
         return [(entry_id, 1.0 - float(distance)) for entry_id, distance in results], vector
 
     def _fuse(self, dense: list[tuple[str, float]], text: list[tuple[str, float]]) -> list[tuple[str, float]]:
@@ -220,7 +227,7 @@ class Retriever:
                     continue  # an exact copy of a file already ranked higher
                 seen_content.add(row["content_hash"])
             if collapse:
-                key = kin_key(row["path"], row["kind"], row["format"], row["card"] or "")
+                key = self._kin_key(row)
                 names = siblings.get(row["path"].rpartition("/")[0], [])
                 leader, other = next(((hit, o) for o, hit in leaders if are_kin(o, key)), (None, None))
                 if leader is not None:
@@ -243,7 +250,7 @@ class Retriever:
                 member_count=row["member_count"], score=round(score, 6),
                 dense=None if d_score is None else round(d_score, 4), fulltext=None if t_score is None else round(t_score, 4),
                 dense_rank=d_rank, fulltext_rank=t_rank,
-                card_line=row["card"].splitlines()[0] if row["card"] else "", summary=gist(row["card"] or ""),
+                card_line=row["card"].splitlines()[0] if row["card"] else "", summary=list(_memo(self._gists, row["card"] or "", gist)),
                 description=row["description"],
             ))
             if collapse:
@@ -259,6 +266,10 @@ class Retriever:
                 hit.description = with_kin_section(hit.description, kin_lines[hit.entry_id])
         self._attach_copies(hits)
         return hits
+
+    def _kin_key(self, row: Any) -> KinKey:
+        inputs = (row["path"], row["kind"], row["format"], row["card"] or "")
+        return _memo(self._kin_keys, inputs, lambda _: kin_key(*inputs))
 
     def _attach_copies(self, hits: list[Hit]) -> None:
         """Name the identical copies of each file hit, so neither the agent nor an evaluation misses them."""
@@ -280,6 +291,21 @@ class Retriever:
 
 
 Ranking = list[tuple[str, float]]  # (entry id, score), best first
+
+MEMO_LIMIT = 20_000  # entries whose kin key and gist a retriever keeps (~10 MB at most); past it, it starts afresh
+_K = TypeVar("_K")
+_V = TypeVar("_V")
+
+
+def _memo(table: dict[_K, _V], key: _K, make: Callable[[_K], _V], limit: int = MEMO_LIMIT) -> _V:
+    """Return table[key], computing it with make(key) the first time (the table is emptied when it holds limit)."""
+    try:
+        return table[key]
+    except KeyError:
+        if len(table) >= limit:
+            table.clear()
+        value = table[key] = make(key)
+        return value
 
 # "Mostly the same columns": kin share more than half their column names (index/kin.py), not all of them; a model
 # seat read "same columns" and took a 12-column datasheet's layout for an 8-column one's.

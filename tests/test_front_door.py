@@ -21,7 +21,9 @@ FRONT_DOOR = {
                                 # the value types of its handles, named (for typing) through the door
                                 "Embedder", "IndexSummary", "Retriever", "SearchTiming", "VectorStore",
                                 # a no-change index answered before the settings and the Catalog are loaded
-                                "index_if_unchanged"},
+                                "index_if_unchanged",
+                                # a cold search's question embedded in a child before any catalog is open
+                                "embedder_for"},
     "dslake_index.sections": {"CatalogSettings", "EmbedSettings", "FamiliesSettings", "IndexSettings", "ProfileSettings",
                               "RetrieveSettings", "typed_section"},  # the typed settings sections index/ reads
     "dslake_index.enrich": {"Enricher", "Enrichment"},  # the model passes plug into the pipeline through it
