@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import sqlite3
 
@@ -83,7 +84,7 @@ def refill_if_outdated(conn: sqlite3.Connection) -> bool:
 
 def replace_rows(conn: sqlite3.Connection, rows: list[tuple[str, str]]) -> None:
     """Set the FTS rows of the given entries to their cards (inside the caller's transaction)."""
-    conn.executemany("DELETE FROM entries_fts WHERE entry_id = ?", [(entry_id,) for entry_id, _ in rows])
+    delete_rows(conn, [entry_id for entry_id, _ in rows])
     conn.executemany(
         "INSERT INTO entries_fts (entry_id, body) VALUES (?, ?)",
         [(entry_id, index_text(card)) for entry_id, card in rows],
@@ -91,8 +92,14 @@ def replace_rows(conn: sqlite3.Connection, rows: list[tuple[str, str]]) -> None:
 
 
 def delete_rows(conn: sqlite3.Connection, entry_ids: list[str]) -> None:
-    """Remove the FTS rows of the given entries (inside the caller's transaction)."""
-    conn.executemany("DELETE FROM entries_fts WHERE entry_id = ?", [(entry_id,) for entry_id in entry_ids])
+    """Remove the FTS rows of the given entries (inside the caller's transaction).
+
+    One statement for them all: FTS5 has no index on entry_id, so each `WHERE entry_id = ?` read every row, and a
+    folder's rebuild at 100k files (25k entries, ~60 rows a folder) spent 1.2 s deleting (182 s of the first index).
+    """
+    if entry_ids:
+        conn.execute("DELETE FROM entries_fts WHERE entry_id IN (SELECT value FROM json_each(?))",
+                     (json.dumps(list(entry_ids)),))
 
 
 def search(conn: sqlite3.Connection, question: str, limit: int) -> list[tuple[str, float]]:

@@ -29,3 +29,18 @@ def test_bm25_ranks_the_matching_card_first(tmp_path):
     hits = fulltext.search(conn, "Which state had the most acres burned by wildfires?", 3)
     assert hits[0][0] == "b"
     assert isinstance(conn, sqlite3.Connection)
+
+
+def test_replacing_and_deleting_rows_touches_exactly_the_entries_named(tmp_path):
+    conn = catalog.connect(tmp_path / "m.sqlite")
+    catalog.migrate(conn)
+    rows = [(f"e{i}", f"card number {i} about station {i % 7}") for i in range(300)]
+    with catalog.transaction(conn):
+        fulltext.replace_rows(conn, rows)
+        fulltext.replace_rows(conn, [("e5", "ozone by county"), ("e7", "wildfire acres"), ("e'quote", "odd id")])
+        fulltext.delete_rows(conn, [f"e{i}" for i in range(100, 200)] + ["not-there"])
+    kept = dict(conn.execute("SELECT entry_id, body FROM entries_fts").fetchall())
+    assert len(kept) == 201 and conn.execute("SELECT count(*) FROM entries_fts").fetchone()[0] == 201
+    assert set(kept) == {f"e{i}" for i in range(300) if not 100 <= i < 200} | {"e'quote"}
+    assert "ozone" in kept["e5"] and "wildfire" in kept["e7"] and "station 3" in kept["e10"]
+    assert fulltext.search(conn, "ozone", 5)[0][0] == "e5"
