@@ -8,9 +8,9 @@ import os
 import site
 import subprocess
 import sys
-import tempfile
 from functools import cache
-from pathlib import Path
+
+from dsstar_lake.sandbox import kept_answers
 
 # Import names worth telling the model about, in the order shown; anything missing is simply not listed.
 CANDIDATES = (
@@ -19,6 +19,7 @@ CANDIDATES = (
 )
 # Distribution names where they differ from the import name, for the version.
 DISTRIBUTIONS = {"sklearn": "scikit-learn"}
+KIND = "sandbox-packages"  # kept_answers' folder
 PROBE = """
 import importlib.metadata as md, importlib.util as iu, json, sys
 found = {}
@@ -54,11 +55,9 @@ def importable(python: str) -> dict[str, str]:
     return found
 
 
-def _cache_file(python: str) -> Path:
-    """Return the file that keeps one interpreter's answer (one per venv: they share a real binary, not packages)."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    name = hashlib.blake2b(python.encode("utf-8", "surrogateescape"), digest_size=8).hexdigest()
-    return Path(base) / "dslake" / "sandbox-packages" / f"{name}.json"
+def _name(python: str) -> str:
+    """Name one interpreter's kept answer (one per venv: they share a real binary, not packages)."""
+    return hashlib.blake2b(python.encode("utf-8", "surrogateescape"), digest_size=8).hexdigest()
 
 
 def _stamp(python: str) -> list | None:
@@ -80,23 +79,13 @@ def _stamp(python: str) -> list | None:
 
 
 def _remembered(key: list) -> dict[str, str] | None:
-    try:
-        kept = json.loads(_cache_file(key[0]).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return kept.get("found") if isinstance(kept, dict) and kept.get("key") == key else None
+    kept = kept_answers.kept(KIND, _name(key[0]), key)
+    return kept.get("found") if kept is not None else None
 
 
 def _remember(key: list, found: dict[str, str]) -> None:
-    """Keep the answer (a file written whole, then renamed over the old one); a failure only costs the next probe."""
-    path = _cache_file(key[0])
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, suffix=".tmp", encoding="utf-8") as fh:
-            json.dump({"key": key, "found": found}, fh)
-        os.replace(fh.name, path)
-    except OSError:
-        pass
+    """Keep the answer; a failure only costs the next probe."""
+    kept_answers.keep(KIND, _name(key[0]), key, {"found": found})
 
 
 def packages_line(python: str, memory_mb: int = 0) -> str:

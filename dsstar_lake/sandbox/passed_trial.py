@@ -16,10 +16,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
+from dsstar_lake.sandbox import kept_answers
+
+KIND = "sandbox-trial"  # kept_answers' folder
 BOOT_ID = "/proc/sys/kernel/random/boot_id"
 # What lets an unprivileged user make the namespaces bwrap needs (Debian's switch, the count, Ubuntu's AppArmor).
 USERNS_SETTINGS = ("/proc/sys/kernel/unprivileged_userns_clone", "/proc/sys/user/max_user_namespaces",
@@ -46,39 +48,20 @@ def _read(path: str) -> str | None:
         return None
 
 
-def _file(key: list[Any]) -> Path:
-    try:
-        base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    except RuntimeError as exc:  # no home to be found: nothing is kept, the trial runs in every process
-        raise OSError(str(exc)) from exc
-    name = hashlib.blake2b(json.dumps(key).encode("utf-8", "surrogateescape"), digest_size=8).hexdigest()
-    return Path(base) / "dslake" / "sandbox-trial" / f"{name}.json"
+def _name(key: list[Any]) -> str:
+    return hashlib.blake2b(json.dumps(key).encode("utf-8", "surrogateescape"), digest_size=8).hexdigest()
 
 
 def passed(key: list[Any]) -> dict[str, Any] | None:
     """Return what a pass under this very key kept (the userns flags that worked), or None."""
-    try:
-        kept = json.loads(_file(key).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return kept if isinstance(kept, dict) and kept.get("key") == key else None
+    return kept_answers.kept(KIND, _name(key), key)
 
 
 def remember(key: list[Any], userns_flags: list[str]) -> None:
-    """Keep a pass (a file written whole, then renamed over the old one); a failure only costs the next trial."""
-    try:
-        path = _file(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, suffix=".tmp", encoding="utf-8") as fh:
-            json.dump({"key": key, "userns_flags": userns_flags}, fh)
-        os.replace(fh.name, path)
-    except OSError:
-        pass
+    """Keep a pass; a failure only costs the next trial."""
+    kept_answers.keep(KIND, _name(key), key, {"userns_flags": userns_flags})
 
 
 def forget(key: list[Any]) -> None:
     """Drop a kept pass: the trial failed when run again."""
-    try:
-        _file(key).unlink()
-    except OSError:
-        pass
+    kept_answers.drop(KIND, _name(key))
