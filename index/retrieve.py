@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
 from dslake_index import fulltext
 from dslake_index.errors import CatalogError, ConfigError
@@ -82,10 +83,6 @@ class Retriever:
         self._embedder: Any = None
         self.settings = settings
         self.last_timing = SearchTiming()
-        # What _materialise derives from an entry's path, kind, format and card (pure functions), kept across this
-        # retriever's searches: ~90 candidates each time, about half of a warm search's time outside the model.
-        self._kin_keys: dict[tuple[str, str, str | None, str], KinKey] = {}
-        self._gists: dict[str, list[str]] = {}
 
     def warm_up(self) -> None:
         """Load the embedding model and open the vector store now rather than on the first search."""
@@ -227,7 +224,7 @@ class Retriever:
                     continue  # an exact copy of a file already ranked higher
                 seen_content.add(row["content_hash"])
             if collapse:
-                key = self._kin_key(row)
+                key = _kin_key(row["path"], row["kind"], row["format"], row["card"] or "")
                 names = siblings.get(row["path"].rpartition("/")[0], [])
                 leader, other = next(((hit, o) for o, hit in leaders if are_kin(o, key)), (None, None))
                 if leader is not None:
@@ -250,7 +247,7 @@ class Retriever:
                 member_count=row["member_count"], score=round(score, 6),
                 dense=None if d_score is None else round(d_score, 4), fulltext=None if t_score is None else round(t_score, 4),
                 dense_rank=d_rank, fulltext_rank=t_rank,
-                card_line=row["card"].splitlines()[0] if row["card"] else "", summary=list(_memo(self._gists, row["card"] or "", gist)),
+                card_line=row["card"].splitlines()[0] if row["card"] else "", summary=list(_gist(row["card"] or "")),
                 description=row["description"],
             ))
             if collapse:
@@ -266,10 +263,6 @@ class Retriever:
                 hit.description = with_kin_section(hit.description, kin_lines[hit.entry_id])
         self._attach_copies(hits)
         return hits
-
-    def _kin_key(self, row: Any) -> KinKey:
-        inputs = (row["path"], row["kind"], row["format"], row["card"] or "")
-        return _memo(self._kin_keys, inputs, lambda _: kin_key(*inputs))
 
     def _attach_copies(self, hits: list[Hit]) -> None:
         """Name the identical copies of each file hit, so neither the agent nor an evaluation misses them."""
@@ -292,20 +285,16 @@ class Retriever:
 
 Ranking = list[tuple[str, float]]  # (entry id, score), best first
 
-MEMO_LIMIT = 20_000  # entries whose kin key and gist a retriever keeps (~10 MB at most); past it, it starts afresh
-_K = TypeVar("_K")
-_V = TypeVar("_V")
+# What _materialise derives from an entry's path, kind, format and card (pure functions), kept across searches:
+# ~90 candidates each time, about half of a warm search's time outside the model (at most 20k entries kept).
+@functools.lru_cache(maxsize=20_000)
+def _kin_key(path: str, kind: str, fmt: str | None, card: str) -> KinKey:
+    return kin_key(path, kind, fmt, card)
 
 
-def _memo(table: dict[_K, _V], key: _K, make: Callable[[_K], _V], limit: int = MEMO_LIMIT) -> _V:
-    """Return table[key], computing it with make(key) the first time (the table is emptied when it holds limit)."""
-    try:
-        return table[key]
-    except KeyError:
-        if len(table) >= limit:
-            table.clear()
-        value = table[key] = make(key)
-        return value
+@functools.lru_cache(maxsize=20_000)
+def _gist(card: str) -> tuple[str, ...]:
+    return tuple(gist(card))
 
 # "Mostly the same columns": kin share more than half their column names (index/kin.py), not all of them; a model
 # seat read "same columns" and took a 12-column datasheet's layout for an 8-column one's.
