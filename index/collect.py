@@ -86,12 +86,13 @@ def collect(
     running: dict[Any, FileStat] = {}
 
     def start_next() -> None:
-        for f, start in jobs:
+        job = next(jobs, None)
+        if job is not None:
             raise_if_pressed(pressed)
+            f, start = job
             future = start()
             running[future] = f
             future.add_done_callback(finished.put)
-            return
 
     for _ in range(window):
         start_next()
