@@ -179,3 +179,26 @@ def test_a_server_the_user_indexed_with_stays_trusted_and_another_needs_their_wo
     monkeypatch.setenv("DSLAKE_CATALOG_TRUSTED_SERVERS", url)  # the user's word (their config would do as well)
     code, output = run("search", "ozone", "--catalog", str(theirs))
     assert listener.connections > 0 and code != 0 and "Traceback" not in output  # connected: no Chroma there
+
+
+def test_a_catalog_config_cannot_lift_the_users_call_budget_for_a_run(tmp_path):
+    from agent_helpers import SUM_WIDGETS, fenced, rules_file
+
+    user_config().parent.mkdir(parents=True, exist_ok=True)
+    user_config().write_text("[llm]\nmax_llm_calls = 3\nmax_cost = 0.5\n")
+    lake = write_table_lake(tmp_path / "lake")
+    assert run("index", str(lake))[0] == 0
+    rules = rules_file(tmp_path / "rules.jsonl", {"role": "planner", "response": "Sum the widget units."},
+                       {"role": "coder", "response": fenced(SUM_WIDGETS)}, {"role": "*", "response": "Yes"},
+                       {"role": "finalyzer", "response": fenced(SUM_WIDGETS)})
+    ask = ("ask", "How many widget units?", "--lake", str(lake), "--files", "sales.csv", "--llm", "scripted",
+           "--scripted-file", rules)
+    code, output = run(*ask)
+    # The user's 3 calls: planner, coder, verifier; the finalyzer's would be the 4th.
+    assert code != 0 and "LLM call budget reached: 3 of llm.max_llm_calls=3" in output, output
+    runs = set((lake / ".dslake" / "runs").iterdir())
+    (lake / ".dslake" / "config.toml").write_text(
+        (lake / ".dslake" / "config.toml").read_text() + "[llm]\nmax_llm_calls = 1000\nmax_cost = 500.0\n")
+    code, output = run(*ask)
+    assert code == 2 and "llm.max_llm_calls, llm.max_cost" in output, output
+    assert set((lake / ".dslake" / "runs").iterdir()) == runs  # refused before a run (or a call) started
