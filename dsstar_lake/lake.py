@@ -16,7 +16,7 @@ from dslake_index.catalog_errors import manifest_errors
 from dslake_index.front_door import CATALOG_CONFIG, CHROMA_DIR, Catalog
 from dslake_index.progress import Progress
 
-from dsstar_lake.base.errors import LakeNotFound, UsageError
+from dsstar_lake.base.errors import ConfigError, LakeNotFound, UsageError
 from dsstar_lake.base.settings import USER_CONFIG_PATH, Settings
 from dsstar_lake.base.settings_inputs import same_but_for, settings_inputs
 from dsstar_lake.runs.setup import RunSetup, run_setup
@@ -73,7 +73,7 @@ class Lake:
 
     @property
     def settings(self) -> Settings:
-        """Return the catalog's settings (defaults < user config < catalog config < environment < flags)."""
+        """Return the catalog's settings (defaults < catalog config < user config < environment < flags)."""
         return self.catalog.settings  # type: ignore[return-value]  # a Settings, seen by index/ as a SettingsView
 
     # ---- opening -------------------------------------------------------------------------------------------
@@ -116,11 +116,12 @@ class Lake:
             raise UsageError(f"the catalog cannot be the lake folder itself: {root}",
                              hint="leave --catalog out (the catalog goes in LAKE/.dslake) or choose another folder",
                              api_hint="leave catalog= out (the catalog goes in LAKE/.dslake) or choose another folder")
-        files = [USER_CONFIG_PATH, catalog_dir / CATALOG_CONFIG]
+        # The catalog's config first: it is data (base/catalog_config.py), and the user's own config wins over it.
+        files = [catalog_dir / CATALOG_CONFIG, USER_CONFIG_PATH]
         # What the settings are read from, before they are read (a file changed meanwhile is then noticed).
         inputs = settings_inputs([str(f) for f in files]) if settings is None else None
         resolved = settings if settings is not None else Settings.load(
-            overrides=overrides, config_files=files, guarded_files=(catalog_dir / CATALOG_CONFIG,))
+            overrides=overrides, config_files=files, catalog_files=(catalog_dir / CATALOG_CONFIG,))
         if settings is not None and overrides:
             resolved = settings.with_overrides(overrides)
         flagged = llm.overrides(resolved) if llm is not None else {}
@@ -224,10 +225,31 @@ class Lake:
             if not plain:
                 return None
             now = settings_inputs(self.config_files)
-            return now if same_but_for(self.settings_inputs, now, self.config_files[-1]) else None  # type: ignore[arg-type]
+            catalog_config = str(self.catalog_dir / CATALOG_CONFIG)
+            return now if same_but_for(self.settings_inputs, now, catalog_config) else None  # type: ignore[arg-type]
 
+        self._trust_named_server()
         return self.catalog.index(progress, rebuild=rebuild, paths=paths, given=given, cluster=cluster,
                                   enrichers=enrichers, prewarm=Prewarm, settled_inputs=settled_inputs)
+
+    def _trust_named_server(self) -> None:
+        """Add the Chroma server this index writes to, when the user named it (a flag, DSLAKE_*, their config), to
+        catalog.trusted_servers in the user's config: the catalog's config.toml remembers the server, and a
+        command without the flag then finds it trusted. A server the catalog's own config names is never added."""
+        from dsstar_lake.base.trusted_servers import is_trusted, trust_server
+
+        url = self.settings.catalog.chroma_url.strip()
+        origin = self.settings.origin("catalog.chroma_url")
+        if not url or origin in ("default", str(self.catalog_dir / CATALOG_CONFIG)):
+            return
+        if is_trusted(url, self.settings.catalog.trusted_servers):
+            return
+        try:
+            trust_server(USER_CONFIG_PATH, url)
+        except OSError as exc:
+            raise ConfigError(f"cannot record {url} as a trusted server in {USER_CONFIG_PATH}: {exc.strerror or exc}",
+                              hint=f'add [catalog] trusted_servers = ["{url}"] to your config yourself, or make '
+                                   "it writable; nothing was indexed") from None
 
     @manifest_errors
     def status(self, check_vectors: bool = False) -> LakeStatus:

@@ -6,6 +6,12 @@ and renamed into place only when its hash is the one the catalog recorded (or, f
 identity rather than its bytes, when the store still gives it that size and change stamp): a dropped connection or an object
 changed since the index never leaves a partial or wrong blob behind. The cache is kept under a size limit by
 removing the least recently used blobs (each use sets a blob's mtime).
+
+The folder can be one the user names (remote.cache_dir), so the cache deletes only what is its own: regular files
+with content-digest names in its two-hex-digit subfolders, and its own downloads in tmp/, in a folder that carries
+its marker (a CACHEDIR.TAG that says it is dslake's). It writes the marker into a folder that is new, empty, or
+holds nothing but an older cache's blobs; a folder with anything else and no marker is refused before anything is
+written. Whatever else lies in a marked folder is left alone and named (BlobCache.left_alone).
 """
 
 from __future__ import annotations
@@ -13,6 +19,8 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
+import re
+import stat
 import threading
 import time
 import uuid
@@ -20,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from dslake_index.errors import ConfigError
 from dslake_index.objectranges import identity_hash
 from dslake_index.objectstore import ObjectLake, bad_store, change_stamp
 
@@ -27,6 +36,15 @@ CHUNK = 1 << 20
 LOCAL_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EROFS)  # writing the blob failed, not the store
 TMP = "tmp"  # downloads in progress, inside the cache (same filesystem: the rename is atomic)
 _LOCK = threading.Lock()  # the runs of one process (a report's sub-questions) share one cache
+MARKER = "CACHEDIR.TAG"  # the Cache Directory Tagging convention: backup tools skip the folder too
+_SIGNATURE = "Signature: 8a477f597d28d172789f06886806bc55"
+_OURS = "# dslake blob cache"
+MARKER_TEXT = (f"{_SIGNATURE}\n{_OURS}: a remote lake's objects, named by content hash (index/blobcache.py).\n"
+               "# dslake deletes only those blobs here and its own downloads in tmp/; it leaves anything else alone.\n")
+SUBFOLDER = re.compile(r"[0-9a-f]{2}")
+DIGEST = re.compile(r"[0-9a-f]{32,256}")  # a hex digest of any hashlib algorithm dslake may use (index.hash_algorithm)
+DOWNLOAD = re.compile(r"[0-9a-f]{32}\.part")
+SHOWN = 5  # names of what is left alone that a note lists
 
 
 class ObjectChanged(Exception):
@@ -49,6 +67,34 @@ class BlobCache:
         self.folder = Path(folder)
         self.limit_bytes = max(int(limit_bytes), 0)
         self.algorithm = algorithm
+        self.left_alone: list[str] = []  # what the last usage() found in the folder that is not the cache's
+        self._claimed = False
+
+    def claim(self) -> None:
+        """Make sure the folder is this cache's: marked, or new, empty or holding only an older cache's blobs (then
+        marked now). ConfigError names a folder that holds anything else, before anything is written there."""
+        if self._claimed:
+            return
+        marker = self.folder / MARKER
+        if not _is_marker(marker):
+            foreign = [name for name in _names(self.folder) if not _older_cache_part(self.folder, name)]
+            if foreign:
+                shown = ", ".join(sorted(foreign)[:SHOWN]) + (f" and {len(foreign) - SHOWN} more" if len(foreign) > SHOWN else "")
+                raise ConfigError(
+                    f"the blob cache folder {self.folder} (remote.cache_dir) holds files that are not dslake's "
+                    f"({shown}) and no dslake marker; dslake deletes blobs in its cache, so it will not use it",
+                    hint="set remote.cache_dir to a new or empty folder (or leave it empty: <catalog>/blobs)")
+            try:
+                self.folder.mkdir(parents=True, exist_ok=True)
+                tmp = self.folder / f".{MARKER}.{uuid.uuid4().hex}"
+                tmp.write_text(MARKER_TEXT, encoding="utf-8")
+                os.replace(tmp, marker)
+            except OSError as exc:
+                if exc.errno in LOCAL_ERRNOS:
+                    raise
+                raise ConfigError(f"cannot make the blob cache folder {self.folder}: {exc.strerror or exc}",
+                                  hint="set remote.cache_dir to a folder you can write") from None
+        self._claimed = True
 
     def blob(self, digest: str) -> Path:
         """Return where the blob of a content hash lives (two levels, so no folder holds millions of names)."""
@@ -73,6 +119,7 @@ class BlobCache:
         hit = self.cached(item.hash)
         if hit is not None:
             return hit
+        self.claim()
         tmp_dir = self.folder / TMP
         tmp_dir.mkdir(parents=True, exist_ok=True)
         tmp = tmp_dir / f"{uuid.uuid4().hex}.part"
@@ -109,19 +156,29 @@ class BlobCache:
         return identity_hash(int(info.get("size") or 0), change_stamp(info), self.algorithm) == item.hash
 
     def usage(self) -> tuple[int, list[tuple[float, int, Path]]]:
-        """Return the bytes the blobs take and (last use, size, path) of each."""
+        """Return the bytes the blobs take and (last use, size, path) of each; what else lies in the folder is
+        listed in self.left_alone (folder-relative names), never counted or touched."""
         blobs = []
         total = 0
-        for sub in self.folder.iterdir() if self.folder.is_dir() else []:
-            if sub.name == TMP or not sub.is_dir():
+        other: list[str] = []
+        for name in _names(self.folder):
+            sub = self.folder / name
+            if name == MARKER or (name == TMP and _plain(sub, stat.S_ISDIR)):
+                continue  # tmp/'s downloads are _sweep_tmp's
+            if not (SUBFOLDER.fullmatch(name) and _plain(sub, stat.S_ISDIR)):
+                other.append(name)
                 continue
-            for path in sub.iterdir():
-                try:
-                    st = path.stat()
-                except FileNotFoundError:
+            for blob in _names(sub):
+                path = sub / blob
+                st = _lstat(path)
+                if st is None:
+                    continue
+                if not (DIGEST.fullmatch(blob) and blob.startswith(name) and stat.S_ISREG(st.st_mode)):
+                    other.append(f"{name}/{blob}")
                     continue
                 blobs.append((st.st_mtime, st.st_size, path))
                 total += st.st_size
+        self.left_alone = sorted(other)
         return total, blobs
 
     def evict(self) -> int:
@@ -130,6 +187,8 @@ class BlobCache:
         A blob a running script reads through a hard link stays readable: removing the name frees the bytes only
         once the last link goes.
         """
+        if not _is_marker(self.folder / MARKER):
+            return 0  # never claimed (nothing fetched into it): nothing here is known to be the cache's
         with _LOCK:
             total, blobs = self.usage()
             removed = 0
@@ -146,12 +205,60 @@ class BlobCache:
         """Remove downloads a killed process left behind (a running one renames or deletes its own)."""
         tmp_dir = self.folder / TMP
         now = time.time()
-        for path in tmp_dir.iterdir() if tmp_dir.is_dir() else []:
+        for name in _names(tmp_dir) if _plain(tmp_dir, stat.S_ISDIR) else []:
+            st = _lstat(tmp_dir / name)
+            if st is None or not DOWNLOAD.fullmatch(name) or not stat.S_ISREG(st.st_mode):
+                continue  # not a download of ours
             try:
-                if now - path.stat().st_mtime > older_than_s:
-                    path.unlink()
+                if now - st.st_mtime > older_than_s:
+                    (tmp_dir / name).unlink()
             except OSError:
                 continue
+
+
+def _names(folder: Path) -> list[str]:
+    """Return the names in a folder (none when it is missing or not a folder)."""
+    try:
+        return os.listdir(folder)
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+
+
+def _lstat(path: Path) -> os.stat_result | None:
+    try:
+        return os.lstat(path)
+    except FileNotFoundError:
+        return None
+
+
+def _plain(path: Path, kind: Any) -> bool:
+    """Tell whether path is of that kind (stat.S_ISDIR, S_ISREG) itself, not through a link."""
+    st = _lstat(path)
+    return st is not None and bool(kind(st.st_mode))
+
+
+def _is_marker(path: Path) -> bool:
+    """Tell whether path is this cache's marker: a regular file (not a link) that says it is dslake's."""
+    if not _plain(path, stat.S_ISREG):
+        return False
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            head = fh.read(4096)
+    except OSError:
+        return False
+    return head.startswith(_SIGNATURE) and _OURS in head
+
+
+def _older_cache_part(folder: Path, name: str) -> bool:
+    """Tell whether a name in an unmarked folder is what a cache made before the marker existed: tmp/ with
+    downloads in it, or a two-hex-digit folder of blobs named by their digest."""
+    path = folder / name
+    if name == TMP and _plain(path, stat.S_ISDIR):
+        return all(DOWNLOAD.fullmatch(part) and _plain(path / part, stat.S_ISREG) for part in _names(path))
+    if not (SUBFOLDER.fullmatch(name) and _plain(path, stat.S_ISDIR)):
+        return False
+    return all(DIGEST.fullmatch(blob) and blob.startswith(name) and _plain(path / blob, stat.S_ISREG)
+               for blob in _names(path))
 
 
 __all__ = ["BlobCache", "ObjectChanged", "Wanted"]

@@ -1,9 +1,9 @@
 """The settings sections index/ reads, typed: frozen dataclasses with no defaults of their own.
 
-dsstar_lake's Settings resolves default.toml < config files < DSLAKE_* < flags and builds each section once
-(`settings.retrieve`, `settings.embed`...); the values already have their declared types, so nothing here casts,
-and default.toml stays the one place a default is written (tests/test_settings_types.py checks that each class
-has exactly its section's keys). index/ knows nothing of settings files: it is handed a SettingsView.
+dsstar_lake's Settings resolves default.toml < a catalog's config < the user's < DSLAKE_* < flags and builds each
+section once (`settings.retrieve`, `settings.embed`...); the values already have their declared types, so nothing
+here casts, and default.toml stays the one place a default is written (tests/test_settings_types.py checks that
+each class has exactly its section's keys). index/ knows nothing of settings files: it is handed a SettingsView.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ class CatalogSettings:
     dirname: str
     chroma_url: str
     collection: str
+    trusted_servers: list[str]
 
 
 @dataclass(frozen=True)

@@ -214,3 +214,80 @@ def test_named_paths_finds_literals_globs_folders_and_fstrings():
     assert named_paths(code, paths) == ["top.csv", "a/x.csv", "a/y.csv", "b/2024-01.csv", "b/2024-02.csv"]
     assert named_paths("os.path.join('data', 'a', name)", paths) == ["a/x.csv", "a/y.csv"]
     assert named_paths("open('data/top.csv'  # broken (", paths) == ["top.csv"]
+
+
+def users_files(folder: Path, digest_named: bool = True) -> dict[str, bytes]:
+    """Make a folder of the user's: files at the top, in subfolders, in a two-hex-digit folder (and one named like
+    a blob, which in a folder marked as dslake's cache would be one); return them."""
+    files = {"todo.txt": b"buy milk\n", "photos/2024/beach.jpg": b"\xff\xd8 not really a jpeg",
+             "ab/notes.txt": b"a folder whose name looks like a blob folder\n"}
+    if digest_named:
+        files["ab/" + "ab" * 64] = b"a digest-like name the user made"
+    for rel, data in files.items():
+        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+        (folder / rel).write_bytes(data)
+    return files
+
+
+def tree(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+
+def widget_rules(path: Path) -> str:
+    from agent_helpers import rules_file
+
+    return rules_file(path, {"role": "planner", "response": "Sum the widget units in data/sales.csv."},
+                      {"role": "coder", "response": fenced(SUM_WIDGETS)}, {"role": "verifier", "response": "Yes"},
+                      {"role": "finalyzer", "response": fenced(SUM_WIDGETS)})
+
+
+def test_a_catalog_config_cannot_aim_the_blob_cache_at_the_users_files(store, tmp_path):
+    _, catalog = store
+    mine = tmp_path / "mine"
+    files = users_files(mine)
+    config = catalog / "config.toml"
+    before = config.read_text()
+    config.write_text(before + f'[remote]\ncache_dir = "{mine}"\ncache_mb = 0\n')
+    try:
+        result = CliRunner().invoke(cli, ["ask", "How many widget units?", "--catalog", str(catalog), "--files",
+                                          "sales.csv", "--llm", "scripted", "--scripted-file",
+                                          widget_rules(tmp_path / "rules.jsonl")])
+    finally:
+        config.write_text(before)
+    assert tree(mine) == files, "the blob cache's eviction deleted the user's files"
+    assert result.exit_code == 2 and "remote.cache_dir, remote.cache_mb" in result.output, result.output
+
+
+def test_the_blob_cache_deletes_only_its_own_blobs(store, tmp_path, monkeypatch):
+    _, catalog = store
+    mine = tmp_path / "mine"
+    files = users_files(mine)
+    rules = widget_rules(tmp_path / "rules.jsonl")
+    ask = ["ask", "How many widget units?", "--catalog", str(catalog), "--files", "sales.csv", "--llm", "scripted",
+           "--scripted-file", rules, "--json"]
+    # The user's own config aims the cache at a folder of theirs, with no room: refused, nothing touched.
+    monkeypatch.setenv("DSLAKE_REMOTE_CACHE_DIR", str(mine))
+    monkeypatch.setenv("DSLAKE_REMOTE_CACHE_MB", "0")
+    result = CliRunner().invoke(cli, ask)
+    assert tree(mine) == files, "the blob cache's eviction deleted the user's files"
+    assert result.exit_code == 2 and f"the blob cache folder {mine}" in result.output, result.output
+    assert "todo.txt" in result.output and "Traceback" not in result.output
+
+    # A cache dslake made, where the user then put files of their own: its blobs go, theirs stay and are named.
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("DSLAKE_REMOTE_CACHE_DIR", str(cache))
+    result = CliRunner().invoke(cli, ask)
+    assert result.exit_code == 0 and json.loads(result.stdout)["value"] == "14", result.output
+    assert (cache / "CACHEDIR.TAG").read_text().startswith("Signature: 8a477f597d28d172789f06886806bc55")
+    assert not list(cache.glob("??/*"))  # cache_mb = 0: the blob it fetched was evicted
+    files = users_files(cache, digest_named=False)
+    (cache / "ab" / "link-to-todo").symlink_to(cache / "todo.txt")
+    result = CliRunner().invoke(cli, ask)
+    assert result.exit_code == 0, result.output
+    kept = tree(cache)
+    assert {rel: kept[rel] for rel in files} == files and not [p for p in kept if p.startswith(("tmp/",))]
+    assert (cache / "ab" / "link-to-todo").is_symlink()
+    run_id = json.loads(result.stdout)["run_id"]
+    notes = [n for e in trace(Lake.open(catalog=catalog), run_id, "exec") for n in e.get("notes", [])]
+    left = next(n for n in notes if "left alone" in n)
+    assert all(name in left for name in ("todo.txt", "photos", "ab/notes.txt", "ab/link-to-todo"))

@@ -124,5 +124,5 @@ def test_a_script_that_rewrites_the_catalog_config_aborts_the_run_and_the_config
     assert "changed dslake's catalog (.dslake/config.toml)" in done.output
     again = ask(lake, path, "subprocess", monkeypatch)
     assert again.exit_code == ConfigError.exit_code
-    assert "sets sandbox.backend, which only your own config" in again.output
+    assert "sets sandbox.backend, llm.base_url, which only your own config" in again.output
     assert "Traceback" not in again.output

@@ -42,9 +42,9 @@ def test_a_catalog_config_cannot_set_what_decides_safety(tmp_path):
                  '[sandbox]\nmemory_mb = 999999\n'):
         catalog_config.write_text(text)
         with pytest.raises(ConfigError, match="only your own config"):
-            Settings.load(config_files=[user, catalog_config], environ={}, guarded_files=(catalog_config,))
+            Settings.load(config_files=[catalog_config, user], environ={}, catalog_files=(catalog_config,))
     catalog_config.write_text('[catalog]\nchroma_url = ""\n[retrieve]\nk = 5\n')
-    settings = Settings.load(config_files=[user, catalog_config], environ={}, guarded_files=(catalog_config,))
+    settings = Settings.load(config_files=[catalog_config, user], environ={}, catalog_files=(catalog_config,))
     assert settings["retrieve.k"] == 5 and settings["sandbox.backend"] == "subprocess"  # the user's own
 
 

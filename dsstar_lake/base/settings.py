@@ -1,4 +1,5 @@
-"""Settings declared once in default.toml, resolved as defaults < user config < environment < flags.
+"""Settings declared once in default.toml, resolved as defaults < a catalog's config < the user's config <
+environment < flags.
 
 The package reads its own copy (dsstar_lake/default.toml, shipped in the wheel); configs/default.toml is the
 documented copy in the repository, and a test keeps the two equal.
@@ -25,6 +26,7 @@ from dslake_index.sections import (
     typed_section,
 )
 
+from dsstar_lake.base.catalog_config import check_server, refusal, refused_keys
 from dsstar_lake.base.errors import ConfigError
 from dsstar_lake.base.settings_inputs import DEFAULTS_FILE, ENV_PREFIX, user_config_path
 from dsstar_lake.base.settings_sections import (
@@ -41,10 +43,6 @@ from dsstar_lake.base.settings_sections import (
 USER_CONFIG_PATH = Path(user_config_path())
 # Sections whose keys are free-form (not declared in the defaults).
 OPEN_SECTIONS = ("llm.models", "llm.pricing")
-# Settings that decide what protects the user: how scripts are contained and where prompts (and the API key)
-# go. A catalog's own config.toml may not set them: a catalog can be shared, and without bubblewrap a
-# script can write it.
-GUARDED = ("sandbox.", "llm.provider", "llm.base_url", "llm.scripted_file", "llm.manual_dir")
 # DSLAKE_* variables that are not settings: the descriptor the sandbox's read tracer writes to, and the tests'
 # own knobs (DSLAKE_TEST_KILLS...). Any other DSLAKE_* name that names no setting is an error, not silence.
 # DSLAKE_TRACE_LATER and DSLAKE_PRELOAD: what a script's interpreter started ahead is told (sandbox/_warm.py).
@@ -101,6 +99,8 @@ def _coerce(key: str, raw: Any, default: Any) -> Any:
             return float(raw)
         if isinstance(default, str):
             return str(raw)
+        if isinstance(default, list):  # a list of strings: comma-separated in a variable or a flag
+            return [part.strip() for part in raw.split(",") if part.strip()] if isinstance(raw, str) else list(raw)
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"setting {key} expects {type(default).__name__}, got {raw!r}") from exc
     return raw
@@ -111,7 +111,12 @@ def _typed(key: str, value: Any, default: Any, path: Path) -> Any:
 
     Every value then has its declared type once resolved, whichever layer set it, so no caller casts it.
     """
-    if default is None or isinstance(default, dict | list):
+    if isinstance(default, list):
+        if isinstance(value, list) and all(isinstance(item, str) for item in value):
+            return value
+        raise ConfigError(f"setting {key} in {path} expects a list of strings, got {value!r}",
+                          hint="write it as the default is written (`dslake config` lists them)")
+    if default is None or isinstance(default, dict):
         return value
     if isinstance(default, float) and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
@@ -135,24 +140,24 @@ class Settings:
         overrides: Mapping[str, Any] | None = None,
         config_files: list[Path] | None = None,
         environ: Mapping[str, str] | None = None,
-        guarded_files: tuple[Path, ...] = (),
+        catalog_files: tuple[Path, ...] = (),
     ) -> Settings:
-        """Resolve defaults, then config files, then DSLAKE_* environment, then explicit overrides.
+        """Resolve defaults, then config files in order, then DSLAKE_* environment, then explicit overrides.
 
-        guarded_files: config files (a catalog's) that may not set the GUARDED, safety-deciding settings.
+        catalog_files: config files (a catalog's) that may set only what catalog_config.py allows, and name a
+        Chroma server only when the user trusts it; give them before the user's config, which then wins.
         """
         defaults = _flatten(read_defaults())
         values = dict(defaults)
         sources = {key: "default" for key in values}
         files = [USER_CONFIG_PATH] if config_files is None else config_files
         for path in files:
-            for key, value in _flatten(_read_toml(path)).items():
+            tree = _flatten(_read_toml(path))
+            for key in tree:
                 cls._check_known(key, defaults, str(path))
-                if path in guarded_files and is_guarded(key):
-                    raise ConfigError(
-                        f"{path} sets {key}, which only your own config, DSLAKE_* variables or flags may set",
-                        hint=f"remove {key} from that file (a catalog's config cannot weaken the sandbox or "
-                             f"redirect the model); set it in {USER_CONFIG_PATH} if you meant it")
+            if path in catalog_files and (refused := refused_keys(tree)):
+                raise refusal(path, refused, USER_CONFIG_PATH)
+            for key, value in tree.items():
                 values[key] = _merge(values.get(key), _typed(key, value, defaults.get(key), path))
                 sources[key] = str(path)
                 if key in OPEN_SECTIONS and isinstance(value, Mapping):
@@ -164,8 +169,9 @@ class Settings:
             if name in env and not isinstance(defaults[key], dict):
                 values[key] = _coerce(key, env[name], defaults[key])
                 sources[key] = f"env {name}"
-        settings = cls(values, sources)
-        return settings.with_overrides(overrides or {}, source="flag")
+        settings = cls(values, sources).with_overrides(overrides or {}, source="flag")
+        check_server(settings.values, settings.sources, catalog_files, USER_CONFIG_PATH)
+        return settings
 
     @staticmethod
     def _check_known(key: str, defaults: Mapping[str, Any], origin: str) -> None:
@@ -294,11 +300,6 @@ def check_environment(env: Mapping[str, str], defaults: Mapping[str, Any]) -> No
         raise ConfigError(f"{name} names no setting" + (f" (did you mean {close[0]}?)" if close else ""),
                           hint="each setting SECTION.KEY is read from DSLAKE_SECTION_KEY; `dslake config` lists "
                                "them")
-
-
-def is_guarded(key: str) -> bool:
-    """Tell whether a setting decides safety (the sandbox, the model's endpoint) and so stays with the user."""
-    return any(key.startswith(g) if g.endswith(".") else key == g for g in GUARDED)
 
 
 def _merge(old: Any, new: Any) -> Any:

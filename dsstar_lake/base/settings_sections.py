@@ -52,7 +52,7 @@ class AgentSettings:
 
 @dataclass(frozen=True)
 class SandboxSettings:
-    """[sandbox]: how scripts are contained (guarded: a catalog's config may not set it)."""
+    """[sandbox]: how scripts are contained (the user's alone: a catalog's config may not set it)."""
 
     backend: str
     timeout_s: float

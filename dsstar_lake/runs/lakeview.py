@@ -100,6 +100,8 @@ class LakeView:
         weakref.finalize(self, shutil.rmtree, str(self.root), True)
         self.cache = BlobCache(blob_folder(catalog_dir, settings), settings.remote.cache_mb * 1024 * 1024,
                                settings.index.hash_algorithm)
+        self.cache.claim()  # a folder of the user's that is not a cache is refused before a run starts
+        self.left_alone_told: list[str] = []
         self.family_files = max(0, settings.remote.family_files)
         self.fetch_files = max(0, settings.remote.fetch_files)
         self.files = {path: (size, digest) for path, size, digest in rows}
@@ -145,7 +147,7 @@ class LakeView:
         if new:
             notes.append(f"fetched {new} lake files into data/ ({downloaded} downloaded, {new - downloaded} from the "
                          "cache)")
-        return notes + [f"data/{p}: {why}" for p, why in self.problems.items() if p in set(wanted) | set(named)]
+        return notes + self._left_alone_note() + [f"data/{p}: {why}" for p, why in self.problems.items() if p in set(wanted) | set(named)]
 
     def _named_datasets(self, code: str) -> list[str]:
         """Return the dataset roots a script's string literals name (data/sales, or a table's metadata file)."""
@@ -166,8 +168,19 @@ class LakeView:
                 wanted.append(rel)
         wanted = list(dict.fromkeys(wanted))[:self.fetch_files]
         new, downloaded = self.materialise(wanted) if wanted else (0, 0)
-        return [f"the script could not open {new} lake files not fetched yet; fetched them ({downloaded} "
-                "downloaded) and ran it again"] if new else []
+        notes = [f"the script could not open {new} lake files not fetched yet; fetched them ({downloaded} "
+                 "downloaded) and ran it again"] if new else []
+        return notes + self._left_alone_note()
+
+    def _left_alone_note(self) -> list[str]:
+        """Name, once per change, what the cache's eviction found in its folder that is not its own and kept."""
+        found = self.cache.left_alone
+        if not found or found == self.left_alone_told:
+            return []
+        self.left_alone_told = list(found)
+        shown = ", ".join(found[:10]) + (f" and {len(found) - 10} more" if len(found) > 10 else "")
+        return [f"the blob cache {self.cache.folder} holds {len(found)} entries that are not its blobs, left alone: "
+                f"{shown}"]
 
     def materialise(self, paths: list[str]) -> tuple[int, int]:
         """Place these lake files in the view from the cache, fetching what is missing; return (placed, downloaded)."""

@@ -77,7 +77,7 @@ def answer(argv: list[str]) -> bool:
         return False
     if catalog_dir == root:
         return False
-    inputs = settings_inputs([user_config_path(), str(catalog_dir / CATALOG_CONFIG)])
+    inputs = settings_inputs([str(catalog_dir / CATALOG_CONFIG), user_config_path()])  # Lake.open's order
     terminal = sys.stdout.isatty()
     report = index_if_unchanged(root, catalog_dir, inputs, named=catalog is not None,
                                 accept=lambda r: _verbatim(r, terminal))
