@@ -54,13 +54,12 @@ def inside_root(path: str | os.PathLike[str], root: str | os.PathLike[str]) -> b
 
 
 def _local_path(location: str) -> str | None:
-    """Return the local path a location names (a plain path or a file: URI), or None for another scheme."""
+    """Return the local path a location names, as pyiceberg's PyArrowFileIO reads it (a plain path, or a file: URI's
+    path as written), or None for another scheme or a file: URI with a host."""
     parsed = urlparse(location)
     if parsed.scheme == "file":
-        return unquote(parsed.path) if not parsed.netloc or parsed.netloc == "localhost" else None
-    if parsed.scheme == "" or (len(parsed.scheme) == 1 and os.name == "nt"):
-        return location
-    return None
+        return parsed.path if not parsed.netloc else None
+    return location if parsed.scheme == "" else None
 
 
 def _key_under(location: str, prefix: str) -> bool:
@@ -85,8 +84,8 @@ class RootedIO:
     def __init__(self, inner: Any, root: str) -> None:
         self.inner = inner
         self.properties = inner.properties  # pyiceberg reads these for its own readers; they are dslake's
-        self.remote = "://" in root and not root.startswith("file:")
-        self.root = root.partition("://")[2] if self.remote else os.path.realpath(root)
+        self.remote = urlparse(root).scheme not in ("", "file")
+        self.root = root.partition("://")[2] if self.remote else os.path.realpath(_local_path(root) or root)
 
     def allows(self, location: str) -> bool:
         """Return True when location lies inside the root (by real path on disk, by key in a bucket)."""

@@ -187,3 +187,29 @@ def test_a_delta_table_whose_log_names_files_outside_it_is_an_entry_that_says_wh
     with pytest.raises(LoadError, match="cannot be read"):
         lake.load("trips")
     lake.close()
+
+
+def test_a_table_reader_opens_only_locations_inside_its_root(tmp_path):
+    """The rule the attacks above meet, location by location: on disk by real path, in a bucket by key."""
+    from dslake_index.table_io import RootedIO, TableUnreadable
+    from pyiceberg.io.pyarrow import PyArrowFileIO
+
+    table = tmp_path / "lake" / "t"
+    (table / "metadata").mkdir(parents=True)
+    (tmp_path / "host.avro").write_bytes(b"host")
+    os.symlink(tmp_path / "host.avro", table / "metadata" / "snap.avro")
+    io = RootedIO(PyArrowFileIO({}), str(table))
+    for inside in (f"{table}/metadata/v1.metadata.json", f"file://{table}/data/x.parquet", f"file:{table}/d.parquet"):
+        assert io.allows(inside), inside
+    for outside in (f"{table}/metadata/snap.avro", f"{table}/../host.avro", str(tmp_path / "host.avro"),
+                    f"file://localhost{table}/d.parquet", "s3://bucket/t/d.parquet", "hdfs://nn/t/d", "metadata/x"):
+        assert not io.allows(outside), outside
+        with pytest.raises(TableUnreadable, match="outside the table's folder"):
+            io.new_input(outside)
+    with pytest.raises(TableUnreadable):
+        io.new_output(f"{table}/metadata/v2.metadata.json")
+    bucket = RootedIO(PyArrowFileIO({}), "s3://bucket/lake/t")
+    assert bucket.allows("s3://bucket/lake/t/metadata/a.avro") and bucket.allows("s3a://bucket/lake/t/d.parquet")
+    for outside in ("s3://bucket/lake/t/../u/d.parquet", "s3://bucket/lake/tt/d", "s3://other/lake/t/d",
+                    "gs://bucket/lake/t/d", f"{table}/d.parquet"):
+        assert not bucket.allows(outside), outside
