@@ -18,8 +18,6 @@ from typing import Any, Protocol
 
 from dslake_index.table_io import TableUnreadable, hinted_names, inside_root
 
-__all__ = ["TableFacts", "TableStore", "TableUnreadable", "read_table"]
-
 MAX_STATS_COLUMNS = 200
 
 

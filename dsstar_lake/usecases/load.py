@@ -66,18 +66,18 @@ def plan(access: Catalog, target: Any, limit: int | None = None) -> tuple[bool, 
         if entry is None:
             raise UsageError(f"the hit {getattr(target, 'path', entry_id)!r} is no longer in the catalog",
                              api_hint="search again: the catalog changed since this hit was found")
-        return _plan_entry(access, access.root, entry, limit)
+        return _plan_entry(access, entry, limit)
     if not isinstance(target, (str, os.PathLike)):
         raise UsageError(f"cannot load a {type(target).__name__}: give a search hit, an entry path or a lake file")
     rel = access.relative(os.fspath(target))
     row = access.file_record(rel)
     if row is not None:
-        return False, [_plan_file(access, access.root, row)]
+        return False, [_plan_file(access, row)]
     entry = access.entry_named(rel)
     if entry is None:
         raise UsageError(f"not in the catalog: {rel}", hint="check the path (relative to the lake) or run dslake index",
                          api_hint="check the path (relative to the lake) or run lake.index()")
-    return _plan_entry(access, access.root, entry, limit)
+    return _plan_entry(access, entry, limit)
 
 
 @dataclass
@@ -116,21 +116,20 @@ def run_file(load: FileLoad, nrows: int | None = None, max_chars: int | None = N
     return next(iter(loaded.values())) if len(loaded) == 1 else loaded
 
 
-def _plan_entry(access: Catalog, root: Path, entry: sqlite3.Row,
-                limit: int | None) -> tuple[bool, list[FileLoad]]:
+def _plan_entry(access: Catalog, entry: sqlite3.Row, limit: int | None) -> tuple[bool, list[FileLoad]]:
     members = access.members(entry["id"])
     if not members:
         raise LoadError(f"the entry {entry['path']} has no files left in the catalog",
                         api_hint="run lake.index() to bring the catalog up to date")
     if entry["kind"] == "dataset":
-        return False, [_plan_dataset(access, root, entry, members)]
+        return False, [_plan_dataset(access, entry, members)]
     rows = [access.file_record(path) for path in members[:limit]]
     if entry["kind"] != "family":
-        return False, [_plan_file(access, root, rows[0])]
-    return True, [_plan_file(access, root, row) for row in rows if row is not None]
+        return False, [_plan_file(access, rows[0])]
+    return True, [_plan_file(access, row) for row in rows if row is not None]
 
 
-def _plan_file(access: Catalog, root: Path, row: sqlite3.Row) -> FileLoad:
+def _plan_file(access: Catalog, row: sqlite3.Row) -> FileLoad:
     from dslake_index.load_hint import HintRefused, parse
     from dslake_index.profilers.base import Profile
 
@@ -164,7 +163,7 @@ def _plan_file(access: Catalog, root: Path, row: sqlite3.Row) -> FileLoad:
     return FileLoad(rel, path, checked, profile.format, int(row["size"] or 0), f"rel = {stream}")
 
 
-def _plan_dataset(access: Catalog, root: Path, entry: sqlite3.Row, members: list[str]) -> FileLoad:
+def _plan_dataset(access: Catalog, entry: sqlite3.Row, members: list[str]) -> FileLoad:
     """Plan a dataset's or table's load: its one hint, given the dataset's folder (or a table's metadata file).
 
     A Hive dataset or a folder of parts is read from its members (each checked by real path to lie in the lake and
