@@ -148,6 +148,21 @@ def test_the_serve_preview_and_the_hint_checker_read_no_linked_host_rows(linked_
     assert checks["sales"].matched == checks["events"].matched == 1, checks
 
 
+def test_load_reads_nothing_of_the_catalog_a_catalog_lists_as_lake_data(table_lake):
+    """A catalog can come from someone else and list any path as a lake file: one inside the catalog (its runs'
+    prompts, its config) is refused by real path, however the catalog names it."""
+    lake = Lake.open(table_lake)
+    lake.index()
+    lake.close()
+    (table_lake / ".dslake" / "kept.csv").write_text("region,product,units,price\nCATALOG-ONLY,x,1,1\n")
+    with sqlite3.connect(table_lake / ".dslake" / "manifest.sqlite") as conn:
+        conn.execute("UPDATE files SET path = '.dslake/kept.csv' WHERE path = 'sales.csv'")
+    lake = Lake.open(table_lake)
+    with pytest.raises(LoadError, match="leads into the catalog"):
+        lake.load(".dslake/kept.csv")
+    lake.close()
+
+
 # ---- a Delta log that names files outside the table ----
 
 def _delta_naming(root: Path, how: str, host_file: Path) -> None:
