@@ -216,6 +216,25 @@ class Catalog:
         """Return the lake-relative paths of an entry's files."""
         return lookup.member_paths(self.connection(), entry_id)
 
+    def lake_file(self, rel: str) -> Path:
+        """Return a lake-relative path's path in the lake; raise member_reads.MemberRefused (a DslakeError) when its
+        real path lies outside the lake or inside this catalog (a shared catalog can list any path)."""
+        from dslake_index.member_reads import lake_path
+
+        return lake_path(self._lake_folder(), rel, self.catalog_dir)
+
+    def dataset_files(self, root: str, members: list[str]) -> list[Path]:
+        """Return the member files a whole read of the dataset rooted at root takes, each checked like lake_file:
+        what lake.load reads instead of the dataset's folder (member_reads.py)."""
+        from dslake_index.member_reads import member_files
+
+        return member_files(self._lake_folder(), root, members, self.catalog_dir)
+
+    def _lake_folder(self) -> Path:
+        if self.root is None:
+            raise UsageError("reading lake files needs the lake folder")
+        return Path(self.root)
+
     # ---- reads for the floors above: rows by path or id, on this thread's connection (the SQL is lookup.py's) --
 
     def file_record(self, path: str) -> sqlite3.Row | None:

@@ -269,9 +269,14 @@ def check_files(root: Path, relpaths: list[str], workers: int = 2, timeout_s: fl
 
 # ---- datasets and tables: the entry's one load line, run on the whole dataset ----
 
-def check_dataset(root: Path, record: Any) -> FileCheck:
+def check_dataset(root: Path, record: Any, members: list[str] | None = None, catalog: Path | None = None) -> FileCheck:
     """Run a dataset entry's load line (its streaming line when a whole load does not fit) and compare the rows and
-    columns it gives with the entry's (record: a dataset_entries.DatasetRecord)."""
+    columns it gives with the entry's (record: a dataset_entries.DatasetRecord).
+
+    members: the lake-relative paths of a Hive dataset's or a folder of parts' files, which are read instead of its
+    folder (member_reads.py), each checked to lie in the lake and outside the catalog."""
+    from dslake_index.member_reads import member_files
+
     result = FileCheck(path=record.root, format=record.format)
     if record.error:
         result.skipped = f"unreadable {record.kind} table: {record.error}"
@@ -279,7 +284,9 @@ def check_dataset(root: Path, record: Any) -> FileCheck:
     hint, target = (record.hint, record.target) if record.hint else (record.stream, record.stream_target)
     result.hints = 1
     try:
-        rows, columns = _rows_and_columns(load_hint.run(load_hint.parse(hint), root / target))
+        files = member_files(root, record.root, members or [], catalog) if record.kind in ("hive", "parts") else None
+        path = root / (record.root if files is not None else target)
+        rows, columns = _rows_and_columns(load_hint.run(load_hint.parse(hint), path, members=files))
     except Exception as exc:  # noqa: BLE001 - the hint's failure on the data is the finding
         result.mismatches.append(Mismatch("error", "dataset", _error_text(exc)))
         return result
@@ -307,8 +314,11 @@ def _rows_and_columns(value: Any) -> tuple[int, list[str]]:
 
 
 def check_catalog_datasets(root: Path, conn: Any) -> list[FileCheck]:
-    """Check the load line of every dataset and table entry a catalog holds."""
+    """Check the load line of every dataset and table entry a catalog holds (conn: its manifest)."""
     from dslake_index.dataset_entries import DatasetRecord
+    from dslake_index.lookup import member_paths
 
-    return [check_dataset(root, DatasetRecord.from_json(text))
-            for (text,) in conn.execute("SELECT record FROM datasets ORDER BY root")]
+    database = next((row[2] for row in conn.execute("PRAGMA database_list") if row[1] == "main"), "")
+    catalog = Path(database).parent if database else None
+    records = [DatasetRecord.from_json(text) for (text,) in conn.execute("SELECT record FROM datasets ORDER BY root")]
+    return [check_dataset(root, record, member_paths(conn, record.entry_id), catalog) for record in records]

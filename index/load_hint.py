@@ -11,9 +11,12 @@ what it refused; `run` calls the allow-listed functions directly; `render` gives
 from __future__ import annotations
 
 import ast
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from dslake_index.member_reads import FOLDER_READERS, MemberRefused, read_members
 
 FORM_VERSION = 1  # bump when this grammar changes: `dslake index` then re-checks every stored hint (indexer.py)
 MAX_HINT_CHARS = 100_000  # a workbook's names=[...] list is long; nothing a profiler writes comes near this
@@ -148,25 +151,34 @@ def _arg_text(a: Arg) -> str:
 
 
 def run(hint: LoadHint, path: str | Path, nrows: int | None = None, max_chars: int | None = None,
-        overrides: dict[str, Any] | None = None) -> Any:
+        overrides: dict[str, Any] | None = None, members: list[Path] | None = None) -> Any:
     """Load path the way the hint says, calling the allow-listed reader directly (never eval).
 
     nrows caps the rows a row-limited reader reads (a preview); max_chars caps what a text reader reads.
     overrides: keyword arguments dslake itself adds (the hint checker's dtype=str), never from a catalog.
+    members: a dataset's checked member files (member_reads.member_files), read instead of its folder; a folder
+    reader given no members reads a single file only. A table is opened through table_io.py (the FileIO dslake
+    picks, nothing read outside the table's folder).
     """
     import warnings
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # a DtypeWarning is not a failure of the hint
-        value = _read(hint, str(path), nrows, max_chars, overrides or {})
+        value = _read(hint, str(path), nrows, max_chars, overrides or {}, members)
         for step in hint.steps:
             value = _apply(step, value)
     return value
 
 
-def _read(hint: LoadHint, path: str, nrows: int | None, max_chars: int | None, overrides: dict[str, Any]) -> Any:
+def _read(hint: LoadHint, path: str, nrows: int | None, max_chars: int | None, overrides: dict[str, Any],
+          members: list[Path] | None = None) -> Any:
     kw = {**hint.kwargs(), **overrides}
     reader = hint.reader
+    if reader in FOLDER_READERS and members is not None:
+        return read_members(reader, kw, Path(path), members)
+    if reader in FOLDER_READERS and not os.path.isfile(path):
+        # pyarrow and DuckDB would list the folder (or glob) themselves and follow the links inside it
+        raise MemberRefused(f"{reader} of {path}, not a file: dslake reads a dataset from its catalog members")
     if reader.startswith("pd."):
         import pandas as pd
 
@@ -206,13 +218,13 @@ def _read(hint: LoadHint, path: str, nrows: int | None, max_chars: int | None, o
 def _read_table(reader: str, path: str, kw: dict[str, Any]) -> Any:
     """Open a table format or a lazy engine relation (the readers after cdflib in READERS)."""
     if reader == "DeltaTable":
-        from deltalake import DeltaTable
+        from dslake_index.table_io import open_delta
 
-        return DeltaTable(path, version=kw.get("version"))
+        return open_delta(path, version=kw.get("version"))
     if reader == "StaticTable.from_metadata":
-        from pyiceberg.table import StaticTable
+        from dslake_index.table_io import open_iceberg
 
-        return StaticTable.from_metadata(path)
+        return open_iceberg(path)
     if reader == "ds.dataset":
         import pyarrow.dataset as ds
 

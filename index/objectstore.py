@@ -367,9 +367,12 @@ class ObjectTables:
             options["AWS_ALLOW_HTTP"] = "true" if endpoint.startswith("http://") else "false"
         return options
 
-    def iceberg_properties(self) -> dict[str, str]:
-        """Return pyiceberg's properties: its fsspec FileIO (s3fs, which dslake already reads the store with)."""
-        props = {"py-io-impl": "pyiceberg.io.fsspec.FsspecFileIO"}
+    def iceberg_io(self) -> Any:
+        """Return the pyiceberg FileIO dslake reads the store with: its fsspec one (s3fs, which dslake already reads
+        the store with), built here from the store's settings; a table's metadata never names it."""
+        from pyiceberg.io.fsspec import FsspecFileIO
+
+        props: dict[str, str] = {}
         for key, name in (("s3.endpoint", "AWS_ENDPOINT_URL"), ("s3.access-key-id", "AWS_ACCESS_KEY_ID"),
                           ("s3.secret-access-key", "AWS_SECRET_ACCESS_KEY"), ("s3.session-token", "AWS_SESSION_TOKEN"),
                           ("s3.region", "AWS_REGION"), ("s3.region", "AWS_DEFAULT_REGION")):
@@ -377,7 +380,7 @@ class ObjectTables:
                 props[key] = self.env[name]
         if self.env.get("AWS_ENDPOINT_URL_S3"):
             props["s3.endpoint"] = self.env["AWS_ENDPOINT_URL_S3"]
-        return props
+        return FsspecFileIO(props)
 
     def read_text(self, rel: str) -> str:
         """Return a small object's text."""

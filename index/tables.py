@@ -3,8 +3,10 @@ columns, history and per-column statistics, without reading a data file.
 
 Delta through the `deltalake` package (delta-rs): the log's add actions carry each live file's row count and
 min/max/nulls. Iceberg through `pyiceberg`'s StaticTable on the newest metadata file: the snapshot summary
-carries the rows, the manifests each file's bounds. A table whose log or metadata cannot be read raises
-TableUnreadable with the reason, which the entry states (the rest of the lake indexes as usual).
+carries the rows, the manifests each file's bounds. Both are opened through table_io.py: with the FileIO dslake
+picks, never one the metadata names, and only inside the table's own folder. A table whose log or metadata cannot
+be read, or names files outside its folder, raises TableUnreadable with the reason, which the entry states (the
+rest of the lake indexes as usual).
 """
 
 from __future__ import annotations
@@ -14,11 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from dslake_index.table_io import TableUnreadable, hinted_names, inside_root
+
 MAX_STATS_COLUMNS = 200
-
-
-class TableUnreadable(Exception):
-    """A table's log or metadata that cannot be read; the message says why."""
 
 
 @dataclass
@@ -49,8 +49,8 @@ class TableStore(Protocol):
     def delta_options(self) -> dict[str, str]:
         """Return delta-rs's storage options for the store."""
 
-    def iceberg_properties(self) -> dict[str, str]:
-        """Return pyiceberg's FileIO properties for the store."""
+    def iceberg_io(self) -> Any:
+        """Return the pyiceberg FileIO dslake reads the store with (never one a table's metadata names)."""
 
     def read_text(self, rel: str) -> str:
         """Return a small object's text (Iceberg's version-hint.text)."""
@@ -84,15 +84,15 @@ def _first_line(exc: BaseException) -> str:
 def read_delta(root: Path, store: TableStore | None = None, names: list[str] | None = None) -> TableFacts:
     """Read a Delta table's current version from its log (in a store: names are the files under root)."""
     import pyarrow as pa
-    from deltalake import DeltaTable
+    from dslake_index.table_io import open_delta
 
     if store is None:
         log = [p.name for p in (root / "_delta_log").glob("*") if p.is_file()]
     else:
         log = [n.split("/", 1)[1] for n in names or [] if n.startswith("_delta_log/") and n.count("/") == 1]
     _check_delta_log(log)
-    table = DeltaTable(str(root)) if store is None else \
-        DeltaTable(store.url(Path(root).as_posix()), storage_options=store.delta_options())
+    table = open_delta(root) if store is None else \
+        open_delta(store.url(Path(root).as_posix()), storage_options=store.delta_options())
     schema = pa.schema(table.schema().to_arrow())
     adds = pa.table(table.get_add_actions(flatten=True))
     counts = adds.column("num_records").to_pylist() if "num_records" in adds.column_names else []
@@ -178,8 +178,9 @@ def current_metadata(root: Path) -> Path:
     folder = root / "metadata"
     hint = folder / "version-hint.text"
     if hint.is_file():
-        text = hint.read_text(encoding="utf-8", errors="replace").strip()
-        for name in (f"v{text}.metadata.json", f"{text}.metadata.json", text):
+        if not inside_root(hint, root):
+            raise TableUnreadable("its metadata/version-hint.text is a link out of the table's folder")
+        for name in hinted_names(hint.read_text(encoding="utf-8", errors="replace")):
             if (folder / name).is_file():
                 return folder / name
     candidates = [p for p in folder.glob("*.metadata.json") if p.is_file()]
@@ -198,10 +199,9 @@ def stored_metadata(root: str, store: TableStore, names: list[str]) -> str:
     the one version-hint.text names, else the highest version."""
     found = {n for n in names if n.startswith("metadata/") and n.count("/") == 1}
     if "metadata/version-hint.text" in found:
-        text = store.read_text(f"{root}/metadata/version-hint.text").strip()
-        for name in (f"metadata/v{text}.metadata.json", f"metadata/{text}.metadata.json", f"metadata/{text}"):
-            if name in found:
-                return name
+        for name in hinted_names(store.read_text(f"{root}/metadata/version-hint.text")):
+            if f"metadata/{name}" in found:
+                return f"metadata/{name}"
     candidates = sorted(n for n in found if n.endswith(".metadata.json"))
     if not candidates:
         raise TableUnreadable("no *.metadata.json in its metadata folder")
@@ -216,18 +216,18 @@ def stored_metadata(root: str, store: TableStore, names: list[str]) -> str:
 def read_iceberg(root: Path, store: TableStore | None = None, names: list[str] | None = None) -> TableFacts:
     """Read an Iceberg table's current snapshot from its newest metadata file and its manifests (in a store: names
     are the files under root)."""
-    from pyiceberg.table import StaticTable
+    from dslake_index.table_io import open_iceberg
 
     notes = []
     if store is None:
         metadata = current_metadata(root).relative_to(root).as_posix()
-        table = StaticTable.from_metadata(str(root / metadata))
+        table = open_iceberg(str(root / metadata), root)
         location = table.metadata.location.removeprefix("file://")
         moved = bool(location) and Path(location).resolve() != root.resolve()
     else:
         rel = Path(root).as_posix()
         metadata = stored_metadata(rel, store, names or [])
-        table = StaticTable.from_metadata(store.url(f"{rel}/{metadata}"), properties=store.iceberg_properties())
+        table = open_iceberg(store.url(f"{rel}/{metadata}"), store.url(rel), store.iceberg_io())
         location = table.metadata.location
         moved = location.rstrip("/").partition("://")[2] != store.url(rel).partition("://")[2]
         notes.append(f"its metadata names its files by their URLs in the store ({location}/…); a script in the "

@@ -54,3 +54,29 @@ def write_iceberg(warehouse: Path) -> tuple[Path, int]:
     table.append(data)
     table.delete("id < 2")
     return warehouse / "ns" / "events", 16
+
+
+class MarkerFileIO:
+    """A FileIO class a hostile Iceberg table names in its metadata (`py-io-impl`): made with the table's properties,
+    it appends its process id to the file the property `marker-file` names, then reads as pyiceberg's own does.
+    Any line in that file means the metadata chose code that ran in dslake's process."""
+
+    def __new__(cls, properties: dict[str, str]):  # noqa: D102 - pyiceberg calls class_(properties)
+        import os
+
+        from pyiceberg.io.pyarrow import PyArrowFileIO
+
+        with open(properties["marker-file"], "a") as marker:  # noqa: PTH123
+            marker.write(f"{os.getpid()}\n")
+        return PyArrowFileIO(properties)
+
+
+def name_file_io(table: Path, marker: Path) -> None:
+    """Give every metadata file of an Iceberg table the properties that make pyiceberg load MarkerFileIO."""
+    import json
+
+    for metadata in (table / "metadata").glob("*.metadata.json"):
+        data = json.loads(metadata.read_text())
+        data["properties"] = {**data.get("properties", {}), "py-io-impl": "table_lakes.MarkerFileIO",
+                              "marker-file": str(marker)}
+        metadata.write_text(json.dumps(data))

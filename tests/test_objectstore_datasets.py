@@ -193,3 +193,26 @@ def _write_iceberg(tmp_path: Path, warehouse: str) -> int:
         table.append(data)
         rows += data.num_rows
     return rows
+
+
+def test_an_iceberg_table_in_a_bucket_names_no_file_io(s3, tmp_path):
+    """The metadata's `py-io-impl` made dslake import and call that class for a table in a bucket too (the store's
+    own properties came first, the metadata's won): dslake now reads with the store's FileIO it builds itself."""
+    import json
+
+    bucket = "lake-named-io"
+    s3.mkdir(bucket)
+    rows = _write_iceberg(tmp_path, f"s3://{bucket}/lake/warehouse")
+    marker = tmp_path / "ran"
+    for key in s3.glob(f"{bucket}/lake/warehouse/db/events/metadata/*.metadata.json"):
+        data = json.loads(s3.cat_file(key))
+        data["properties"] = {**data.get("properties", {}), "py-io-impl": "table_lakes.MarkerFileIO",
+                              "marker-file": str(marker)}
+        s3.pipe_file(key, json.dumps(data).encode())
+    lake = Lake.open(f"s3://{bucket}/lake", catalog=tmp_path / "catalog")
+    assert lake.index().failed == 0
+    assert not marker.exists(), "dslake index ran the FileIO class a table's metadata in a bucket named"
+    with sqlite3.connect(tmp_path / "catalog" / "manifest.sqlite") as conn:
+        (text,) = conn.execute("SELECT description FROM entries WHERE path = 'warehouse/db/events'").fetchone()
+    assert f"Rows: {rows:,} in the current version" in text
+    lake.close()

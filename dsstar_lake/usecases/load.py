@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from dslake_index.front_door import Catalog
 
-from dsstar_lake.base.errors import LoadError, UsageError
+from dsstar_lake.base.errors import DslakeError, LoadError, UsageError
 
 if TYPE_CHECKING:
     from dslake_index.load_hint import LoadHint
@@ -66,18 +66,18 @@ def plan(access: Catalog, target: Any, limit: int | None = None) -> tuple[bool, 
         if entry is None:
             raise UsageError(f"the hit {getattr(target, 'path', entry_id)!r} is no longer in the catalog",
                              api_hint="search again: the catalog changed since this hit was found")
-        return _plan_entry(access, access.root, entry, limit)
+        return _plan_entry(access, entry, limit)
     if not isinstance(target, (str, os.PathLike)):
         raise UsageError(f"cannot load a {type(target).__name__}: give a search hit, an entry path or a lake file")
     rel = access.relative(os.fspath(target))
     row = access.file_record(rel)
     if row is not None:
-        return False, [_plan_file(access, access.root, row)]
+        return False, [_plan_file(access, row)]
     entry = access.entry_named(rel)
     if entry is None:
         raise UsageError(f"not in the catalog: {rel}", hint="check the path (relative to the lake) or run dslake index",
                          api_hint="check the path (relative to the lake) or run lake.index()")
-    return _plan_entry(access, access.root, entry, limit)
+    return _plan_entry(access, entry, limit)
 
 
 @dataclass
@@ -90,6 +90,7 @@ class FileLoad:
     format: str = ""  # what a whole load's memory is estimated from (index/bigfiles.py)
     size: int = 0
     stream: str = ""  # the line that queries it without loading it whole
+    members: list[Path] | None = None  # a dataset's member files, checked, read instead of its folder
 
 
 def run_plan(family: bool, files: list[FileLoad], nrows: int | None = None, max_chars: int | None = None) -> Any:
@@ -108,28 +109,27 @@ def run_file(load: FileLoad, nrows: int | None = None, max_chars: int | None = N
     for name, hint in load.hints:
         key = name if name not in loaded else f"{name} ({len(loaded) + 1})"
         try:
-            loaded[key] = run(hint, load.path, nrows=nrows, max_chars=max_chars)
+            loaded[key] = run(hint, load.path, nrows=nrows, max_chars=max_chars, members=load.members)
         except Exception as exc:  # the hint is the catalog's: its failure on this file is a finding to report
             raise LoadError(f"the load line of {load.rel} ({name}) failed: {type(exc).__name__}: {exc}",
                             api_hint="the file may have changed since it was indexed: run lake.index()") from exc
     return next(iter(loaded.values())) if len(loaded) == 1 else loaded
 
 
-def _plan_entry(access: Catalog, root: Path, entry: sqlite3.Row,
-                limit: int | None) -> tuple[bool, list[FileLoad]]:
+def _plan_entry(access: Catalog, entry: sqlite3.Row, limit: int | None) -> tuple[bool, list[FileLoad]]:
     members = access.members(entry["id"])
     if not members:
         raise LoadError(f"the entry {entry['path']} has no files left in the catalog",
                         api_hint="run lake.index() to bring the catalog up to date")
     if entry["kind"] == "dataset":
-        return False, [_plan_dataset(access, root, entry)]
+        return False, [_plan_dataset(access, entry, members)]
     rows = [access.file_record(path) for path in members[:limit]]
     if entry["kind"] != "family":
-        return False, [_plan_file(access, root, rows[0])]
-    return True, [_plan_file(access, root, row) for row in rows if row is not None]
+        return False, [_plan_file(access, rows[0])]
+    return True, [_plan_file(access, row) for row in rows if row is not None]
 
 
-def _plan_file(access: Catalog, root: Path, row: sqlite3.Row) -> FileLoad:
+def _plan_file(access: Catalog, row: sqlite3.Row) -> FileLoad:
     from dslake_index.load_hint import HintRefused, parse
     from dslake_index.profilers.base import Profile
 
@@ -141,7 +141,7 @@ def _plan_file(access: Catalog, root: Path, row: sqlite3.Row) -> FileLoad:
         raise LoadError(f"{rel} is not described yet", hint="run `dslake index LAKE`",
                         api_hint="run lake.index() first")
     profile = Profile.from_dict(json.loads(stored))
-    path = _inside(root, rel)
+    path = _inside(access, rel)
     hints = [(t.name or f"table {i + 1}", t.read_hint) for i, t in enumerate(profile.tables) if t.read_hint]
     if not hints and profile.read_hint:
         hints = [("file", profile.read_hint)]
@@ -163,8 +163,11 @@ def _plan_file(access: Catalog, root: Path, row: sqlite3.Row) -> FileLoad:
     return FileLoad(rel, path, checked, profile.format, int(row["size"] or 0), f"rel = {stream}")
 
 
-def _plan_dataset(access: Catalog, root: Path, entry: sqlite3.Row) -> FileLoad:
-    """Plan a dataset's or table's load: its one hint, given the dataset's folder (or a table's metadata file)."""
+def _plan_dataset(access: Catalog, entry: sqlite3.Row, members: list[str]) -> FileLoad:
+    """Plan a dataset's or table's load: its one hint, given the dataset's folder (or a table's metadata file).
+
+    A Hive dataset or a folder of parts is read from its members (each checked by real path to lie in the lake and
+    outside the catalog), never by its folder; a table through index/table_io.py, confined to its own folder."""
     from dslake_index.cards import HINT_PREFIX
     from dslake_index.load_hint import HintRefused, parse
 
@@ -185,10 +188,17 @@ def _plan_dataset(access: Catalog, root: Path, entry: sqlite3.Row) -> FileLoad:
     except HintRefused as exc:
         raise LoadError(f"the load line of {name} was refused: {exc}",
                         api_hint="the catalog holds a load line dslake does not run; re-index the lake") from None
-    path = _inside(root, record.target, folder=record.kind in ("hive", "parts", "delta"))
+    path = _inside(access, record.target, folder=record.kind in ("hive", "parts", "delta"))
+    files = None
+    if record.kind in ("hive", "parts"):
+        try:
+            files = access.dataset_files(record.target, members)
+        except DslakeError as exc:  # a member outside the lake or inside the catalog, or gone
+            raise LoadError(f"{name}: {exc.message}", api_hint="run lake.index() to bring the catalog up to date") \
+                from None
     # The estimate is the whole load's memory: expressed as parquet bytes, since that is what load_bytes scales.
     return FileLoad(name, path, [(record.kind, hint)], "parquet" if record.format != "csv" else "csv",
-                    _on_disk(record), stream)
+                    _on_disk(record), stream, files)
 
 
 def _on_disk(record: Any) -> int:
@@ -197,13 +207,14 @@ def _on_disk(record: Any) -> int:
     return int(record.load_bytes / EXPANSION.get(record.format if record.format == "csv" else "parquet", 1.0))
 
 
-def _inside(root: Path, rel: str, folder: bool = False) -> Path:
+def _inside(access: Catalog, rel: str, folder: bool = False) -> Path:
     """Return the file's (or a dataset's folder's) path in the lake, refusing one that a link or '..' takes
-    outside it."""
-    path = root / rel
-    real, base = os.path.realpath(path), os.path.realpath(root)
-    if os.path.commonpath([real, base]) != base:
-        raise LoadError(f"{rel} leads outside the lake ({real}); dslake does not read it")
+    outside it or into the catalog."""
+    try:
+        path = access.lake_file(rel)
+    except DslakeError as exc:  # a link or '..' out of the lake, or into the catalog
+        raise LoadError(exc.message) from None
+    real = os.path.realpath(path)
     if not (os.path.isdir(real) if folder else os.path.isfile(real)):
         raise LoadError(f"{rel} is no longer in the lake", api_hint="run lake.index() to bring the catalog up to date")
     return path
