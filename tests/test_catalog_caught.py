@@ -61,10 +61,16 @@ def caught(tmp_path, monkeypatch) -> tuple[Path, str]:
     done = invoke("ask", "How many widget units?", "--lake", lake, "--files", "sales.csv", "--llm", "scripted",
                   "--scripted-file", rules, "--json")
     assert done.exit_code == LakeModified.exit_code, done.output
-    error = json.loads(done.stdout)  # the abort is one JSON object too
-    assert error["exit_code"] == LakeModified.exit_code and "manifest.sqlite-wal" in error["error"]
     [run] = (lake / ".dslake" / "runs").iterdir()
+    (tmp_path / "abort.json").write_text(done.stdout)  # what --json printed of the abort
     return lake, run.name
+
+
+def test_the_abort_under_json_is_one_error_object(caught, tmp_path):
+    error = json.loads((tmp_path / "abort.json").read_text())
+    assert error["schema"] == "dslake.error/1" and error["exit_code"] == LakeModified.exit_code
+    assert "changed dslake's catalog (.dslake/manifest.sqlite-wal)" in error["error"]
+    assert "dslake index LAKE --rebuild" in error["hint"]
 
 
 def test_every_command_that_reads_the_catalog_refuses_until_it_is_rebuilt(caught, tmp_path):
