@@ -118,11 +118,17 @@ def test_the_mark_in_the_catalog_holds_for_another_user(caught, tmp_path, monkey
     refused(invoke("show", "sales.csv", "--lake", lake), run_id)
 
 
-def test_the_quick_no_change_index_hands_a_caught_catalog_over(caught):
+def test_the_quick_no_change_index_hands_a_caught_catalog_over(tmp_path):
+    from dslake_index.caught import mark_caught
+
     from dsstar_lake.terminal.quick_index import answer
 
-    lake, _ = caught
-    assert answer(["index", str(lake)]) is False  # the full CLI then refuses, as above
+    lake = write_table_lake(tmp_path / "lake")
+    assert invoke("index", lake).exit_code == 0
+    assert answer(["index", str(lake)]) is True  # settled: answered without the full CLI
+    mark_caught(lake / ".dslake", "20240101-000000-beef", [".dslake/manifest.sqlite-wal"])
+    assert answer(["index", str(lake)]) is False  # handed over, to be refused with the advice
+    refused(invoke("index", lake), "20240101-000000-beef")
 
 
 def test_a_caught_catalog_under_json_is_one_error_object_for_every_command_that_reads_it(caught, tmp_path,
