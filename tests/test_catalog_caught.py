@@ -172,3 +172,22 @@ def test_a_reader_that_is_already_open_stops_once_the_catalog_is_caught(indexed)
     finally:
         lake.close()
         Lake.open(indexed).index(rebuild=True)  # the module's catalog, clean again for the tests after
+
+
+def test_an_analyzer_script_that_changes_the_catalog_stops_the_index_and_the_catalog_is_caught(tmp_path,
+                                                                                                monkeypatch):
+    """`dslake index --analyzer llm` runs model-written scripts too: one that rewrites config.toml is caught."""
+    lake = write_table_lake(tmp_path / "lake")
+    assert invoke("index", lake).exit_code == 0
+    rewrite = "open('../../../config.toml', 'a').write('[retrieve]\\nk = 1\\n')\nprint('a table of units')\n"
+    rules = rules_file(tmp_path / "rules.jsonl", {"role": "analyzer", "response": fenced(rewrite)},
+                       {"role": "*", "response": "ok"})
+    monkeypatch.setenv("DSLAKE_SANDBOX_BACKEND", "subprocess")
+    done = invoke("index", lake, "--analyzer", "llm", "--jobs", "1", "--llm", "scripted", "--scripted-file", rules,
+                  "--json")
+    assert done.exit_code == LakeModified.exit_code, done.output
+    assert "changed dslake's catalog (.dslake/config.toml)" in json.loads(done.stdout)["error"]
+    shown = invoke("show", "sales.csv", "--lake", lake)
+    assert shown.exit_code == CatalogError.exit_code and "was changed by a script in run index-analyzer-" in shown.stderr
+    assert invoke("index", lake, "--rebuild").exit_code == 0
+    assert invoke("show", "sales.csv", "--lake", lake).exit_code == 0
