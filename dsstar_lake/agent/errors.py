@@ -14,6 +14,7 @@ class LakeModified(DslakeError):
 
     exit_code = 7
 
-    def __init__(self, message: str, hint: str | None = None, catalog_paths: list[str] | None = None) -> None:
-        super().__init__(message, hint)
+    def __init__(self, message: str, hint: str | None = None, api_hint: str | None = None,
+                 catalog_paths: list[str] | None = None) -> None:
+        super().__init__(message, hint, api_hint)
         self.catalog_paths = list(catalog_paths or [])
