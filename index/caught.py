@@ -61,13 +61,20 @@ def mark_places(catalog_dir: Path) -> tuple[str, ...]:
     return (str(record), inside) if record is not None else (inside,)
 
 
-def mark_caught(catalog_dir: Path, run_id: str, paths: list[str]) -> None:
-    """Record that a script of run_id changed these catalog paths: in the user's state folder and the catalog."""
+def mark_caught(catalog_dir: Path, run_id: str, paths: list[str]) -> bool:
+    """Record that a script of run_id changed these catalog paths: in the user's state folder and the catalog.
+
+    Return whether either place holds the mark now (False: neither could be written; the run's abort says the rest).
+    """
     import tempfile
+
     body = json.dumps({"catalog": os.path.realpath(catalog_dir), "run_id": run_id, "paths": list(paths),
                        "at": time.time()})
     written = 0
     for place in map(Path, mark_places(catalog_dir)):
+        if place.is_file() and not place.is_symlink():
+            written += 1  # the first run caught keeps its name (a report's other sub-questions see the mark appear)
+            continue
         try:
             place.parent.mkdir(parents=True, exist_ok=True)
             with tempfile.NamedTemporaryFile("w", dir=place.parent, delete=False, suffix=".tmp",
@@ -77,8 +84,7 @@ def mark_caught(catalog_dir: Path, run_id: str, paths: list[str]) -> None:
             written += 1
         except OSError:
             continue  # the other place still holds it
-    if not written:
-        raise OSError(f"could not record that the catalog {catalog_dir} was changed by a script")
+    return written > 0
 
 
 def caught(catalog_dir: Path, places: tuple[str, ...] | None = None) -> Caught | None:

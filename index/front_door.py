@@ -193,11 +193,12 @@ class Catalog:
         named = "" if default else f" --catalog {shlex.quote(str(self.catalog_dir))}"
         return f"dslake index {lake}{named} --rebuild"
 
-    def mark_caught(self, run_id: str, paths: list[str]) -> None:
-        """Record that a script of run_id changed the catalog (these paths): every read refuses until a rebuild."""
+    def mark_caught(self, run_id: str, paths: list[str]) -> bool:
+        """Record that a script of run_id changed the catalog (these paths): every read refuses until a rebuild.
+        Return whether the mark is kept (index/caught.py)."""
         from dslake_index.caught import mark_caught
 
-        mark_caught(self.catalog_dir, run_id, paths)
+        return mark_caught(self.catalog_dir, run_id, paths)
 
     def _connect(self) -> sqlite3.Connection:
         try:

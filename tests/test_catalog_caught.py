@@ -191,3 +191,21 @@ def test_an_analyzer_script_that_changes_the_catalog_stops_the_index_and_the_cat
     assert shown.exit_code == CatalogError.exit_code and "was changed by a script in run index-analyzer-" in shown.stderr
     assert invoke("index", lake, "--rebuild").exit_code == 0
     assert invoke("show", "sales.csv", "--lake", lake).exit_code == 0
+
+
+def test_the_mark_replaces_a_link_at_its_name_and_the_first_run_keeps_its_name(tmp_path):
+    from dslake_index.caught import caught, clear_caught, mark_caught
+
+    catalog = tmp_path / "catalog"
+    catalog.mkdir()
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    (catalog / "caught.json").symlink_to(victim)  # planted by a script before it was caught
+    assert mark_caught(catalog, "20240101-000000-aaaa", [".dslake/config.toml"])
+    assert victim.read_text() == "precious\n" and not (catalog / "caught.json").is_symlink()
+    mark_caught(catalog, "20240101-000000-bbbb", [".dslake/caught.json"])  # a sibling run sees the mark appear
+    assert caught(catalog).run_id == "20240101-000000-aaaa"
+    clear_caught(catalog)
+    assert caught(catalog) is None
+    (catalog / "caught.json").write_text('{"run_id": "\\u001b]52;c;evil\\u0007", "paths": 3}')  # forged: shown as unknown
+    assert caught(catalog).run_id == "unknown" and caught(catalog).paths == ()
