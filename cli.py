@@ -105,11 +105,11 @@ def index(lake: str | None, paths: tuple[str, ...], lake_path: str | None, catal
         from dsstar_lake.usecases.watch import prepare_watch, watch_lake
 
         prepare_watch(handle)
-    print_json(summary.to_dict()) if as_json else print_index_summary(out, summary)
+    print_json(summary.to_dict(), final=not watch) if as_json else print_index_summary(out, summary)
     if not as_json:
         _print_notes(summary.notes)
     if watch:
-        watch_lake(handle, lambda s: print_json(s.to_dict()) if as_json else print_index_summary(out, s), err)
+        watch_lake(handle, lambda s: print_json(s.to_dict(), final=False) if as_json else print_index_summary(out, s), err)
 
 
 def _print_notes(notes: list[str]) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dslake_index.catalog_errors import manifest_errors
-from dslake_index.front_door import CATALOG_CONFIG, CHROMA_DIR, Catalog
+from dslake_index.front_door import CATALOG_CONFIG, CHROMA_DIR, Catalog, catalog_caught
 from dslake_index.progress import Progress
 
 from dsstar_lake.base.errors import ConfigError, LakeNotFound, UsageError
@@ -116,8 +116,11 @@ class Lake:
             raise UsageError(f"the catalog cannot be the lake folder itself: {root}",
                              hint="leave --catalog out (the catalog goes in LAKE/.dslake) or choose another folder",
                              api_hint="leave catalog= out (the catalog goes in LAKE/.dslake) or choose another folder")
-        # The catalog's config first: it is data (base/catalog_config.py), and the user's own config wins over it.
-        files = [catalog_dir / CATALOG_CONFIG, USER_CONFIG_PATH]
+        # The catalog's config first: it is data (base/catalog_config.py), and the user's own config wins over it. A
+        # catalog a script was caught changing: its config is not read at all (every read of the catalog refuses, and
+        # a rebuild writes config.toml again from the user's own settings).
+        caught = catalog_caught(catalog_dir)
+        files = ([] if caught else [catalog_dir / CATALOG_CONFIG]) + [USER_CONFIG_PATH]
         # What the settings are read from, before they are read (a file changed meanwhile is then noticed).
         inputs = settings_inputs([str(f) for f in files]) if settings is None else None
         resolved = settings if settings is not None else Settings.load(
@@ -160,9 +163,18 @@ class Lake:
         return run_setup(self.catalog, {**self.run_overrides, **(overrides or {})}, provider)
 
     @classmethod
+    def _checked_settings(cls, path: str | None, catalog: str | None) -> Settings:
+        """Return a lake's settings (its catalog's config included), else the user's; a caught catalog refuses."""
+        if not (path or catalog):
+            return Settings.load()
+        lake = cls.open(path, catalog=catalog)
+        lake.catalog.check_not_caught()
+        return lake.settings
+
+    @classmethod
     def setting_rows(cls, path: str | None = None, catalog: str | None = None) -> list[dict[str, Any]]:
         """Return every setting with its value and where it came from (a lake's, else the user's)."""
-        settings = cls.open(path, catalog=catalog).settings if (path or catalog) else Settings.load()
+        settings = cls._checked_settings(path, catalog)
         return [{"key": k, "value": v, "source": s} for k, v, s in settings.items()]
 
     @classmethod
@@ -171,7 +183,7 @@ class Lake:
         """Describe the provider and model per role, credentials (present or not) and prices, flags applied."""
         from dsstar_lake.llm import describe_configuration
 
-        settings = cls.open(path, catalog=catalog).settings if (path or catalog) else Settings.load()
+        settings = cls._checked_settings(path, catalog)
         return describe_configuration(llm.applied(settings) if llm is not None else settings)
 
     # ---- the catalog's handles (dslake_index.front_door.Catalog) ---------------------------------------------

@@ -62,6 +62,10 @@ class DiskFull(CatalogError):
     """The disk (or a quota) holding the catalog is full; what was being written was rolled back."""
 
 
+class CatalogCaught(CatalogError):
+    """A script was caught changing the catalog (without bubblewrap): it is refused until it is rebuilt."""
+
+
 class CatalogLocked(CatalogError):
     """Another process holds the catalog's writer lock."""
 

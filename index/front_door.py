@@ -129,6 +129,8 @@ class Catalog:
         self.catalog_dir = catalog_dir
         self.settings = settings
         self._readonly = readonly  # None: decided on first use, from whether the folder is writable
+        self._rebuilding = False  # a rebuild reads nothing of the old catalog: the one time a caught one is opened
+        self._mark_places: tuple[str, ...] | None = None  # where a caught catalog's mark would be (index/caught.py)
         import threading  # here: a no-change index imports this module and opens no Catalog
 
         self._local = threading.local()
@@ -161,6 +163,7 @@ class Catalog:
 
         create: open (and create) the manifest even when it does not exist yet, as the indexer does.
         """
+        self.check_not_caught()  # every time: a long-lived reader (serve, mcp, a report's threads) stops too
         conn = self.open_connection()
         if conn is None:
             if not create and not self.db_path.exists():
@@ -169,6 +172,33 @@ class Catalog:
             conn = self._connect()
             self._local.conn = conn
         return conn
+
+    def check_not_caught(self) -> None:
+        """Raise CatalogCaught when a script was caught changing this catalog and it was not rebuilt since
+        (index/caught.py): nothing it may have written is read, on any thread, until `--rebuild`."""
+        if self._rebuilding:
+            return
+        from dslake_index.caught import mark_places, refuse_if_caught
+
+        if self._mark_places is None:
+            self._mark_places = mark_places(self.catalog_dir)
+        refuse_if_caught(self.catalog_dir, self._mark_places, self.rebuild_command)
+
+    def rebuild_command(self) -> str:
+        """Return the command line that rebuilds this catalog from its lake."""
+        import shlex
+
+        lake = shlex.quote(str(self.root)) if self.root is not None else (self.remote or "LAKE")
+        default = self.root is not None and self.catalog_dir == self.root / self.settings.catalog.dirname
+        named = "" if default else f" --catalog {shlex.quote(str(self.catalog_dir))}"
+        return f"dslake index {lake}{named} --rebuild"
+
+    def mark_caught(self, run_id: str, paths: list[str]) -> bool:
+        """Record that a script of run_id changed the catalog (these paths): every read refuses until a rebuild.
+        Return whether the mark is kept (index/caught.py)."""
+        from dslake_index.caught import mark_caught
+
+        return mark_caught(self.catalog_dir, run_id, paths)
 
     def _connect(self) -> sqlite3.Connection:
         try:
@@ -448,6 +478,7 @@ class Catalog:
         """Return this thread's hybrid retriever over the catalog (model loaded on first search)."""
         from dslake_index.retrieve import Retriever
 
+        self.check_not_caught()  # a retriever keeps its connection: checked here as connection() checks
         retriever = getattr(self._local, "retriever", None)
         if retriever is None and not self.db_path.exists() and self.chroma_url():
             # Another machine, with only the catalog's settings: search the shared store dense-only.
@@ -526,6 +557,11 @@ class Catalog:
         passes = list(enrichers()) if enrichers is not None else []
         if self.readonly:
             raise read_only(self.catalog_dir, "indexing writes to it")
+        from dslake_index.caught import caught, clear_caught
+
+        was_caught = rebuild and caught(self.catalog_dir) is not None
+        if not rebuild:
+            self.check_not_caught()  # before anything is written
         # A remote lake is listed before the catalog is made: a missing bucket or refused keys leave nothing behind.
         listing = None
         if remote is not None:
@@ -543,7 +579,8 @@ class Catalog:
         try:
             with catalog_db.writer_lock(self.catalog_dir):
                 if rebuild:
-                    self._prepare_rebuild()
+                    self._rebuilding = was_caught
+                    self._prepare_rebuild(salvage=not was_caught)
                 conn = self.connection(create=True)
                 with catalog_db.transaction(conn):
                     catalog_db.set_meta(conn, "lake_root", remote or str(self.root))
@@ -565,6 +602,10 @@ class Catalog:
                 record_stamp(conn, self.vector_stamp())
                 if remote is None:
                     self._record_settled(conn, settled_inputs() if settled_inputs and not address else None)
+                if was_caught:
+                    clear_caught(self.catalog_dir)
+                    summary.notes.append("the catalog a script had changed was rebuilt from the lake alone: "
+                                         "nothing of its old manifest was kept")
                 if drift.total:
                     summary.vectors_repaired = drift.total
                     summary.notes.append(f"the vector store had drifted from the manifest ({drift.describe()}): "
@@ -577,6 +618,7 @@ class Catalog:
                 api_hint="wait for it to finish; the catalog stays usable for search meanwhile",
             ) from None
         finally:
+            self._rebuilding = False
             if session is not None:
                 session.close()
 
@@ -623,11 +665,11 @@ class Catalog:
             tmp.write_text(text)
             tmp.replace(path)
 
-    def _prepare_rebuild(self) -> None:
+    def _prepare_rebuild(self, salvage: bool = True) -> None:
         from dslake_index.rebuild import rebuild_catalog
 
         self.close()
-        rebuild_catalog(self.catalog_dir, self.db_path, self.vector_store)
+        rebuild_catalog(self.catalog_dir, self.db_path, self.vector_store, salvage=salvage)
 
 
 def index_if_unchanged(root: Path, catalog_dir: Path, inputs: str, named: bool,
@@ -640,9 +682,20 @@ def index_if_unchanged(root: Path, catalog_dir: Path, inputs: str, named: bool,
     root, catalog_dir: resolved; inputs: the settings' inputs now (dsstar_lake/base/settings_inputs.py); named:
     the catalog was given, else it is root/.dslake; accept may refuse a report (None then).
     """
+    from dslake_index.caught import caught
     from dslake_index.no_change import answer_if_unchanged
 
+    if caught(catalog_dir) is not None:
+        return None  # the full CLI refuses it with its advice
     return answer_if_unchanged(root, catalog_dir, catalog_dir / CHROMA_DIR, inputs, named, accept)
+
+
+def catalog_caught(catalog_dir: Path) -> bool:
+    """Tell whether a script was caught changing this catalog and it was not rebuilt since (index/caught.py):
+    Lake.open then reads none of the catalog's settings."""
+    from dslake_index.caught import caught
+
+    return caught(catalog_dir) is not None
 
 
 def __getattr__(name: str) -> Any:
@@ -659,7 +712,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = ["CATALOG_CONFIG", "CHROMA_DIR", "MANIFEST_NAME", "Catalog", "CatalogStatus", "EnrichmentStore",
-           "SettingsView", "index_if_unchanged"]
+           "SettingsView", "catalog_caught", "index_if_unchanged"]
 
 
 def embedder_for(embed: Any) -> Embedder:

@@ -46,19 +46,21 @@ def salvage_profiles(old_db: Path, table: str = "profiles", columns: str = PROFI
     return rows
 
 
-def rebuild_catalog(catalog_dir: Path, db_path: Path, store_factory: Callable[[], Any]) -> int:
+def rebuild_catalog(catalog_dir: Path, db_path: Path, store_factory: Callable[[], Any], salvage: bool = True) -> int:
     """Set the manifest aside, start a fresh one seeded with salvaged profiles, and clear the vectors.
 
     Returns how many cached profiles were kept. The caller then runs a normal index, which hashes every
-    file and reuses the salvaged profiles instead of profiling again.
+    file and reuses the salvaged profiles instead of profiling again. salvage=False keeps nothing: the manifest
+    of a catalog a script was caught changing may hold any profile, analysis or summary the script wrote.
     """
     kept: list[tuple[Any, ...]] = []
     analyses: list[tuple[Any, ...]] = []
     summaries: list[tuple[Any, ...]] = []
-    if db_path.exists():
+    if db_path.exists() and salvage:
         kept = salvage_profiles(db_path)
         analyses = salvage_profiles(db_path, "analyses", ANALYSIS_COLUMNS)
         summaries = salvage_profiles(db_path, "summaries", ANALYSIS_COLUMNS)  # an older manifest has none: []
+    if db_path.exists():
         aside = db_path.with_name(f"{db_path.name}.damaged-{int(time.time())}")
         db_path.replace(aside)
         for suffix in ("-wal", "-shm"):

@@ -30,10 +30,11 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
 
 @pytest.fixture(autouse=True)
 def _isolated_user_config(tmp_path_factory, monkeypatch):
-    """Keep the developer's ~/.config/dslake and DSLAKE_* variables out of every test; sandboxes started ahead
+    """Keep the developer's ~/.config/dslake, ~/.local/state/dslake and DSLAKE_* variables out of every test; sandboxes started ahead
     import nothing while they wait (DSLAKE_SANDBOX_PRELOAD="")."""
     config_home = tmp_path_factory.mktemp("config-home")
     monkeypatch.setenv("XDG_CONFIG_HOME", str(config_home))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state-home")))  # caught catalogs' marks
     monkeypatch.setattr("dsstar_lake.base.settings.USER_CONFIG_PATH", config_home / "dslake" / "config.toml")
     monkeypatch.setattr("dsstar_lake.lake.USER_CONFIG_PATH", config_home / "dslake" / "config.toml")
     for name in list(os.environ):

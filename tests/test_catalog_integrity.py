@@ -106,12 +106,12 @@ def test_ask_is_aborted_and_the_user_told_when_a_script_writes_the_manifest_thro
     assert done.exit_code == 7, done.output  # LakeModified: the run is aborted, not answered
     assert "changed dslake's catalog (.dslake/manifest.sqlite-wal)" in done.output
     assert "Traceback" not in done.output
-    # The change happened (detection, not prevention): the user is told how to get a clean manifest back.
-    assert INJECTED in CliRunner().invoke(cli, ["show", "sales.csv", "--lake", str(lake)]).output
-    assert "rebuild it from the lake" in " ".join(done.output.split())
-    for name in ("manifest.sqlite", "manifest.sqlite-wal", "manifest.sqlite-shm"):
-        (catalog / name).unlink(missing_ok=True)
-    assert CliRunner().invoke(cli, ["index", str(lake)]).exit_code == 0
+    # The change happened (detection, not prevention): the catalog is refused until it is rebuilt from the lake
+    # (tests/test_catalog_caught.py has every command), and the rebuild keeps nothing the script wrote.
+    shown = CliRunner().invoke(cli, ["show", "sales.csv", "--lake", str(lake)])
+    assert shown.exit_code == 3 and INJECTED not in shown.output
+    assert "dslake index LAKE --rebuild" in " ".join(done.output.split())
+    assert CliRunner().invoke(cli, ["index", str(lake), "--rebuild"]).exit_code == 0
     assert INJECTED not in CliRunner().invoke(cli, ["show", "sales.csv", "--lake", str(lake)]).output
 
 

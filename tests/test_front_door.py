@@ -22,13 +22,15 @@ FRONT_DOOR = {
                                 "Embedder", "IndexSummary", "Retriever", "SearchTiming", "VectorStore",
                                 # a no-change index answered before the settings and the Catalog are loaded
                                 "index_if_unchanged",
+                                # a caught catalog's settings are not read (index/caught.py)
+                                "catalog_caught",
                                 # a cold search's question embedded in a child before any catalog is open
                                 "embedder_for"},
     "dslake_index.sections": {"CatalogSettings", "EmbedSettings", "FamiliesSettings", "IndexSettings", "ProfileSettings",
                               "RetrieveSettings", "typed_section"},  # the typed settings sections index/ reads
     "dslake_index.enrich": {"Enricher", "Enrichment"},  # the model passes plug into the pipeline through it
     "dslake_index.progress": {"Progress"},  # the progress callback's type
-    "dslake_index.errors": {"CatalogError", "CatalogLocked", "ConfigError", "DiskFull", "DslakeError", "LakeNotFound",
+    "dslake_index.errors": {"CatalogCaught", "CatalogError", "CatalogLocked", "ConfigError", "DiskFull", "DslakeError", "LakeNotFound",
                             "UsageError", "is_disk_full"},  # re-exported by dsstar_lake/base/errors.py
     "dslake_index.catalog_errors": {"REBUILD_API_HINT", "disk_full", "manifest_errors", "read_only"},
 }

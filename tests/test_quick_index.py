@@ -30,7 +30,7 @@ MAY_LOAD = {"dslake_cli", "dslake_cli.cli", "dsstar_lake", "dsstar_lake.terminal
             "dsstar_lake.base", "dsstar_lake.base.settings_inputs", "dsstar_lake.base.untrusted", "dslake_index",
             "dslake_index.catalog", "dslake_index.census", "dslake_index.lookup", "dslake_index.errors",
             "dslake_index.catalog_errors", "dslake_index.progress", "dslake_index.front_door", "dslake_index.scan",
-            "dslake_index.plan", "dslake_index.no_change"}
+            "dslake_index.plan", "dslake_index.no_change", "dslake_index.caught"}
 
 
 def _lake(tmp_path: Path) -> Path:

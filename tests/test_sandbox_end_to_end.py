@@ -4,7 +4,8 @@ Its first script plants links where dslake writes next (the debugger's script, t
 finalyzer's, the run record's files), reads the catalog, then fails so the debugger runs. Whatever the
 backend, dslake must not write through those links: the host file, the lake and the catalog's config stay
 byte-identical. With bubblewrap the catalog is not even readable. A script that rewrites the catalog's
-config directly (possible without bubblewrap) aborts the run, and the next ask refuses that config.
+config directly (possible without bubblewrap) aborts the run, and the next ask refuses the catalog
+(and, without that mark, the config).
 """
 
 from __future__ import annotations
@@ -18,10 +19,11 @@ from agent_helpers import fenced, rules_file
 from click.testing import CliRunner
 from conftest import write_table_lake
 from dslake_cli.cli import cli
+from dslake_index.caught import clear_caught
 from llm_harness import LLM_ENV_VARS
 from sandbox_helpers import BACKENDS
 
-from dsstar_lake.base.errors import ConfigError
+from dsstar_lake.base.errors import CatalogError, ConfigError
 
 HOSTILE = """
 import glob, os
@@ -122,6 +124,9 @@ def test_a_script_that_rewrites_the_catalog_config_aborts_the_run_and_the_config
     done = ask(lake, path, "subprocess", monkeypatch)
     assert done.exit_code == 7, done.output  # LakeModified: the run is aborted, not answered
     assert "changed dslake's catalog (.dslake/config.toml)" in done.output
+    again = ask(lake, path, "subprocess", monkeypatch)  # the catalog is refused, its config not even read
+    assert again.exit_code == CatalogError.exit_code and "was changed by a script in run" in again.output
+    clear_caught(catalog)  # as a catalog copied elsewhere without its mark: the config itself is still refused
     again = ask(lake, path, "subprocess", monkeypatch)
     assert again.exit_code == ConfigError.exit_code
     assert "sets sandbox.backend, llm.base_url, which only your own config" in again.output

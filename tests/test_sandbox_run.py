@@ -250,3 +250,36 @@ def test_reads_are_traced_whatever_way_the_script_opens_them(backend, lake, tmp_
     res = sandbox(backend, lake).run(code, tmp_path / "work")
     assert res.ok, res.stderr
     assert res.reads == ["sales.csv", "sub/notes.txt"]  # once each, first-read order; no catalog, no own files
+
+
+SIGKILLED = "import os, signal\nprint('before', flush=True)\nos.kill(os.getpid(), signal.SIGKILL)\n"
+SHM_PAST_MEMORY = """
+print('before', flush=True)
+for i in range(64):
+    with open(f'/dev/shm/fill-{i}', 'wb') as fh:
+        fh.write(b'x' * (8 << 20))
+"""
+
+
+def _ended_by_sigkill_alone(res: ExecResult) -> None:
+    """A script that died by SIGKILL shows as that, with nothing of the launcher's in its output."""
+    assert res.stdout == "before\n"
+    assert "Traceback" not in res.stderr and "_launch.py" not in res.stderr, res.stderr
+    assert res.returncode == -9 and not res.ok
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_sigkilled_script_leaves_no_launcher_traceback(backend, lake, tmp_path):
+    res = sandbox(backend, lake).run(SIGKILLED, tmp_path / "w")
+    _ended_by_sigkill_alone(res)
+    assert res.killed_by == "signal 9"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_script_the_memory_cgroup_kills_leaves_no_launcher_traceback(backend, lake, tmp_path):
+    box = sandbox(backend, lake, memory_mb=256)
+    if not box.memory_cgroup:
+        pytest.skip("no memory cgroup on this machine: only the per-process bound applies")
+    res = box.run(SHM_PAST_MEMORY, tmp_path / "w")
+    _ended_by_sigkill_alone(res)
+    assert res.killed_by == "memory"

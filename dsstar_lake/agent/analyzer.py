@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from dsstar_lake.agent.errors import LakeModified
 from dsstar_lake.agent.execute import cap, error_report
 from dsstar_lake.agent.parse import extract_code
 from dsstar_lake.agent.prompts import fill
@@ -51,7 +52,13 @@ def analyze_file(
             return Analysis(path, cap(result.stdout.strip(), max_chars), code, attempt + 1, errors)
         bug = error_report(result) if not result.ok else "The script printed nothing; it must print the description."
         errors.append(bug[-500:])
-        if attempt == max_debug or result.lake_modified or result.catalog_modified:
+        if result.catalog_modified:  # what it wrote there would reach every prompt: the index stops (caught.py)
+            raise LakeModified(f"an analyzer script for {shown} changed dslake's catalog "
+                               f"({', '.join(result.catalog_modified[:5])}); the index was stopped",
+                               hint="rebuild the catalog: dslake index LAKE --rebuild (it is not read until then); "
+                                    "install bubblewrap so that the catalog is hidden from scripts",
+                               catalog_paths=result.catalog_modified)
+        if attempt == max_debug or result.lake_modified:
             break
         if len(bug) > summarize_over_chars:
             shorten = fill("debugger_shorten", bug=frame(bug, "output"), filename="describe.py")

@@ -73,14 +73,15 @@ def run_once(agent: Agent, state: AgentState, code: str, name: str, round_no: in
     if result.lake_modified or result.catalog_modified:
         what = "the lake" if result.lake_modified else "dslake's catalog"
         shown = ", ".join((result.lake_modified or result.catalog_modified)[:5])
-        # A description the script wrote would reach every later prompt: the manifest is rebuilt, not checked.
-        manifest = any("manifest.sqlite" in p for p in result.catalog_modified) and not result.lake_modified
-        check = ("delete the catalog's manifest.sqlite and its -wal, then run `dslake index` to rebuild it from "
-                 "the lake" if manifest else "check those files")
+        # Anything the script wrote in the catalog would reach later prompts: the run marks the catalog caught, and
+        # it is read again only once rebuilt from the lake (index/caught.py).
+        check = ("rebuild the catalog: dslake index LAKE --rebuild (it is not read until then)"
+                 if result.catalog_modified else "check those files")
         raise LakeModified(
             f"a script of run {agent.record.id} changed {what} ({shown}); the run was stopped",
             hint=f"{check}; the script is {agent.record.folder / (name + '.py')}; install bubblewrap "
                  "so that the lake is mounted read-only and the catalog hidden",
+            catalog_paths=result.catalog_modified,
         )
     return result
 

@@ -7,6 +7,7 @@ and re-exported here; the kinds only the agent and the models raise are defined 
 from __future__ import annotations
 
 from dslake_index.errors import (
+    CatalogCaught,
     CatalogError,
     CatalogLocked,
     ConfigError,
@@ -18,7 +19,7 @@ from dslake_index.errors import (
 )
 
 __all__ = [
-    "STATUS_PROBLEMS", "BudgetExceeded", "CatalogError", "CatalogLocked", "ConfigError", "DiskFull", "DslakeError", "LakeNotFound",
+    "STATUS_PROBLEMS", "BudgetExceeded", "CatalogCaught", "CatalogError", "CatalogLocked", "ConfigError", "DiskFull", "DslakeError", "LakeNotFound",
     "LoadError", "ModelNotConfigured", "ProviderError", "RunNotFound", "UsageError", "is_disk_full",
 ]
 

@@ -23,6 +23,7 @@ from dslake_index.enrich import Enricher, Enrichment
 from dslake_index.front_door import MANIFEST_NAME, EnrichmentStore
 from dslake_index.progress import Progress
 
+from dsstar_lake.agent.errors import LakeModified
 from dsstar_lake.base.errors import BudgetExceeded, ConfigError, DslakeError
 
 if TYPE_CHECKING:
@@ -202,6 +203,11 @@ def analyze_files(
                     target = running.pop(future)
                     _settle(store, future, target, source, summary, stop, record, progress)
                 fill()
+        except LakeModified as exc:
+            stop.set()
+            if exc.catalog_paths:  # refused from now on, until a rebuild (index/caught.py)
+                setup.access.mark_caught(workdir.name, exc.catalog_paths)
+            raise
         except BaseException:
             stop.set()  # Ctrl-C: let the files in flight finish, start no new one; written rows stay
             raise
@@ -219,6 +225,8 @@ def _settle(store: EnrichmentStore, future: Future[Analysis | None], target: Tar
     """Store one finished analysis (or its failure); a budget or provider error stops the pass."""
     try:
         analysis = future.result()
+    except LakeModified:  # a script changed the catalog: the whole index stops (analyze_files marks it caught)
+        raise
     except DslakeError as exc:  # budget spent or the provider failed for good: this file waits for the next index
         stop.set()
         if summary.stopped is None:

@@ -170,9 +170,17 @@ def main() -> None:
         pass
     os.close(fd)
     if os.WIFSIGNALED(status):
-        signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
-        os.kill(os.getpid(), os.WTERMSIG(status))
+        end_as_killed(os.WTERMSIG(status))
     sys.exit(os.WEXITSTATUS(status))
+
+
+def end_as_killed(sig: int) -> None:
+    """End this process by the signal that ended the script, so the shim sees the script's own end (a memory
+    cgroup's SIGKILL included) and the script's output holds nothing of the launcher's."""
+    if sig not in (signal.SIGKILL, signal.SIGSTOP):  # those two have no handler to reset: signal() refuses them
+        signal.signal(sig, signal.SIG_DFL)
+    os.kill(os.getpid(), sig)
+    os._exit(128 + sig)  # a signal that did not end this process (it cannot, once it ended the script): the shell's code
 
 
 if __name__ == "__main__":

@@ -30,14 +30,27 @@ out = make_console()  # into a pipe or a file, tables wrap instead of being cut 
 err = make_console(stderr=True)
 
 
+# ctx.meta keys (shared by a command's context and its groups'): --json was given; an object was printed.
+JSON_ASKED = "dslake.json"
+JSON_ANSWERED = "dslake.json_answered"
+
+
 class DslakeGroup(click.Group):
     """A click group that turns DslakeError into one line and an exit code (never a traceback).
 
+    Under --json the failure is also one JSON object on stdout (docs/json.md: `dslake.error/1`), whatever failed:
+    dslake's own errors, click's usage errors, a crash (its traceback still goes to stderr).
     Its commands list the model flags under a heading of their own; its subgroups are DslakeGroups too.
     """
 
     command_class = SectionedCommand
     group_class = type
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        """Note --json among the words before parsing them: a failure to parse the rest answers in JSON too."""
+        if "--json" in args[: args.index("--") if "--" in args else None]:
+            ctx.meta[JSON_ASKED] = True
+        return super().parse_args(ctx, args)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -47,20 +60,48 @@ class DslakeGroup(click.Group):
                 safe,  # a message can quote a file name or a model's words
             )
 
+            _json_error(ctx, exc.message, exc.hint, exc.exit_code)
             err.print(f"[red]error:[/red] {safe(exc.message)}", highlight=False)
             if exc.hint:
                 err.print(f"[dim]hint:[/dim] {safe(exc.hint)}", highlight=False)
             sys.exit(exc.exit_code)
+        except click.ClickException as exc:  # click's usage errors: it prints the usage on stderr and exits
+            _json_error(ctx, exc.format_message(), None, exc.exit_code)
+            raise
         except KeyboardInterrupt:
+            _json_error(ctx, "interrupted", None, 130)
             err.print("interrupted")
             sys.exit(130)
+        except (click.exceptions.Exit, click.Abort):  # a chosen exit code, or a prompt given up: no failure to tell
+            raise
+        except Exception as exc:  # a bug in dslake: the traceback on stderr as ever, the object for the reader
+            _json_error(ctx, f"{type(exc).__name__}: {exc}", "this is a bug in dslake; please report it "
+                        "with the traceback printed on stderr", 1)
+            raise
 
 
-def print_json(data: Any) -> None:
-    """Print a result as the running command's one JSON object (docs/json.md: schema, ISO times, rounded timings)."""
+def _json_error(ctx: click.Context, message: str, hint: str | None, exit_code: int) -> None:
+    """Print the failure as the command's one JSON object when --json was asked and no result was printed."""
+    if not ctx.meta.get(JSON_ASKED) or ctx.meta.get(JSON_ANSWERED):
+        return
+    from dsstar_lake.views.jsonout import error_dumps
+
+    ctx.meta[JSON_ANSWERED] = True  # an enclosing group sees the same meta: one object, however deep the failure
+    click.echo(error_dumps(message, hint, exit_code))
+
+
+def print_json(data: Any, final: bool = True) -> None:
+    """Print a result as the running command's one JSON object (docs/json.md: schema, ISO times, rounded timings).
+
+    final: this object is the command's answer, so a failure after it prints no second one (an ask that stopped
+    resumable prints its answer, then exits 5); a --watch stream's passes are not final.
+    """
     from dsstar_lake.views.jsonout import command_path, dumps
 
-    click.echo(dumps(command_path(click.get_current_context()), data))
+    ctx = click.get_current_context()
+    click.echo(dumps(command_path(ctx), data))
+    if final:
+        ctx.meta[JSON_ANSWERED] = True
 
 
 lake_option = click.option("--lake", "lake_path", type=click.Path(file_okay=True),

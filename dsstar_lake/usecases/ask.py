@@ -47,6 +47,7 @@ def ask(
     clarify: a person's pick between readings that give different answers (Agent.clarify), else the model's.
     """
     setup.require_writable("`ask` keeps its run record in it")
+    setup.access.check_not_caught()  # --files reads no entry first: refused here, before a run folder exists
     question = (question or "").strip()
     if not question:
         raise UsageError("the question is empty")
@@ -105,6 +106,7 @@ def resume(setup: RunSetup, run_id: str, progress: Progress | None = None) -> An
     The run keeps the settings it was started with (its record's overrides); setup's own overrides win.
     """
     setup.require_writable("`runs resume` adds to the run's record in it")
+    setup.access.check_not_caught()  # before the run's record is touched: it would read the changed catalog
     record = RunRecord.open(setup.catalog_dir, run_id)
     meta = record.meta()
     stored = record.answer()
@@ -254,6 +256,8 @@ def _solve(setup: RunSetup, record: RunRecord, state: AgentState, progress: Prog
         with llm:
             state = solve(agent, state)
     except LakeModified as exc:
+        if exc.catalog_paths:  # first: whatever else fails now, the catalog stays refused until it is rebuilt
+            setup.access.mark_caught(record.id, exc.catalog_paths)
         _stop(agent, record, state, "aborted", str(exc))
         _clean_work(record)
         raise

@@ -109,6 +109,16 @@ def envelope(command: str, data: Any) -> dict[str, Any]:
     return {"schema": schema_name(command), **{k: v for k, v in body.items() if k != "schema"}}
 
 
+ERROR_SCHEMA = f"{SCHEMA_PREFIX}error/1"  # what every command's --json prints instead of its result when it fails
+
+
+def error_dumps(message: str, hint: str | None, exit_code: int) -> str:
+    """Return the one JSON object a failing command prints under --json: the error's line, its advice and the code
+    the process exits with."""
+    return json.dumps({"schema": ERROR_SCHEMA, "error": message, "hint": hint, "exit_code": exit_code}, indent=2,
+                      ensure_ascii=False)
+
+
 def dumps(command: str, data: Any) -> str:
     """Return a command's JSON output (indented, UTF-8 characters kept)."""
     return json.dumps(envelope(command, data), indent=2, ensure_ascii=False)
