@@ -149,10 +149,29 @@ def _pattern_secrets(text: str) -> list[Secret]:
     for detector in patterns:
         if detector.secret_type == "Private Key":
             continue  # the block above, not just its BEGIN line
-        for value in detector.analyze_string(text):
+        for value in _detected(detector, text):
             if isinstance(value, str) and value.strip():
                 found.append(Secret(value, _KIND_OF_TYPE.get(detector.secret_type, detector.secret_type)))
     return found
+
+
+def _detected(detector: Any, text: str) -> Iterable[str]:
+    """The values a detector finds, whole: its regexes' own values cut a GitHub token to its `ghp` prefix group.
+
+    A regex's group is the secret when it is long or closes the match (the password of `://user:PASS@`, an AWS
+    secret before its quote); otherwise (a prefix group) the whole match is. Detectors with checks of their own
+    (a JWT's form) are asked as they are.
+    """
+    from detect_secrets.plugins.base import RegexBasedDetector
+
+    if type(detector).analyze_string is not RegexBasedDetector.analyze_string:
+        yield from detector.analyze_string(text)
+        return
+    for regex in detector.denylist:
+        for match in regex.finditer(text):
+            group = match.group(1) if regex.groups else None
+            whole = group is None or not (len(group) >= 8 or match.end(1) >= match.end() - 1)
+            yield match.group(0) if whole else group
 
 
 def _keyword_secrets(line: str, rules: dict[Any, int]) -> list[Secret]:
