@@ -36,10 +36,20 @@ MARKER = "«redacted: {kind}»"
 # text sample line echoed as the title); a shorter one only where it is a whole value, so a two-letter password
 # does not eat every "ab" of the profile.
 ECHO_MIN_CHARS = 4
+MIN_SECRET_CHARS = 5  # the shortest a data value holding a secret can be (`pwd=x`); most cells are shorter
+_NAME_HINT = re.compile(r"pass|pwd|secret|key|token|credential|contrase", re.I)  # before the word-by-word look
+# What every value a detector can match has (a token format is long, letters and digits; anything else names a
+# key, a password or a token, or is a URL): data values without it (names, dates, codes) skip the detectors.
+_WORTH_A_LOOK = re.compile(r"(?=[^\n]{16})(?=[^\n]*\d)(?=[^\n]*[A-Za-z])|://|pass|pw|secret|key|token|auth|"
+                           r"PRIVATE|PuTTY", re.I)
 
 # detect-secrets' secret types that are not used as they come: the keyword and entropy detectors are run
 # with the context this module decides, and a public IP address is data, not a credential.
 _HANDLED_APART = {"Secret Keyword", "Base64 High Entropy String", "Hex High Entropy String", "Public IP (ipv4)"}
+# Detectors that match only after a word such as key, pwd, password, pass or token (cloudant_password = …), or in
+# their service's URL.
+_IN_CONTEXT = {"Cloudant Credentials", "IBM Cloud IAM Key", "IBM COS HMAC Credentials", "SoftLayer Credentials"}
+_CONTEXT_WORDS = re.compile(r"key|pw|pass|token|secret|://", re.I)
 _KIND_OF_TYPE = {"Basic Auth Credentials": "password", "Private Key": "private key", "JSON Web Token": "token",
                  "AWS Access Key": "AWS key", "Base64 High Entropy String": "high-entropy string",
                  "Hex High Entropy String": "high-entropy string"}
@@ -76,7 +86,7 @@ def secret_name_kind(name: Any) -> str | None:
     Whole words only, so `passwordless`, `secretary` or a bare `token` column of a text corpus are not names
     of secrets; `db_password`, `apiKey`, `client_secret`, `access_token` are.
     """
-    if not isinstance(name, str) or len(name) > 80:
+    if not isinstance(name, str) or len(name) > 80 or not _NAME_HINT.search(name):
         return None
     words = re.findall(r"[a-zñ]+", re.sub(r"([a-z])([A-Z])", r"\1 \2", name).lower())
     if not words:
@@ -124,10 +134,11 @@ def _keyword_rules(suffix: str) -> dict[Any, int]:
 
 
 @lru_cache(maxsize=1)
-def _keyword_anywhere() -> re.Pattern[str]:
+def _keyword_anywhere() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """detect-secrets' keyword list as a quick test, and as the whole name it sits in (SPACETRACK_PASSWORD)."""
     from detect_secrets.plugins.keyword import DENYLIST_REGEX
 
-    return re.compile(r"[\w-]*(?:" + DENYLIST_REGEX + r")", re.I)
+    return re.compile(DENYLIST_REGEX, re.I), re.compile(r"[\w-]*(?:" + DENYLIST_REGEX + r")", re.I)
 
 
 def _plausible(value: str, line: str, heuristic: Any) -> bool:
@@ -141,15 +152,27 @@ def _plausible(value: str, line: str, heuristic: Any) -> bool:
     return quoted or not any(ch.isspace() for ch in value)
 
 
+def _private_keys(text: str) -> list[Secret]:
+    """Private-key blocks, BEGIN to END (or to the end of a cut sample)."""
+    if "PRIVATE KEY" not in text and "PuTTY" not in text:
+        return []
+    return [Secret(m.group(0), "private key") for m in _PRIVATE_KEY_BLOCK.finditer(text)]
+
+
 def _pattern_secrets(text: str) -> list[Secret]:
-    """Cloud keys, known token formats, private-key blocks and URL credentials in any text."""
+    """Cloud keys, known token formats and URL credentials in any text (one pass of each detector over it)."""
     patterns, _, _, _ = _detectors()
-    found = [Secret(m.group(0), "private key") for m in _PRIVATE_KEY_BLOCK.finditer(text)]
-    found += [Secret(m.group(0), "GCP API key") for m in _GCP_API_KEY.finditer(text)]
+    found = [Secret(m.group(0), "GCP API key") for m in _GCP_API_KEY.finditer(text)]
+    in_context = None
     for detector in patterns:
         if detector.secret_type == "Private Key":
             continue  # the block above, not just its BEGIN line
-        for value in _detected(detector, text):
+        subject = text
+        if detector.secret_type in _IN_CONTEXT:  # their slow regexes look only at lines that can match them
+            if in_context is None:
+                in_context = "\n".join(line for line in text.split("\n") if _CONTEXT_WORDS.search(line))
+            subject = in_context
+        for value in _detected(detector, subject):
             if isinstance(value, str) and value.strip():
                 found.append(Secret(value, _KIND_OF_TYPE.get(detector.secret_type, detector.secret_type)))
     return found
@@ -178,10 +201,11 @@ def _keyword_secrets(line: str, rules: dict[Any, int]) -> list[Secret]:
     """Keyword assignments (detect-secrets' list, plus tokens and bearer headers), each with its kind."""
     _, keywords, _, heuristic = _detectors()
     found = []
-    if _keyword_anywhere().search(line):
+    quick, named = _keyword_anywhere()
+    if quick.search(line):
         for value in keywords.analyze_string(line, denylist_regex_to_group=rules):
             if value and _plausible(value, line, heuristic):
-                names = _keyword_anywhere().findall(line[:max(line.find(value), 0)])
+                names = named.findall(line[:max(line.find(value), 0)])
                 found.append(Secret(value.strip(), (secret_name_kind(names[-1]) if names else None) or "secret"))
     if "oken" in line or "OKEN" in line or "earer" in line:
         found += [Secret(m.group(2), "token") for m in _TOKEN_ASSIGNED.finditer(line)
@@ -206,7 +230,7 @@ def _entropy_secrets(line: str) -> list[Secret]:
 def text_secrets(text: str, name: str = "") -> list[Secret]:
     """Return the secrets in text or code (name: the file's name, whose extension picks the keyword rules)."""
     rules = _keyword_rules(_suffix(name))
-    found = _pattern_secrets(text)
+    found = _private_keys(text) + _pattern_secrets(text)
     lines = text.splitlines()
     for line in lines:
         found += _keyword_secrets(line, rules) + _entropy_secrets(line)
@@ -216,11 +240,20 @@ def text_secrets(text: str, name: str = "") -> list[Secret]:
     return found
 
 
-def value_secrets(value: str) -> list[Secret]:
-    """Return the secrets in one data value: formats and keyword assignments, no entropy guessing."""
-    found = _pattern_secrets(value)
-    if len(value) < 2000:
-        found += _keyword_secrets(value, _keyword_rules(".cfg"))
+def value_secrets(values: Iterable[str]) -> list[Secret]:
+    """Return the secrets in data values: formats and keyword assignments, no entropy guessing.
+
+    The values are checked together, one per line of one text: each detector's regexes cost a call per text, and
+    a CSV's profile holds hundreds of short values (none of its regexes crosses a line)."""
+    lines = sorted({v for v in values if len(v) >= MIN_SECRET_CHARS and _WORTH_A_LOOK.search(v)})
+    if not lines:
+        return []
+    text = "\n".join(lines)
+    found = _pattern_secrets(text)
+    for line in lines:
+        found += _private_keys(line)
+        if len(line) < 2000:
+            found += _keyword_secrets(line, _keyword_rules(".cfg"))
     return found
 
 
@@ -252,7 +285,7 @@ def redact_value(column: str, value: Any) -> Any:
     kind = secret_name_kind(column)
     if kind:
         return MARKER.format(kind=kind)
-    found = _ordered(value_secrets(value))
+    found = _ordered(value_secrets([value]))
     return redact_string(value, found) if found else value
 
 
@@ -264,29 +297,30 @@ def _ordered(found: Iterable[Secret]) -> list[Secret]:
     return sorted(seen.values(), key=lambda s: -len(s.value))
 
 
-def _strings(value: Any) -> Iterable[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, list | tuple):
-        for item in value:
-            yield from _strings(item)
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _strings(item)
+def _strings(value: Any) -> list[str]:
+    """Every string in nested lists and dicts' values."""
+    out, stack = [], [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            out.append(item)
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+    return out
 
 
 def _structure_secrets(node: Any, kind: str | None = None) -> Iterable[Secret]:
-    """Every string under a JSON key named like a secret (the structure tree's examples), and formats elsewhere."""
+    """Every string under a JSON key named like a secret (the structure tree's examples)."""
     if isinstance(node, dict):
         for key, child in node.items():
             yield from _structure_secrets(child, secret_name_kind(key) or kind)
     elif isinstance(node, list):
         for child in node:
             yield from _structure_secrets(child, kind)
-    elif isinstance(node, str):
-        if kind and node.strip() and node not in ("string", "object", "array"):
-            yield Secret(node, kind)
-        yield from value_secrets(node)
+    elif isinstance(node, str) and kind and node.strip() and node not in ("string", "object", "array"):
+        yield Secret(node, kind)
 
 
 def profile_secrets(profile: Profile, name: str) -> list[Secret]:
@@ -296,23 +330,22 @@ def profile_secrets(profile: Profile, name: str) -> list[Secret]:
         found += text_secrets(profile.text_sample, name)
     for line in [profile.title or "", *profile.headings]:
         found += text_secrets(line, name) if line else []
+    values: list[str] = [*profile.notes, *profile.keywords, *_strings(profile.structure)]
     for table in profile.tables:
         for index, column in enumerate(table.columns):
             kind = secret_name_kind(column.name)
-            values = [*column.examples, *column.top_values, column.min, column.max,
-                      *(row[index] for row in table.sample_rows if index < len(row))]
+            shown = [*column.examples, *column.top_values, column.min, column.max,
+                     *(row[index] for row in table.sample_rows if index < len(row))]
             if kind:
-                found += [Secret(v, kind) for v in values if isinstance(v, str) and v.strip()]
-            for value in _strings([*values, column.kinds]):
-                found += value_secrets(value)
+                found += [Secret(v, kind) for v in shown if isinstance(v, str) and v.strip()]
+            values += _strings([*shown, column.kinds])
         for row in table.sample_rows:  # a mapping's rows: ["api_key", "…"]
             for key, value in pairwise(row):
                 kind = secret_name_kind(key)
                 if kind and isinstance(value, str) and value.strip():
                     found.append(Secret(value, kind))
     found += list(_structure_secrets(profile.structure))
-    for text in [*profile.notes, *profile.keywords]:
-        found += value_secrets(text)
+    found += value_secrets(values)
     return _ordered(found)
 
 
