@@ -188,8 +188,23 @@ def test_detector_kinds_and_names():
         ("password: see the wiki for the policy\nuuid = '6fa459ea-ee8a-3ca4-894e-db77e160355e'\n", 0)
 
 
-def test_an_analysis_that_printed_a_secret_is_redacted_when_rendered():
+def test_an_analysis_that_printed_a_secret_is_kept_and_rendered_redacted(tmp_path):
+    """The analyzer's script reads the file itself: what it printed is stored and shown without the secret."""
     from dslake_index.entries import with_analysis
 
-    shown = with_analysis("File: data/download.py", (f'The script logs in with password = "{PASSWORD}".', "llm"))
-    assert PASSWORD not in shown and "«redacted: password»" in shown and "1 secret redacted" in shown
+    printed = f'The script logs in with\nSPACETRACK_USER = "{USER}"\nSPACETRACK_PASSWORD = "{PASSWORD}"\n'
+    shown = with_analysis("File: data/download.py", (printed, "llm"))
+    assert PASSWORD not in shown and "«redacted: password»" in shown and "2 secrets redacted" in shown
+    root = tmp_path / "lake"
+    root.mkdir()
+    (root / "download.py").write_text(DOWNLOAD)
+    small = Lake.open(root)
+    small.index()
+    content_hash = small.show("download.py")["file"]["hash"]
+    small.catalog.enrichment_store().store_analysis(content_hash, printed, "llm", ok=True)
+    small.index()
+    stored = small.catalog.connection().execute("SELECT text FROM analyses").fetchall()
+    description = _shown(small, "download.py")[0]
+    small.close()
+    assert stored and not _raw_in(stored[0][0]) and not _raw_in(description)
+    assert "Analysis (llm;" in description and description.count('SPACETRACK_PASSWORD = "«redacted: password»"') == 2
