@@ -117,7 +117,7 @@ def test_dslake_show_says_what_was_redacted(lake):
     assert not _raw_in(shown)
     assert 'SPACETRACK_PASSWORD = "«redacted: password»"' in shown
     assert 'SPACETRACK_USER = "«redacted: user name»"' in shown
-    assert "«redacted: AWS key»" in shown and "«redacted: GitHub Token»" in shown
+    assert "«redacted: AWS key»" in shown and "«redacted: GitHub token»" in shown
     assert "«redacted: GCP API key»" in shown and "postgresql://loader:«redacted: password»@db" in shown
     assert "7 secrets redacted from what the catalog shows" in shown and "scripts can still read the file" in shown
     assert 'NORAD_CAT_ID = "25544"' in shown and "https://www.space-track.org" in shown  # the rest stays

@@ -174,8 +174,16 @@ def _pattern_secrets(text: str) -> list[Secret]:
             subject = in_context
         for value in _detected(detector, subject):
             if isinstance(value, str) and value.strip():
-                found.append(Secret(value, _KIND_OF_TYPE.get(detector.secret_type, detector.secret_type)))
+                found.append(Secret(value, _kind_of_type(detector.secret_type)))
     return found
+
+
+def _kind_of_type(secret_type: str) -> str:
+    """The kind a marker names for a detect-secrets type: "Slack Token" -> "Slack token", as the others read."""
+    if secret_type in _KIND_OF_TYPE:
+        return _KIND_OF_TYPE[secret_type]
+    first, *rest = secret_type.split()
+    return " ".join([first, *(w if w.isupper() else w.lower() for w in rest)])
 
 
 def _detected(detector: Any, text: str) -> Iterable[str]:
