@@ -11,6 +11,7 @@ the entry says how many were taken out. Scripts still read the file as it is. Or
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from urllib.parse import quote
@@ -98,10 +99,11 @@ def _shown(lake: Lake, path: str) -> tuple[str, str]:
 
 
 def test_no_catalog_file_holds_a_raw_secret(lake):
-    """Manifest (descriptions, cards, profiles, FTS5 rows) and the vector store: the raw values were never written."""
+    """Manifest (descriptions, cards, profiles, FTS5 rows, its -wal), the vector store, and a run's records and
+    cached model answers when the ask below ran first: the raw values were never written."""
     found = {}
     for path in Path(lake.catalog_dir).rglob("*"):
-        if path.is_file() and "runs" not in path.relative_to(lake.catalog_dir).parts:
+        if path.is_file():
             data = path.read_bytes()
             hits = [value for value in RAW if value.encode() in data]
             if hits:
@@ -153,7 +155,8 @@ def test_search_hits_and_full_text_show_no_secret(lake):
 
 
 def test_first_planner_prompt_shows_no_secret_and_scripts_still_read_the_file(lake):
-    check = "print(open('data/download.py').read().count('" + PASSWORD + "'))"
+    # the script proves it read the file as it is by its digest: the secret itself is in no prompt or answer
+    check = "import hashlib\nprint(hashlib.sha256(open('data/download.py', 'rb').read()).hexdigest())"
     provider = scripted(("planner", "Count the password in the script."), ("verifier", "Yes"),
                         fallback={"coder": fenced(check), "finalyzer": fenced(check)})
     answer = lake.ask("What does the download script log in with?", files=["download.py", "users.csv"],
@@ -161,7 +164,7 @@ def test_first_planner_prompt_shows_no_secret_and_scripts_still_read_the_file(la
     first = prompts(provider, "planner")[0]
     assert not _raw_in(first)
     assert "«redacted: password»" in first and "«redacted: api key»" in first
-    assert answer.value.strip() == "1"  # the script read the file as it is
+    assert answer.value.strip() == hashlib.sha256(DOWNLOAD.encode()).hexdigest()  # read as it is
 
 
 def test_serve_entry_page_shows_no_secret(lake):
