@@ -56,7 +56,12 @@ def stored_analyses(conn: sqlite3.Connection) -> dict[str, tuple[str, str]]:
 
 
 def store_analysis(conn: sqlite3.Connection, content_hash: str, text: str, source: str, ok: bool) -> None:
-    """Write one analysis; a good one marks its files' folders dirty, so the entry rebuild picks the text up."""
+    """Write one analysis; a good one marks its files' folders dirty, so the entry rebuild picks the text up.
+
+    The script read the file itself: what it printed is kept with its secrets redacted, as a profile is."""
+    from dslake_index.profilers.redaction import redact_text
+
+    text = redact_text(text)[0]
     with transaction(conn):
         conn.execute("INSERT OR REPLACE INTO analyses (hash, text, source, created_at) VALUES (?, ?, ?, ?)",
                      (content_hash, text, source, time.time()))

@@ -202,9 +202,11 @@ def _merged_columns(members: list, profile_of: Callable[[str], Profile]) -> list
 
 
 def _column_line(c: dict[str, Any]) -> str:
+    from dslake_index.profilers.redaction import redact_value
+
     parts = [f"  - {c['name']}: {c['dtype']}"]
     for key in ("min", "max"):
-        value = c.get(key)
+        value = redact_value(str(c["name"]), c.get(key))  # a table log's bounds of a password column
         if value is not None:
             value = 0.0 if isinstance(value, float) and value == 0 else value  # a writer's -0.0 bound
             parts.append(f"{key} {clip(str(value), 40)}")

@@ -38,11 +38,18 @@ class EntryRow:
 
 
 def with_analysis(description: str, analysis: tuple[str, str] | None) -> str:
-    """Append a cached analysis (text, source) to a description; the profiler's text always stays."""
+    """Append a cached analysis (text, source) to a description; the profiler's text always stays.
+
+    The script that wrote it read the file itself, so what it printed is redacted as a profile is."""
     if not analysis:
         return description
-    text, source = analysis
-    return f"{description}\n\nAnalysis ({source}; what a model-written script printed about the file):\n{text}"
+    from dslake_index.profilers.redaction import redact_text
+
+    text, redacted = redact_text(analysis[0])
+    heading = f"Analysis ({analysis[1]}; what a model-written script printed about the file"
+    if redacted:
+        heading += f"; {redacted} secret{'s' if redacted != 1 else ''} redacted"
+    return f"{description}\n\n{heading}):\n{text}"
 
 
 def file_entry(path: str, folder: str, content_hash: str, profile: Profile,

@@ -47,6 +47,8 @@ NOT_YET_BEHIND_THE_DOOR = {
     "dslake_index.profilers.base": {"Profile"},
     "dslake_index.profile_task": {"limit_memory"},  # the preview worker's memory bound, as a profiler's
     "dslake_index.worker_context": {"worker_context"},  # the preview worker starts as a profiler does
+    # the preview shows the lake's own rows and text, with the secrets redacted as the profiles redact them
+    "dslake_index.profilers.redaction": {"redact_text", "redact_value"},
     "dslake_index.blobcache": {"BlobCache", "ObjectChanged", "Wanted"},  # the sandbox's view of an object lake
     "dslake_index.objectstore": {"check_access", "object_lake", "remote_lake"},  # opening a lake in a bucket
     "dslake_index.fulltext": {"query_terms"},  # the words a hit line highlights are the ones full text matched

@@ -156,16 +156,38 @@ def arranged(frame: Any, sort: str | None = None, desc: bool = False, where: str
     return frame
 
 
+def without_secrets(frame: Any) -> Any:
+    """Return the frame's rows with the secrets a profile would redact redacted (a copy only when one changed).
+
+    The page shows the lake's own bytes, and shows them as the catalog does (index/profilers/redaction.py)."""
+    from dslake_index.profilers.redaction import redact_value
+
+    if not hasattr(frame, "columns"):
+        return without_secrets(frame.to_frame()).iloc[:, 0]
+    redacted = frame
+    for i, column in enumerate(frame.columns):
+        cells = frame.iloc[:, i]
+        if cells.dtype.kind in "OSU" or str(cells.dtype).startswith("str"):
+            shown = cells.map(lambda cell, name=str(column): redact_value(name, cell))
+            if not shown.equals(cells):
+                redacted = redacted.copy() if redacted is frame else redacted
+                redacted.iloc[:, i] = shown
+    return redacted
+
+
 def _table(name: str, value: Any, rows: int, arrange: dict[str, Any] | None = None) -> dict[str, Any]:
+    from dslake_index.profilers.redaction import redact_text
+
     if hasattr(value, "head") and hasattr(value, "to_html"):
         read = tuple(getattr(value, "shape", ()) or ()) or None
         if arrange and hasattr(value, "columns"):
             value = arranged(value.head(rows), **arrange)
+        value = without_secrets(value.head(rows))
         shape = tuple(getattr(value, "shape", ()) or ()) or None
         # to_html escapes cell text and column names by default (escape=True): a cell cannot become markup.
         return {"name": name, "html": value.head(rows).to_html(escape=True, border=0, max_cols=HTML_COLUMNS),
                 "shape": shape, "read": read, "text": None,
                 "columns": [str(c) for c in getattr(value, "columns", [])][:HTML_COLUMNS]}
-    text = repr(value)
+    text = redact_text(repr(value))[0]  # a text file's or a document's words, redacted as its profile's are
     cut = text if len(text) <= TEXT_CHARS else text[:TEXT_CHARS] + f"\n… ({len(text) - TEXT_CHARS} more characters)"
     return {"name": name, "html": None, "shape": None, "read": None, "text": cut, "columns": []}

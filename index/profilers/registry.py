@@ -1,4 +1,8 @@
-"""Pick a profiler by sniffed content and extension; bad content falls back to a generic profile, never a crash."""
+"""Pick a profiler by sniffed content and extension; bad content falls back to a generic profile, never a crash.
+
+Every profile leaves here with its secrets redacted (profilers/redaction.py): this is the one place a file's
+words enter the catalog, so no description, card, vector or prompt can show a password the file holds.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ from pathlib import Path
 
 from dslake_index.profilers.base import Limits, Profile, ProfileError
 from dslake_index.profilers.fallback import DETECTED, binary_profile, empty_profile, text_fallback
+from dslake_index.profilers.redaction import redact_profile
 from dslake_index.profilers.textio import decode_head, file_size, looks_binary, read_head, sniff_magic
 
 DELIMITED_EXT = {".csv", ".tsv", ".tab", ".psv", ".ssv"}
@@ -48,7 +53,7 @@ def profile_path(path: Path, limits: Limits) -> Profile:
         else:
             prof = text_fallback(decode_head(head, "utf-8", len(head) >= size), size, None, [reason])
     prof.size = size
-    return prof
+    return redact_profile(prof, path.name)
 
 
 def _zip_names(path: Path) -> list[str] | None:
