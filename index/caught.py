@@ -96,7 +96,7 @@ def caught(catalog_dir: Path, places: tuple[str, ...] | None = None) -> Caught |
         try:
             with open(place, "rb") as fh:
                 raw = fh.read(1 << 16)
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):  # no mark (a file on the way: no catalog folder there either)
             continue
         except OSError:  # there but unreadable (a folder at the name, no permission): still a mark
             return Caught("unknown", (), 0.0)

@@ -71,7 +71,8 @@ def test_other_embed_settings_embed_in_the_searching_process(indexed: Path) -> N
 def test_a_search_whose_embedding_setup_fails_says_one_line(indexed: Path) -> None:
     done, _ = _console_search(indexed, env={"DSLAKE_EMBED_BACKEND": "bogus"})
     lines = [line for line in done.stderr.splitlines() if not line.startswith("import time:")]
-    assert done.returncode != 0 and done.stdout == ""
+    assert done.returncode != 0
+    assert json.loads(done.stdout)["error"].startswith("embed.backend must be one of")  # --json's error object
     assert len(lines) == 1 and lines[0].startswith("error: embed.backend must be one of"), done.stderr
 
 
