@@ -228,9 +228,11 @@ def plain_result(raw: Any) -> dict[str, Any]:
             if not isinstance(raw[key], int) or isinstance(raw[key], bool):
                 return crash_result(ValueError(f"the profiler sent a malformed {key}"))
             result[key] = raw[key]
-    laps = raw.get("work_seconds")
+    laps = raw.get("work_seconds")  # index/timings.py: {step: [wall, cpu]}
     if isinstance(laps, dict):
-        result["work_seconds"] = {str(k): float(v) for k, v in laps.items() if isinstance(v, (int, float))}
+        result["work_seconds"] = {str(k): [float(v[0]), float(v[1])] for k, v in laps.items()
+                                  if isinstance(v, list) and len(v) == 2
+                                  and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v)}
     if result["profile"] is not None:
         try:
             decoded = json.loads(result["profile"])
@@ -246,6 +248,43 @@ def probe_outcome(raw: Any) -> dict[str, str]:
     if not isinstance(raw, dict):
         return {"error": "not a probe's answer"}
     return {str(k): str(v)[:300] for k, v in raw.items()}
+
+
+class ConfinedTables:
+    """Reads local Delta and Iceberg tables' logs and metadata in a profile server of its own, started at the first
+    table an index renders (pyiceberg builds a table's FileIO from what its metadata says: never in dslake's
+    process). Call it as tables.read_table(root, kind); close it when the index ends."""
+
+    def __init__(self, lake: Path, hidden: list[Path], backend: str, timeout_s: float, memory_mb: int) -> None:
+        self.lake, self.hidden, self.backend = lake, hidden, backend
+        self.timeout_s, self.memory_mb = timeout_s, memory_mb
+        self.server: ConfinedPool | None = None
+        self.note: str | None = None
+
+    def __call__(self, root: Path, kind: str) -> Any:
+        from dslake_index.tables import TableUnreadable, facts_from_plain
+
+        if self.server is None:
+            self.server = ConfinedPool(self.lake, self.hidden, self.backend, [])
+            self.server.start(1, self.memory_mb, {}, "blake2b", [])
+            self.note = self.server.note
+        try:
+            answer = self.server.schedule({"task": "table", "root": str(root), "kind": kind}, self.timeout_s,
+                                          check=lambda raw: raw).result()
+        except BrokenProcessPool as exc:
+            raise TableUnreadable(f"its reader's process ended ({exc})") from None
+        if isinstance(answer, dict) and "facts" in answer:
+            return facts_from_plain(answer["facts"])
+        if isinstance(answer, dict) and isinstance(answer.get("unreadable"), str):
+            raise TableUnreadable(answer["unreadable"][:500])
+        error = answer.get("error") if isinstance(answer, dict) else None  # stopped at the time limit, or crashed
+        raise TableUnreadable(str(error)[:500] if error else "its reader sent no facts")
+
+    def close(self) -> None:
+        """End the server, when one was started."""
+        if self.server is not None:
+            self.server.close()
+            self.server = None
 
 
 _early: ConfinedPool | None = None

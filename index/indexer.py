@@ -77,6 +77,7 @@ class IndexOptions:
     script_memory_mb: int  # a script's memory (sandbox.memory_mb): a dataset or file past it gets a streaming line
     cluster: Any = None  # a connected ClusterSession (index/cluster.py): profile there, not in the local pool
     confine: str = "auto"  # where a local lake's profilers run (sandbox.backend): index/confined_pool.py
+    read_table: Any = None  # how a local table's log or metadata is read (confined_pool.ConfinedTables; None: here)
     lake_root: Path | None = None  # a local lake: tables (Delta, Iceberg) are read from their log or metadata there
 
     @classmethod
@@ -118,9 +119,22 @@ def run_index(
     loading what embedding will need while the profilers run. enrichers (index/enrich.py) run in order on the
     rendered entries; what they change is rendered again, and every changed card is embedded once, at the end.
     """
-    with recording() as clock:
-        clock.add("scan", scan.seconds, scan.cpu_seconds, len(scan.files))
-        summary = _run_index(conn, db_path, lake, scan, options, sync_vectors, progress, on_work, enrichers)
+    tables = None
+    if isinstance(lake, Path) and options.cluster is None and options.read_table is None:
+        from dslake_index.confined_pool import ConfinedTables
+
+        # Tables' metadata (pyiceberg builds a FileIO from what it says) is read where the profilers are: confined.
+        tables = ConfinedTables(lake, [db_path.parent], options.confine, options.timeout_s, options.memory_mb)
+        options = replace(options, read_table=tables)
+    try:
+        with recording() as clock:
+            clock.add("scan", scan.seconds, scan.cpu_seconds, len(scan.files))
+            summary = _run_index(conn, db_path, lake, scan, options, sync_vectors, progress, on_work, enrichers)
+    finally:
+        if tables is not None:
+            tables.close()
+    if tables is not None and tables.note and tables.note not in summary.notes:
+        summary.notes.append(tables.note)
     summary.phases = clock.to_dict()
     return summary
 

@@ -9,6 +9,7 @@ what leaves here is JSON, which cannot run code where it is read.
 
 In:  {"start": {"workers", "memory_mb", "limits", "algorithm", "known"}}  once, first;
      {"id", "task": "file", "path", "timeout"}  profile one file (profile_task.profile_file_task);
+     {"id", "task": "table", "root", "kind", "timeout"}  a Delta or Iceberg table's facts (tables.read_table);
      {"id", "task": "probe", "read", "write", "connect", "timeout"}  report what a worker here can reach.
 Out: {"hello": {"network_namespace"}} at once, {"id", "result"} per task, {"id", "broken"} when the pool broke.
 The manifest is not here: "known" is the content hashes that have a current profile, kept in a SQLite file on
@@ -115,7 +116,11 @@ class Server:
         """Schedule one task on the pool; its result goes back when it finishes."""
         from dslake_index.profile_task import profile_file_task
 
-        if task["task"] == "probe":
+        if task["task"] == "table":
+            from dslake_index.tables import read_table_plain
+
+            future = self.pool.schedule(read_table_plain, args=(task["root"], task["kind"]), timeout=task["timeout"])
+        elif task["task"] == "probe":
             future = self.pool.schedule(probe_task, args=(task["read"], task["write"], task["connect"]),
                                         timeout=task["timeout"])
         else:

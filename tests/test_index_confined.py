@@ -8,6 +8,8 @@ by a real worker forked from the server's fork server: what it reaches is what a
 from __future__ import annotations
 
 import ast
+import json
+import os
 import socket
 import sys
 import threading
@@ -17,6 +19,7 @@ import pytest
 from dslake_index.confined_pool import ConfinedPool, plain_result, probe_outcome, server_argv
 from dslake_index.profilers.base import Limits
 from sandbox_helpers import BWRAP_REASON
+from table_lakes import write_iceberg
 
 from dsstar_lake.lake import Lake
 
@@ -102,8 +105,8 @@ def test_a_profiler_reaches_nothing_outside_the_lake(tmp_path, backend):
 def test_the_channel_takes_json_data_only():
     profile = '{"format": "csv"}'
     good = {"hash": "ab", "profile": profile, "format": "csv", "signature": "s", "size": 3, "mtime_ns": 4,
-            "error": None, "error_kind": None, "work_seconds": {"hash": 0.1}}
-    assert plain_result(good)["profile"] == profile
+            "error": None, "error_kind": None, "work_seconds": {"hash": [0.1, 0.1]}}
+    assert plain_result(good)["profile"] == profile and plain_result(good)["work_seconds"] == {"hash": [0.1, 0.1]}
     for bad in (["not", "a", "dict"], {**good, "size": "3"}, {**good, "profile": "{not json"},
                 {**good, "profile": "[1]"}, {**good, "hash": {"$": 1}}):
         assert plain_result(bad)["error_kind"] == "crash"
@@ -157,3 +160,26 @@ def test_auto_falls_back_to_a_plain_process_and_says_so(tmp_path, monkeypatch):
         refused.start(1, 1024, {}, "blake2b", [])
     refused.close()
     assert Limits()  # the limits the server is handed are profilers.base.Limits' fields
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_iceberg_metadata_naming_popen_as_its_file_io_runs_nothing_in_dslake(tmp_path, monkeypatch, backend):
+    """Issue 40's critical attack: `py-io-impl: subprocess.Popen` in a table's metadata, its other properties the
+    argv. The index reads table metadata in the confined server: under bwrap the command cannot write outside the
+    lake; without it, it runs in the server's worker, never in dslake's own process."""
+    lake = tmp_path / "lake"
+    table, _ = write_iceberg(lake)
+    metadata = max((table / "metadata").glob("*.metadata.json"))
+    planted = tmp_path / "PWNED"
+    doc = json.loads(metadata.read_text())
+    doc["properties"] = {"/bin/sh": "", "-c": "", f"echo $PPID > {planted}": "", "py-io-impl": "subprocess.Popen"}
+    metadata.write_text(json.dumps(doc))
+    monkeypatch.setenv("DSLAKE_SANDBOX_BACKEND", backend)
+    summary = Lake.open(lake).index()
+    print(f"\n{backend}: planted file {'written by pid ' + planted.read_text().strip() if planted.exists() else 'absent'}"
+          f"; dslake is pid {os.getpid()}")
+    assert summary.entries >= 1
+    if backend == "bwrap":
+        assert not planted.exists()
+    else:
+        assert not planted.exists() or planted.read_text().strip() != str(os.getpid())
