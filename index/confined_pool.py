@@ -38,6 +38,7 @@ from dslake_index.errors import ConfigError
 
 TMP_MB = 512  # the server's private /tmp: the known hashes' file, what a profiler unpacks to read
 SHM_MB = 64  # its /dev/shm: the pool's semaphores
+TABLE_READERS = ["dslake_index.fork_server", "dslake_index.tables", "pyarrow", "pyiceberg.table", "deltalake"]
 _RESULT_TEXT = ("hash", "profile", "error", "error_kind", "format", "signature")
 _RESULT_INT = ("size", "mtime_ns")
 
@@ -265,7 +266,9 @@ class ConfinedTables:
         from dslake_index.tables import TableUnreadable, facts_from_plain
 
         if self.server is None:
-            self.server = ConfinedPool(self.lake, self.hidden, self.backend, [])
+            # The readers imported before a worker's memory cap: imported under it, pyiceberg's threads could not
+            # start (each thread's stack and malloc arena count towards the address space).
+            self.server = ConfinedPool(self.lake, self.hidden, self.backend, TABLE_READERS)
             self.server.start(1, self.memory_mb, {}, "blake2b", [])
             self.note = self.server.note
         try:

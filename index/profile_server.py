@@ -156,10 +156,11 @@ def main() -> None:
     os.dup2(2, 1)  # whatever a library prints goes to stderr; only this module writes the channel
     netns = "--own-network" in sys.argv and own_network_namespace()
     preload = [name for arg in sys.argv if arg.startswith("--preload=") for name in arg[10:].split(",") if name]
-    from dslake_index.worker_context import profiler_preload, start_preloaded_server_early
+    from dslake_index.worker_context import start_preloaded_server_early
 
-    # The fork server imports the profilers while dslake gets on with its own start (what quick_index overlaps).
-    start_preloaded_server_early(preload or profiler_preload())
+    # The fork server imports what dslake named (the profilers a run's files need) while dslake gets on with its
+    # own start (what quick_index overlaps).
+    start_preloaded_server_early(preload or ["dslake_index.fork_server"])
     with tempfile.TemporaryDirectory(prefix="dslake-profile-server-") as scratch:
         server = Server(channel, Path(scratch))
         server.send({"hello": {"network_namespace": netns, "pid": os.getpid()}})
