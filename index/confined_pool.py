@@ -9,7 +9,8 @@ pickle, which a compromised parser could craft to run code in dslake's process.
 - `bwrap`: the host allow-list scripts get (index/bwrap_binds.py: system folders, the interpreter, private /tmp
   and /dev/shm, own /proc, no network, pid/IPC/UTS namespaces, no capabilities, no new user namespaces, dies
   with dslake), dslake's own index/ package read-only (an editable install's source, nothing else of it), and
-  the lake read-only at its own path with the catalog inside it blanked. Homes, the catalog, /run, the rest of
+  the lake read-only at its own path with the catalog inside it and what the index skips (hidden names,
+  `.dslakeignore`d paths: index/lakemask.py) blanked. Homes, the catalog, /run, the rest of
   the host's files and every socket do not exist there.
 - `subprocess` (no usable bwrap): the same server as a plain process in its own session, its environment built
   from scratch (no keys), HOME an empty folder, its own network namespace when the kernel allows it, the
@@ -56,6 +57,7 @@ def server_argv(backend: str, python: str, lake: Path, hidden: list[Path], prelo
     --follow-symlinks, the user's choice), bound read-only as well.
     """
     from dslake_index.bwrap_binds import closing_argv, host_argv, under
+    from dslake_index.lakemask import skipped_names
 
     command = [python, "-I", "-m", "dslake_index.profile_server", "--preload=" + ",".join(preload)]
     if backend != "bwrap":
@@ -70,7 +72,11 @@ def server_argv(backend: str, python: str, lake: Path, hidden: list[Path], prelo
     for folder in outside:
         argv += ["--ro-bind", str(folder), str(folder)]
     blanked = [p.resolve() for p in hidden if p.is_dir() and under(p.resolve(), [lake]) and p.resolve() != lake]
-    for folder in blanked:  # the catalog inside the lake: an empty read-only folder
+    masks = skipped_names(lake, blanked)  # what the index never reads (.env, .git, .dslakeignore'd): blanked too
+    for rel in masks.files:
+        argv += ["--ro-bind", "/dev/null", str(lake / rel)]
+    blanked += [lake / rel for rel in masks.folders]
+    for folder in blanked:  # the catalog inside the lake and the skipped folders: empty and read-only
         argv += ["--tmpfs", str(folder)]
     for folder in blanked:
         argv += ["--remount-ro", str(folder)]

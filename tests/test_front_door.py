@@ -35,6 +35,8 @@ FRONT_DOOR = {
     "dslake_index.bwrap_binds": {"SANDBOX_HOME", "USERNS_FLAGS", "Bind", "closing_argv", "host_argv",
                                  "interpreter_paths", "mib", "system_binds", "trust_userns_flags", "under",
                                  "userns_flags"},
+    # what the index skips in a lake, blanked under bubblewrap for scripts as for the index's parsers
+    "dslake_index.lakemask": {"Masks", "skipped_names"},
 }
 # Still imported directly, each with why; the list may only shrink.
 NOT_YET_BEHIND_THE_DOOR = {
@@ -53,7 +55,7 @@ NOT_YET_BEHIND_THE_DOOR = {
     "dslake_index.objectstore": {"check_access", "object_lake", "remote_lake"},  # opening a lake in a bucket
     "dslake_index.fulltext": {"query_terms"},  # the words a hit line highlights are the ones full text matched
     "dslake_index.gist": {"gist", "matched_spans"},  # what a hit holds, in the card's own words
-    "dslake_index.scan": {"lake_relative", "load_ignore", "rescan_scope"},  # --watch's events, the sandbox's masks
+    "dslake_index.scan": {"lake_relative", "rescan_scope"},  # --watch's events
     # The summary's stored text format, which the index's rendering and the summarizer's parser share.
     "dslake_index.wordless": {"DESCRIPTION_HEAD", "FIELDS", "without_summary"},
 }

@@ -57,6 +57,7 @@ def _lake(tmp_path: Path) -> tuple[Path, Path, Path]:
     (lake / ".dslake").mkdir(parents=True)
     (lake / "sales.csv").write_text("region,units\nnorth,10\nsouth,4\n")
     (lake / ".dslake" / "manifest.sqlite").write_text("MANIFEST-SECRET")
+    (lake / ".env").write_text("ENV-SECRET")  # a hidden name: the index never reads it
     host = tmp_path / "host"
     host.mkdir()
     (host / "id_rsa").write_text("HOST-SECRET")
@@ -82,12 +83,13 @@ def test_a_profiler_reaches_nothing_outside_the_lake(tmp_path, backend):
         catalog_read = _probe(pool, catalog / "manifest.sqlite", lake / "planted.txt", listener.port)
         in_lake = _probe(pool, lake / "sales.csv", catalog / "planted.txt", listener.port)
         home = _probe(pool, Path.home() / ".bashrc", Path("/tmp/planted.txt"), listener.port)
+        hidden = _probe(pool, lake / ".env", Path("/tmp/planted.txt"), listener.port)
     finally:
         pool.close()
         listener.close()
     print(f"\n{backend}: host file {outside['read']!r}; write outside {outside['write']!r}; "
           f"127.0.0.1 {outside['connect']!r}; catalog {catalog_read['read']!r}; write in lake "
-          f"{catalog_read['write']!r}")
+          f"{catalog_read['write']!r}; the lake's .env {hidden['read']!r}")
     assert in_lake["read"].startswith("ok: region,units")  # the lake itself is readable: profiling works
     if hello.get("network_namespace") or backend == "bwrap":
         assert outside["connect"] != "ok" and listener.heard == []
@@ -98,6 +100,7 @@ def test_a_profiler_reaches_nothing_outside_the_lake(tmp_path, backend):
         assert catalog_read["write"] != "ok" and not (lake / "planted.txt").exists()  # the lake is read-only
         assert in_lake["write"] != "ok" and not (catalog / "planted.txt").exists()
         assert not home["read"].startswith("ok")
+        assert "ENV-SECRET" not in hidden["read"]  # blanked: an empty file
     else:  # the documented losses of the plain process (docs/safety.md): your user's files are reachable
         assert outside["read"] == "ok: HOST-SECRET" and (host / "planted.txt").exists()
 

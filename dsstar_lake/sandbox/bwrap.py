@@ -28,9 +28,9 @@ from dslake_index.bwrap_binds import (
     under,
     userns_flags,
 )
+from dslake_index.lakemask import Masks
 
 from dsstar_lake.sandbox import passed_trial
-from dsstar_lake.sandbox.lakemask import Masks
 
 __all__ = ["SANDBOX_HOME", "SCRIPTS_MOUNT", "WORK_IN_MOUNT", "Bind", "bind_list", "bwrap_argv", "interpreter_paths",
            "probe", "system_binds", "userns_flags"]
