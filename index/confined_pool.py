@@ -50,11 +50,12 @@ def _source_folder() -> Path:
 
 
 def server_argv(backend: str, python: str, lake: Path, hidden: list[Path], preload: list[str],
-                outside: list[Path] = ()) -> list[str]:
+                outside: list[Path] = (), code: list[Path] = ()) -> list[str]:
     """Return the command that starts the profile server on this backend (bwrap: wrapped in its confinement).
 
     outside: folders outside the lake that files to profile lie in (links followed out of it with
-    --follow-symlinks, the user's choice), bound read-only as well.
+    --follow-symlinks, the user's choice), bound read-only as well. code: more of dslake's own packages the
+    server's tasks import (the serve preview's), bound read-only like index/ when not installed in site-packages.
     """
     from dslake_index.bwrap_binds import closing_argv, host_argv, under
     from dslake_index.lakemask import skipped_names
@@ -65,9 +66,10 @@ def server_argv(backend: str, python: str, lake: Path, hidden: list[Path], prelo
     bwrap = shutil.which("bwrap") or "bwrap"
     lake = lake.resolve()
     argv = host_argv(bwrap, python, TMP_MB, SHM_MB)
-    source = _source_folder()
-    if not any(under(source, [Path(p)]) for p in sys.path if p and "site-packages" in p):
-        argv += ["--ro-bind", str(source), str(source)]  # an editable install: its index/ folder only
+    installed = [Path(p) for p in sys.path if p and "site-packages" in p]
+    for source in (_source_folder(), *(Path(c).resolve() for c in code)):
+        if not under(source, installed):
+            argv += ["--ro-bind", str(source), str(source)]  # an editable install: the package's folder only
     argv += ["--ro-bind", str(lake), str(lake)]
     for folder in outside:
         argv += ["--ro-bind", str(folder), str(folder)]
@@ -87,8 +89,9 @@ class ConfinedPool:
     """One profile server: tasks go in as JSON lines, each comes back as a Future of its plain result dict."""
 
     def __init__(self, lake: Path, hidden: list[Path], backend: str, preload: list[str],
-                 outside: list[Path] = ()) -> None:
+                 outside: list[Path] = (), code: list[Path] = ()) -> None:
         self.lake, self.hidden, self.requested, self.outside = lake, list(hidden), backend, list(outside)
+        self.code = list(code)
         self.preload = preload
         self.note: str | None = None  # why auto fell back to a plain process
         self.pending: dict[int, tuple[Future, Callable[[Any], Any]]] = {}
@@ -105,7 +108,7 @@ class ConfinedPool:
                "HOME": "/tmp/home" if backend == "bwrap" else str(self.home)}
         if os.environ.get("TZ"):
             env["TZ"] = os.environ["TZ"]
-        argv = server_argv(backend, sys.executable, self.lake, self.hidden, self.preload, self.outside)
+        argv = server_argv(backend, sys.executable, self.lake, self.hidden, self.preload, self.outside, self.code)
         self.process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
                                         cwd=str(self.home), start_new_session=True, text=True, encoding="utf-8",
                                         bufsize=1)  # its own session: a terminal's Ctrl-C is dslake's to decide
@@ -182,6 +185,17 @@ class ConfinedPool:
                 self.pending.pop(message["id"], None)
             future.set_exception(BrokenProcessPool("the profile server ended"))
         return future
+
+    def call(self, function: str, args: tuple[Any, ...], timeout: float) -> dict[str, Any]:
+        """Run module:name(*args) in a worker; return {"value": its JSON answer}, {"timeout": why} or {"crash": why}.
+        The arguments go pickled (this process to the server: the trusted direction); the answer is JSON."""
+        import base64
+        import pickle
+
+        payload = base64.b64encode(pickle.dumps(args)).decode("ascii")
+        answer = self.schedule({"task": "call", "function": function, "args": payload}, timeout,
+                               check=lambda raw: raw).result()
+        return answer if isinstance(answer, dict) else {"crash": "the worker sent no answer"}
 
     def _send(self, message: dict[str, Any]) -> None:
         self.process.stdin.write(json.dumps(message) + "\n")

@@ -10,6 +10,7 @@ what leaves here is JSON, which cannot run code where it is read.
 In:  {"start": {"workers", "memory_mb", "limits", "algorithm", "known"}}  once, first;
      {"id", "task": "file", "path", "timeout"}  profile one file (profile_task.profile_file_task);
      {"id", "task": "table", "root", "kind", "timeout"}  a Delta or Iceberg table's facts (tables.read_table);
+     {"id", "task": "call", "function", "args", "timeout"}  module:name(*args), its answer JSON (call_task);
      {"id", "task": "probe", "read", "write", "connect", "timeout"}  report what a worker here can reach.
 Out: {"hello": {"network_namespace"}} at once, {"id", "result"} per task, {"id", "broken"} when the pool broke.
 The manifest is not here: "known" is the content hashes that have a current profile, kept in a SQLite file on
@@ -48,6 +49,18 @@ def own_network_namespace() -> bool:
             with open(f"/proc/self/{path}", "w") as fh:
                 fh.write(text)
     return True
+
+
+def call_task(function: str, payload: str) -> Any:
+    """Run `module:name` with the arguments dslake pickled (dslake to server is the trusted direction; what
+    comes back is JSON). How the serve preview runs lake.load's plan here (dsstar_lake/web/preview.py)."""
+    import base64
+    import importlib
+    import pickle
+
+    module, _, name = function.partition(":")
+    args = pickle.loads(base64.b64decode(payload))  # noqa: S301 - written by dslake's own process
+    return getattr(importlib.import_module(module), name)(*args)
 
 
 def probe_task(read: str, write: str, connect: list[Any]) -> dict[str, str]:
@@ -116,7 +129,9 @@ class Server:
         """Schedule one task on the pool; its result goes back when it finishes."""
         from dslake_index.profile_task import profile_file_task
 
-        if task["task"] == "table":
+        if task["task"] == "call":
+            future = self.pool.schedule(call_task, args=(task["function"], task["args"]), timeout=task["timeout"])
+        elif task["task"] == "table":
             from dslake_index.tables import read_table_plain
 
             future = self.pool.schedule(read_table_plain, args=(task["root"], task["kind"]), timeout=task["timeout"])
@@ -131,19 +146,23 @@ class Server:
     def finished(self, task: dict[str, Any], future: Future) -> None:
         """Send a task's result: the profile, or the timeout's or the crash's record of it."""
         from dslake_index.profile_task import crash_result, timeout_result
-        from pebble import ProcessExpired
 
         try:
-            result = future.result()
+            value = future.result()
         except BrokenProcessPool as exc:
             self.send({"id": task["id"], "broken": str(exc) or "the pool's processes could not start"})
             return
         except FutureTimeout:
-            result = timeout_result(task["timeout"])
-        except ProcessExpired as exc:
-            result = crash_result(exc)
-        except Exception as exc:  # noqa: BLE001 - reported as the file's failure, as a profiler's own error is
-            result = crash_result(exc)
+            failure: tuple[str, dict[str, Any]] | None = ("timeout", timeout_result(task["timeout"]))
+        except Exception as exc:  # noqa: BLE001 - ProcessExpired or a task's own error: that file's failure
+            failure = ("crash", crash_result(exc))
+        else:
+            failure = None
+        if task["task"] == "call":  # a call's caller words its own timeout and crash
+            self.send({"id": task["id"], "result": {"value": value} if failure is None
+                       else {failure[0]: failure[1]["error"]}})
+            return
+        result = value if failure is None else failure[1]
         if result.get("profile") and result.get("hash"):
             with self.lock:
                 self.known.execute("INSERT OR IGNORE INTO profiles VALUES (?, ?)", (result["hash"], self.version))

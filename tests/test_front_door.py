@@ -35,6 +35,8 @@ FRONT_DOOR = {
     "dslake_index.bwrap_binds": {"SANDBOX_HOME", "USERNS_FLAGS", "Bind", "closing_argv", "host_argv",
                                  "interpreter_paths", "mib", "system_binds", "trust_userns_flags", "under",
                                  "userns_flags"},
+    # where readers of lake bytes run: the serve preview's worker is one of the index's confined servers
+    "dslake_index.confined_pool": {"ConfinedPool"},
     # what the index skips in a lake, blanked under bubblewrap for scripts as for the index's parsers
     "dslake_index.lakemask": {"Masks", "skipped_names"},
 }

@@ -113,12 +113,14 @@ def test_the_channel_takes_json_data_only():
     for bad in (["not", "a", "dict"], {**good, "size": "3"}, {**good, "profile": "{not json"},
                 {**good, "profile": "[1]"}, {**good, "hash": {"$": 1}}):
         assert plain_result(bad)["error_kind"] == "crash"
-    # dslake's side of the channel imports nothing that unpickles (pickle, multiprocessing, pebble)
+    # dslake's side of the channel unpickles nothing: no pool of multiprocessing or pebble, no pickle.load(s)
     tree = ast.parse(Path(sys.modules[ConfinedPool.__module__].__file__).read_text())
     imported = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))
                 for alias in node.names} | {node.module.split(".")[0] for node in ast.walk(tree)
                                             if isinstance(node, ast.ImportFrom) and node.module}
-    assert not imported & {"pickle", "multiprocessing", "pebble", "dill", "cloudpickle"}
+    assert not imported & {"multiprocessing", "pebble", "dill", "cloudpickle"}
+    assert not [node for node in ast.walk(tree) if isinstance(node, ast.Attribute)
+                and node.attr in ("load", "loads", "Unpickler") and getattr(node.value, "id", "") == "pickle"]
 
 
 def test_the_bwrap_command_binds_the_lake_read_only_and_no_catalog_or_home(tmp_path):
@@ -184,5 +186,45 @@ def test_iceberg_metadata_naming_popen_as_its_file_io_runs_nothing_in_dslake(tmp
     assert summary.entries >= 1
     if backend == "bwrap":
         assert not planted.exists()
+    else:
+        assert not planted.exists() or planted.read_text().strip() != str(os.getpid())
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_serve_preview_reads_in_a_confined_worker(tmp_path, monkeypatch, backend):
+    """A GET of an entry page (any origin can make one) reads the table in the preview's worker: a worker of a
+    confined server, whose answer is data; the page's HTML is made in dslake's process. The Iceberg table's
+    metadata is turned hostile after it was indexed (`py-io-impl: subprocess.Popen`)."""
+    from dsstar_lake.web.preview import Previewer
+
+    lake_dir = tmp_path / "lake"
+    table, _ = write_iceberg(lake_dir)
+    (lake_dir / "sales.csv").write_text("region,units\nnorth,<b>10</b>\nsouth,4\n")
+    monkeypatch.setenv("DSLAKE_SANDBOX_BACKEND", backend)
+    lake = Lake.open(lake_dir)
+    lake.index()
+    metadata = max((table / "metadata").glob("*.metadata.json"))
+    planted = tmp_path / "PWNED"
+    doc = json.loads(metadata.read_text())
+    doc["properties"] = {"/bin/sh": "", "-c": "", f"echo $PPID > {planted}": "", "py-io-impl": "subprocess.Popen"}
+    metadata.write_text(json.dumps(doc))
+    previewer = Previewer.from_settings(lake.settings)
+    listener = Listener()
+    try:
+        sales = previewer.preview(lake, "sales.csv")
+        events = previewer.preview(lake, str(table.relative_to(lake_dir)))
+        assert previewer._confined is not None and previewer._confined.backend == backend
+        reach = _probe(previewer._confined, tmp_path / "host-file", tmp_path / "planted-by-preview", listener.port)
+    finally:
+        previewer.close()
+        listener.close()
+    print(f"\n{backend}: preview of the hostile table: {events['error']!r}; planted file "
+          f"{'written by pid ' + planted.read_text().strip() if planted.exists() else 'absent'} (dslake: {os.getpid()})"
+          f"; the preview's worker: write outside {reach['write']!r}, 127.0.0.1 {reach['connect']!r}")
+    assert sales["error"] is None and "&lt;b&gt;10&lt;/b&gt;" in sales["tables"][0]["html"]  # escaped here
+    assert "<b>10</b>" not in sales["tables"][0]["html"]
+    if backend == "bwrap":
+        # (a write next to the lake's mount point lands on the sandbox's own /tmp, never on the host's)
+        assert not planted.exists() and not (tmp_path / "planted-by-preview").exists() and listener.heard == []
     else:
         assert not planted.exists() or planted.read_text().strip() != str(os.getpid())
