@@ -189,13 +189,16 @@ class ConfinedPool:
     def call(self, function: str, args: tuple[Any, ...], timeout: float) -> dict[str, Any]:
         """Run module:name(*args) in a worker; return {"value": its JSON answer}, {"timeout": why} or {"crash": why}.
         The arguments go pickled (this process to the server: the trusted direction); the answer is JSON."""
+        return self.submit(function, args, timeout).result()
+
+    def submit(self, function: str, args: tuple[Any, ...], timeout: float) -> Future:
+        """call's Future: the answer once the worker sends it."""
         import base64
         import pickle
 
         payload = base64.b64encode(pickle.dumps(args)).decode("ascii")
-        answer = self.schedule({"task": "call", "function": function, "args": payload}, timeout,
-                               check=lambda raw: raw).result()
-        return answer if isinstance(answer, dict) else {"crash": "the worker sent no answer"}
+        return self.schedule({"task": "call", "function": function, "args": payload}, timeout,
+                             check=lambda raw: raw if isinstance(raw, dict) else {"crash": "the worker sent no answer"})
 
     def _send(self, message: dict[str, Any]) -> None:
         self.process.stdin.write(json.dumps(message) + "\n")

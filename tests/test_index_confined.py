@@ -167,6 +167,17 @@ def test_auto_falls_back_to_a_plain_process_and_says_so(tmp_path, monkeypatch):
     assert Limits()  # the limits the server is handed are profilers.base.Limits' fields
 
 
+def _hostile(table: Path, planted: Path) -> Path:
+    """Make an Iceberg table's metadata name `subprocess.Popen` as its FileIO, its other properties the argv: a
+    shell that writes its parent's pid (the process that read the table) to planted, whole or not at all."""
+    metadata = max((table / "metadata").glob("*.metadata.json"))
+    doc = json.loads(metadata.read_text())
+    command = f"echo $PPID > {planted}.new && mv {planted}.new {planted}"
+    doc["properties"] = {"/bin/sh": "", "-c": "", command: "", "py-io-impl": "subprocess.Popen"}
+    metadata.write_text(json.dumps(doc))
+    return planted
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_iceberg_metadata_naming_popen_as_its_file_io_runs_nothing_in_dslake(tmp_path, monkeypatch, backend):
     """Issue 40's critical attack: `py-io-impl: subprocess.Popen` in a table's metadata, its other properties the
@@ -174,11 +185,7 @@ def test_iceberg_metadata_naming_popen_as_its_file_io_runs_nothing_in_dslake(tmp
     lake; without it, it runs in the server's worker, never in dslake's own process."""
     lake = tmp_path / "lake"
     table, _ = write_iceberg(lake)
-    metadata = max((table / "metadata").glob("*.metadata.json"))
-    planted = tmp_path / "PWNED"
-    doc = json.loads(metadata.read_text())
-    doc["properties"] = {"/bin/sh": "", "-c": "", f"echo $PPID > {planted}": "", "py-io-impl": "subprocess.Popen"}
-    metadata.write_text(json.dumps(doc))
+    planted = _hostile(table, tmp_path / "PWNED")
     monkeypatch.setenv("DSLAKE_SANDBOX_BACKEND", backend)
     summary = Lake.open(lake).index()
     print(f"\n{backend}: planted file {'written by pid ' + planted.read_text().strip() if planted.exists() else 'absent'}"
@@ -203,11 +210,7 @@ def test_the_serve_preview_reads_in_a_confined_worker(tmp_path, monkeypatch, bac
     monkeypatch.setenv("DSLAKE_SANDBOX_BACKEND", backend)
     lake = Lake.open(lake_dir)
     lake.index()
-    metadata = max((table / "metadata").glob("*.metadata.json"))
-    planted = tmp_path / "PWNED"
-    doc = json.loads(metadata.read_text())
-    doc["properties"] = {"/bin/sh": "", "-c": "", f"echo $PPID > {planted}": "", "py-io-impl": "subprocess.Popen"}
-    metadata.write_text(json.dumps(doc))
+    planted = _hostile(table, tmp_path / "PWNED")
     previewer = Previewer.from_settings(lake.settings)
     listener = Listener()
     try:
@@ -226,5 +229,33 @@ def test_the_serve_preview_reads_in_a_confined_worker(tmp_path, monkeypatch, bac
     if backend == "bwrap":
         # (a write next to the lake's mount point lands on the sandbox's own /tmp, never on the host's)
         assert not planted.exists() and not (tmp_path / "planted-by-preview").exists() and listener.heard == []
+    else:
+        assert not planted.exists() or planted.read_text().strip() != str(os.getpid())
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_hint_checker_runs_load_lines_in_a_confined_worker(tmp_path, monkeypatch, backend):
+    """benchmarks/load_hints.py runs every dataset's load line: on a table turned hostile after it was indexed,
+    that line builds the FileIO its metadata names, in a confined worker."""
+    import sqlite3
+
+    from dslake_index.hint_check import check_catalog_datasets, check_files
+
+    lake_dir = tmp_path / "lake"
+    table, _ = write_iceberg(lake_dir)
+    (lake_dir / "sales.csv").write_text("region,units\nnorth,10\nsouth,4\n")
+    monkeypatch.setenv("DSLAKE_SANDBOX_BACKEND", backend)
+    Lake.open(lake_dir).index()
+    planted = _hostile(table, tmp_path / "PWNED")
+    conn = sqlite3.connect(lake_dir / ".dslake" / "manifest.sqlite")
+    (check,) = check_catalog_datasets(lake_dir, conn, backend=backend)
+    (sales,) = check_files(lake_dir, ["sales.csv"], workers=1, timeout_s=60, backend=backend)
+    print(f"\n{backend}: the hostile table's check: {check.mismatches[0].detail if check.mismatches else 'ok'}; "
+          f"planted file {'written by pid ' + planted.read_text().strip() if planted.exists() else 'absent'} "
+          f"(dslake: {os.getpid()})")
+    assert sales.ok and sales.executed >= 1  # the checker still checks
+    assert check.mismatches and check.mismatches[0].kind == "error"
+    if backend == "bwrap":
+        assert not planted.exists()
     else:
         assert not planted.exists() or planted.read_text().strip() != str(os.getpid())
