@@ -103,8 +103,9 @@ class Server:
         self.algorithm = "blake2b"
 
     def send(self, message: dict[str, Any]) -> None:
-        """Write one message (a line of JSON) back to dslake."""
-        line = json.dumps(message, ensure_ascii=False, default=str) + "\n"
+        """Write one message (a line of JSON) back to dslake. ASCII: a lone surrogate a decoder let through travels
+        escaped, where UTF-8 could not carry it (and the task's answer would never arrive)."""
+        line = json.dumps(message, default=str) + "\n"
         with self.lock:
             self.out.write(line)
             self.out.flush()
@@ -141,7 +142,18 @@ class Server:
         else:
             future = self.pool.schedule(profile_file_task, args=(task["path"], str(self.known_path), self.limits,
                                                                  self.algorithm), timeout=task["timeout"])
-        future.add_done_callback(lambda done, task=task: self.finished(task, done))
+        future.add_done_callback(lambda done, task=task: self.answer(task, done))
+
+    def answer(self, task: dict[str, Any], future: Future) -> None:
+        """finished(), or, when even that fails, the task's crash: dslake waits for an answer to every task."""
+        try:
+            self.finished(task, future)
+        except Exception as exc:  # noqa: BLE001 - the answer itself could not be made or sent
+            from dslake_index.profile_task import crash_result
+
+            failure = crash_result(exc)
+            self.send({"id": task["id"], "result": {"crash": failure["error"]} if task["task"] == "call"
+                       else failure})
 
     def finished(self, task: dict[str, Any], future: Future) -> None:
         """Send a task's result: the profile, or the timeout's or the crash's record of it."""
