@@ -33,7 +33,8 @@ def check_lake(name: str, root: Path, workers: int, timeout_s: float, only: str 
     if only:
         files = [f for f in files if fnmatch.fnmatch(f, only)]
     started = time.perf_counter()
-    results = list(check_files(root, files, workers=workers, timeout_s=timeout_s))
+    results = list(check_files(root, files, workers=workers, timeout_s=timeout_s,
+                               hidden=[catalog or root / ".dslake"]))
     seconds = time.perf_counter() - started
     hints = sum(r.hints for r in results)
     executed = sum(r.executed for r in results)
@@ -75,7 +76,7 @@ def check_datasets(root: Path, catalog: Path | None) -> list[FileCheck]:
     conn = sqlite3.connect(f"file:{manifest}?mode=ro", uri=True)
     try:
         has = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'datasets'").fetchone()
-        results = check_catalog_datasets(root, conn) if has else []
+        results = check_catalog_datasets(root, conn, hidden=[catalog or root / ".dslake"]) if has else []
     finally:
         conn.close()
     ok = [r for r in results if r.ok and not r.skipped]

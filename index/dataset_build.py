@@ -21,6 +21,7 @@ from dslake_index.datasets import (
 )
 from dslake_index.entries import EntryRow
 from dslake_index.profilers.base import Profile
+from dslake_index.tables import read_table
 
 Built = tuple[EntryRow, DatasetRecord]
 
@@ -46,7 +47,7 @@ def build_datasets(conn: sqlite3.Connection, key: str, folders: Sequence[str], m
     if unit is None or not unit.members:
         return [], members
     row, record = dataset_entry(unit, lambda path: load(hashes[path]), _lake_folder(conn, options),
-                                options.script_memory_mb)
+                                options.script_memory_mb, options.read_table or read_table)
     return [(row, record)], rest
 
 

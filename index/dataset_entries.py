@@ -62,12 +62,14 @@ def dataset_id(root: str) -> str:
 
 
 def dataset_entry(unit: DatasetUnit, profile_of: Callable[[str], Profile], lake: Path | TableStore | None,
-                  budget_mb: int) -> tuple[EntryRow, DatasetRecord]:
+                  budget_mb: int, read_local: Callable[[Path, str], TableFacts] = read_table
+                  ) -> tuple[EntryRow, DatasetRecord]:
     """Build a dataset's or table's entry and its load record (profile_of: a member path's profile; lake: the
     local lake folder tables are read from, or a lake in S3 (its log and metadata are read there), None when
-    neither is at hand)."""
+    neither is at hand; read_local: how a local table is read, the index's confined reader:
+    confined_pool.ConfinedTables)."""
     if unit.kind in ("delta", "iceberg"):
-        return _table_entry(unit, lake, budget_mb)
+        return _table_entry(unit, lake, budget_mb, read_local)
     return _files_entry(unit, profile_of, budget_mb)
 
 
@@ -232,7 +234,8 @@ def _card_values(values: list[str]) -> str:
 
 # ---- Delta and Iceberg: facts from the log or metadata ----
 
-def _table_entry(unit: DatasetUnit, lake: Path | TableStore | None, budget_mb: int) -> tuple[EntryRow, DatasetRecord]:
+def _table_entry(unit: DatasetUnit, lake: Path | TableStore | None, budget_mb: int,
+                 read_local: Callable[[Path, str], TableFacts]) -> tuple[EntryRow, DatasetRecord]:
     name = "Delta table" if unit.kind == "delta" else "Iceberg table"
     shown = PREFIX + unit.root
     record = DatasetRecord(dataset_id(unit.root), unit.kind, unit.root, unit.kind)
@@ -242,7 +245,7 @@ def _table_entry(unit: DatasetUnit, lake: Path | TableStore | None, budget_mb: i
         record.error = "its log and metadata are read from a lake folder on this machine or from S3 only"
     else:
         try:
-            facts = read_table(lake / unit.root, unit.kind) if isinstance(lake, Path) else \
+            facts = read_local(lake / unit.root, unit.kind) if isinstance(lake, Path) else \
                 read_table(Path(unit.root), unit.kind, lake, members)
         except TableUnreadable as exc:
             record.error = str(exc)

@@ -4,11 +4,13 @@ A description is only as good as its `load:` line: the coder runs it as written 
 column names printed under it. This module runs each hint against the real file and reports, per table, what
 differs (rows, columns, names, delimiters left inside values, numbers left as text, header rows inside the data).
 `check_profile` runs in this process (tests); `check_files` profiles and checks files in worker processes with a
-per-file timeout, since a hint that reads a big file can take long (benchmarks/load_hints.py).
+per-file timeout, since a hint that reads a big file can take long (benchmarks/load_hints.py); those workers, and
+the datasets' checks, are a confined server's (index/confined_pool.py), whose answers are JSON.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
@@ -237,34 +239,57 @@ def check_path(root: str, relpath: str, limits: Limits | None = None) -> dict[st
     return check_profile(profile, path, relpath).to_dict()
 
 
-def from_dict(data: dict[str, Any]) -> FileCheck:
-    """Rebuild a FileCheck returned by a worker process."""
+def from_dict(data: Any) -> FileCheck:
+    """Rebuild a FileCheck a worker process sent as JSON, checked field by field; raise ValueError when it is not
+    one (a worker gone wrong)."""
+    def text(value: Any, optional: bool = False) -> bool:
+        return isinstance(value, str) or (optional and value is None)
+
+    if not isinstance(data, dict) or set(data) - {f for f in FileCheck.__dataclass_fields__}:
+        raise ValueError("not a file check")
     data = dict(data)
-    mismatches = [Mismatch(**m) for m in data.pop("mismatches", [])]
-    return FileCheck(mismatches=mismatches, **data)
+    raw = data.pop("mismatches", [])
+    if not isinstance(raw, list) or not all(isinstance(m, dict) and set(m) == {"kind", "where", "detail"}
+                                            and all(text(v) for v in m.values()) for m in raw):
+        raise ValueError("not a file check's mismatches")
+    check = FileCheck(mismatches=[Mismatch(**m) for m in raw], **data)
+    counts = (check.hints, check.executed, check.matched)
+    if not (text(check.path) and text(check.format, True) and text(check.skipped, True)
+            and all(isinstance(n, int) and not isinstance(n, bool) for n in counts)):
+        raise ValueError("not a file check's fields")
+    return check
+
+
+def _checked(rel: str, answer: dict[str, Any], timeout_s: float) -> FileCheck:
+    """Turn a confined worker's answer (confined_pool.ConfinedPool.call) into the file's check."""
+    if "timeout" in answer:
+        return FileCheck(path=rel, mismatches=[Mismatch("timeout", "file",
+                                                        f"profile and hints took over {timeout_s:g} s")])
+    try:
+        return from_dict(answer["value"])
+    except (KeyError, TypeError, ValueError):
+        why = answer.get("crash") or "it sent no file check"
+        return FileCheck(path=rel, mismatches=[Mismatch("error", "file", f"worker died: {why}"[:500])])
 
 
 def check_files(root: Path, relpaths: list[str], workers: int = 2, timeout_s: float = 120.0,
-                limits: Limits | None = None) -> Iterator[FileCheck]:
-    """Profile and check files in worker processes; a file past timeout_s is stopped and reported as 'timeout'."""
-    from concurrent.futures import TimeoutError as FutureTimeout
+                limits: Limits | None = None, backend: str = "auto",
+                hidden: list[Path] | None = None) -> Iterator[FileCheck]:
+    """Profile and check files in the workers of a confined server (index/confined_pool.py: the index's
+    profilers' confinement; backend as sandbox.backend, hidden: the catalog); a file past timeout_s is stopped and
+    reported as 'timeout'."""
+    from dslake_index.confined_pool import ConfinedPool
 
-    from dslake_index.worker_context import worker_context
-    from pebble import ProcessExpired, ProcessPool
-
-    # forkserver: fresh workers with pandas preloaded, never forked from a caller that holds threads
-    ctx = worker_context(["dslake_index.profilers.registry", "dslake_index.hint_check", "pandas"])
-    with ProcessPool(max_workers=max(1, workers), context=ctx) as pool:
-        futures = [(rel, pool.schedule(check_path, args=(str(root), rel, limits), timeout=timeout_s))
+    preload = ["dslake_index.fork_server", "dslake_index.profilers.registry", "dslake_index.hint_check", "pandas"]
+    pool = ConfinedPool(root, hidden or [root / ".dslake"], backend, preload)
+    try:
+        pool.start(max(1, workers), 0, {}, "blake2b", [])
+        futures = [(rel, pool.submit("dslake_index.hint_check:check_path", (str(root), rel, limits), timeout_s))
                    for rel in relpaths]
         for rel, future in futures:
-            try:
-                yield from_dict(future.result())
-            except FutureTimeout:
-                yield FileCheck(path=rel, mismatches=[Mismatch("timeout", "file",
-                                                               f"profile and hints took over {timeout_s:g} s")])
-            except ProcessExpired as exc:
-                yield FileCheck(path=rel, mismatches=[Mismatch("error", "file", f"worker died: {exc}")])
+            yield _checked(rel, future.result(), timeout_s)
+    finally:
+        pool.stop()
 
 
 # ---- datasets and tables: the entry's one load line, run on the whole dataset ----
@@ -313,12 +338,48 @@ def _rows_and_columns(value: Any) -> tuple[int, list[str]]:
     return len(value), [str(c) for c in value.columns]
 
 
-def check_catalog_datasets(root: Path, conn: Any) -> list[FileCheck]:
-    """Check the load line of every dataset and table entry a catalog holds (conn: its manifest)."""
+def check_catalog_datasets(root: Path, conn: Any, backend: str = "auto", hidden: list[Path] | None = None,
+                           timeout_s: float = 600.0) -> list[FileCheck]:
+    """Check the load line of every dataset and table entry a catalog holds, each run in a worker of a confined
+    server (as check_files: a table's metadata may name the code its reader runs). A Hive dataset's or a folder of
+    parts' members are listed here from the manifest (the server cannot see the catalog) and read one by one."""
+    from dslake_index.confined_pool import ConfinedPool
     from dslake_index.dataset_entries import DatasetRecord
     from dslake_index.lookup import member_paths
 
     database = next((row[2] for row in conn.execute("PRAGMA database_list") if row[1] == "main"), "")
+    catalog = str(Path(database).parent) if database else ""
+    records = [(text, member_paths(conn, DatasetRecord.from_json(text).entry_id))
+               for (text,) in conn.execute("SELECT record FROM datasets ORDER BY root")]
+    if not records:
+        return []
+    pool = ConfinedPool(root, hidden or [root / ".dslake"], backend,
+                        ["dslake_index.fork_server", "dslake_index.hint_check", "pandas", "pyarrow"])
+    try:
+        pool.start(1, 0, {}, "blake2b", [])
+        return [_checked(json.loads(text).get("root", ""),
+                         pool.call("dslake_index.hint_check:check_stored_dataset",
+                                   (str(root), text, members, catalog), timeout_s), timeout_s)
+                for text, members in records]
+    finally:
+        pool.stop()
+
+
+def check_stored_dataset(root: str, record: str, members: list[str], catalog: str) -> dict[str, Any]:
+    """check_dataset for a confined worker: the record as the catalog stores it, its member paths and the catalog's
+    folder (a member inside it is refused), the check as JSON-ready data."""
+    from dslake_index.dataset_entries import DatasetRecord
+
+    return check_dataset(Path(root), DatasetRecord.from_json(record), members, Path(catalog) if catalog else None
+                         ).to_dict()
+    from dslake_index.dataset_entries import DatasetRecord
+    from dslake_index.lookup import member_paths
+
+<<<<<<< HEAD
+    database = next((row[2] for row in conn.execute("PRAGMA database_list") if row[1] == "main"), "")
     catalog = Path(database).parent if database else None
     records = [DatasetRecord.from_json(text) for (text,) in conn.execute("SELECT record FROM datasets ORDER BY root")]
     return [check_dataset(root, record, member_paths(conn, record.entry_id), catalog) for record in records]
+=======
+    return check_dataset(Path(root), DatasetRecord.from_json(record)).to_dict()
+>>>>>>> confine

@@ -76,6 +76,8 @@ class IndexOptions:
     max_members_listed: int
     script_memory_mb: int  # a script's memory (sandbox.memory_mb): a dataset or file past it gets a streaming line
     cluster: Any = None  # a connected ClusterSession (index/cluster.py): profile there, not in the local pool
+    confine: str = "auto"  # where a local lake's profilers run (sandbox.backend): index/confined_pool.py
+    read_table: Any = None  # how a local table's log or metadata is read (confined_pool.ConfinedTables; None: here)
     lake_root: Path | None = None  # a local lake: tables (Delta, Iceberg) are read from their log or metadata there
 
     @classmethod
@@ -92,6 +94,7 @@ class IndexOptions:
             max_members_listed=settings.families.max_members_listed,
             cluster=cluster,
             script_memory_mb=settings.sandbox.memory_mb,
+            confine=settings.sandbox.backend,
         )
 
 
@@ -116,9 +119,22 @@ def run_index(
     loading what embedding will need while the profilers run. enrichers (index/enrich.py) run in order on the
     rendered entries; what they change is rendered again, and every changed card is embedded once, at the end.
     """
-    with recording() as clock:
-        clock.add("scan", scan.seconds, scan.cpu_seconds, len(scan.files))
-        summary = _run_index(conn, db_path, lake, scan, options, sync_vectors, progress, on_work, enrichers)
+    tables = None
+    if isinstance(lake, Path) and options.cluster is None and options.read_table is None:
+        from dslake_index.confined_pool import ConfinedTables
+
+        # Tables' metadata (pyiceberg builds a FileIO from what it says) is read where the profilers are: confined.
+        tables = ConfinedTables(lake, [db_path.parent], options.confine, options.timeout_s, options.memory_mb)
+        options = replace(options, read_table=tables)
+    try:
+        with recording() as clock:
+            clock.add("scan", scan.seconds, scan.cpu_seconds, len(scan.files))
+            summary = _run_index(conn, db_path, lake, scan, options, sync_vectors, progress, on_work, enrichers)
+    finally:
+        if tables is not None:
+            tables.close()
+    if tables is not None and tables.note and tables.note not in summary.notes:
+        summary.notes.append(tables.note)
     summary.phases = clock.to_dict()
     return summary
 
@@ -152,12 +168,16 @@ def _run_index(
             conn.executemany("DELETE FROM files WHERE path = ?", [(p,) for p in removed])
     todo = new + changed
     if todo and options.cluster is None:
-        from dslake_index.worker_context import start_profiler_server_early
-
         # Its imports (~1 CPU-s) overlap what comes before the first profiler: the render check, the prewarm's start.
-        # All the readers: this process may index again (a notebook, a test session); a console script's hand-over
-        # has started it already, with what its files need (index/no_change.py).
-        start_profiler_server_early()
+        # A console script's hand-over has started it already, with what its files need (index/no_change.py).
+        if isinstance(lake, Path):
+            from dslake_index.confined_pool import start_server_early
+
+            start_server_early(lake, [db_path.parent], options.confine)
+        else:
+            from dslake_index.worker_context import start_profiler_server_early
+
+            start_profiler_server_early()
     new_render = _rendering_changed(conn)
     if (todo or removed) and on_work is not None:
         on_work()
@@ -272,6 +292,10 @@ def _profile_all(
         profile_on_cluster(conn, options.cluster, lake, todo, new_paths, options, summary, progress)
         return
     jobs = options.jobs or os.cpu_count() or 1
+    if isinstance(lake, Path):
+        _profile_confined(conn, db_path, lake, todo, new_paths, options, summary, progress, jobs)
+        return
+    # A lake in a bucket: its profilers need the store's network, so they run here as before (docs/safety.md).
     with ctrl_c_deferred() as pressed, ProcessPool(
             max_workers=min(jobs, len(todo)), initializer=limit_memory, initargs=(options.memory_mb,),
             context=_pool_context()) as pool:
@@ -287,6 +311,46 @@ def _profile_all(
             if pressed.is_set():  # a pool that broke because Ctrl-C ended its fork server is Ctrl-C, too
                 raise KeyboardInterrupt from None
             raise
+
+
+def _profile_confined(conn: sqlite3.Connection, db_path: Path, lake: Path, todo: list[FileStat],
+                      new_paths: set[str], options: IndexOptions, summary: IndexSummary, progress: Progress,
+                      jobs: int) -> None:
+    """Profile a local lake's files in the confined profile server (index/confined_pool.py); then once more, alone,
+    those stopped at the time limit."""
+    from dslake_index.collect import collect
+    from dslake_index.confined_pool import folders_outside, take_server
+    from dslake_index.timeouts import time_limit, timed_out
+
+    outside = folders_outside(lake, (f.path for f in todo))  # links followed out of the lake (--follow-symlinks)
+
+    def run(files: list[FileStat], workers: int, pressed: Any) -> None:
+        server = take_server(lake, [db_path.parent], options.confine, outside)
+        try:
+            known = (row[0] for row in conn.execute("SELECT hash FROM profiles WHERE profiler_version = ?",
+                                                    (PROFILER_VERSION,)))
+            server.start(min(workers, len(files)), options.memory_mb, asdict(options.limits),
+                         options.hash_algorithm, known)
+            if server.note and server.note not in summary.notes:
+                summary.notes.append(server.note)
+            jobs_ = ((f, lambda f=f: server.schedule({"task": "file", "path": str(lake / f.path)},
+                                                     time_limit(options.timeout_s, f.size))) for f in files)
+            collect(conn, jobs_, _window(workers), new_paths, options, summary, progress, pressed)
+        except BaseException:
+            server.stop()  # Ctrl-C or a write that failed (a full disk): nothing queued is waited for
+            if pressed.is_set():  # a server that broke because Ctrl-C ended it is Ctrl-C, too
+                raise KeyboardInterrupt from None
+            raise
+        server.close()
+
+    with ctrl_c_deferred() as pressed:
+        run(todo, jobs, pressed)
+        if len(todo) > 1:
+            again = set(timed_out(conn, [f.path for f in todo]))
+            if again:
+                counted = (summary.added, summary.changed)  # each file was counted once already
+                run([f for f in todo if f.path in again], 1, pressed)
+                summary.added, summary.changed = counted
 
 
 def _retry_alone(conn: sqlite3.Connection, db_path: Path, lake: Path | Any, todo: list[FileStat], new_paths: set[str],

@@ -145,7 +145,7 @@ def _answer(conn: sqlite3.Connection, root: Path, catalog_dir: Path, chroma_dir:
             or folders[:1] != [str(_PACKAGE)] or files_signature(folders) != stamp["signature"]):
         return None
     scan = scan_lake(root, catalog_dir, follow_symlinks)
-    report = check(conn, scan, str(stamp["profiler_version"]), on_work=_start_profilers)
+    report = check(conn, scan, str(stamp["profiler_version"]), on_work=lambda files: _start_profilers(root, catalog_dir, files))
     if report is None or not accept(report):
         hand_over(scan, root, catalog_dir, follow_symlinks)
         return None
@@ -154,13 +154,13 @@ def _answer(conn: sqlite3.Connection, root: Path, catalog_dir: Path, chroma_dir:
     return report
 
 
-def _start_profilers(files: list[FileStat]) -> None:
+def _start_profilers(root: Path, catalog_dir: Path, files: list[FileStat]) -> None:
     """Start the profilers' server for the index the hand-over leads to: it imports what these files' profilers
     need while the full CLI loads (a changed CSV: pandas, not openpyxl nor pyarrow.parquet). This process ends
     with that index, so what the server does not preload is only imported by a profiler that needs it."""
-    from dslake_index.worker_context import start_profiler_server_early
+    from dslake_index.confined_pool import start_server_early
 
-    start_profiler_server_early(f.path for f in files)
+    start_server_early(root, [catalog_dir], paths=[f.path for f in files])
 
 
 def check(conn: sqlite3.Connection, scan: ScanResult, profiler_version: str,

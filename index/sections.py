@@ -92,10 +92,14 @@ class RetrieveSettings:
 
 
 class ScriptMemory(Protocol):
-    """What the index reads of the [sandbox] section: a script's memory decides which files are big."""
+    """What the index reads of the [sandbox] section: a script's memory decides which files are big, and its
+    backend where the profilers run (index/confined_pool.py)."""
 
     @property
     def memory_mb(self) -> int: ...
+
+    @property
+    def backend(self) -> str: ...
 
 
 class SettingsView(Protocol):

@@ -76,6 +76,55 @@ def read_table(root: Path, kind: str, store: TableStore | None = None, names: li
         raise TableUnreadable(f"{type(exc).__name__}: {_first_line(exc)}") from None
 
 
+def read_table_plain(root: str, kind: str) -> dict[str, Any]:
+    """read_table for the confined profile server (index/profile_server.py): the facts as JSON-ready data, or why
+    the table cannot be read."""
+    try:
+        return {"facts": facts_to_plain(read_table(Path(root), kind))}
+    except TableUnreadable as exc:
+        return {"unreadable": str(exc)}
+
+
+def _plain_value(value: Any) -> Any:
+    """A statistic as JSON keeps it: numbers and booleans as they are, anything else (dates, decimals, bytes) as
+    the text a description shows of it (dataset_entries._column_line prints str(value))."""
+    return value if value is None or isinstance(value, (bool, int, float, str)) else str(value)
+
+
+def facts_to_plain(facts: TableFacts) -> dict[str, Any]:
+    """Return a table's facts as JSON-ready data."""
+    from dataclasses import asdict
+
+    plain = asdict(facts)
+    plain["stats"] = {col: {k: _plain_value(v) for k, v in st.items()} for col, st in facts.stats.items()}
+    return plain
+
+
+def facts_from_plain(plain: Any) -> TableFacts:
+    """Return the facts a confined reader sent, checked field by field; raise TableUnreadable when they are not."""
+    def ok(value: Any, kinds: tuple[type, ...], optional: bool = False) -> bool:
+        return (optional and value is None) or (isinstance(value, kinds) and not (
+            isinstance(value, bool) and bool not in kinds))
+
+    try:
+        facts = TableFacts(**plain)
+        scalars = (str, int, float, bool)
+        good = (ok(facts.format, (str,)) and ok(facts.version, (int,), True) and ok(facts.rows, (int,), True)
+                and ok(facts.rows_exact, (bool,)) and ok(facts.history, (int,)) and ok(facts.files, (int,))
+                and ok(facts.data_bytes, (int,)) and ok(facts.target, (str,))
+                and all(isinstance(c, list) and len(c) == 2 and all(ok(x, (str,)) for x in c) for c in facts.columns)
+                and all(ok(x, (str,)) for x in [*facts.partition_columns, *facts.operations, *facts.notes])
+                and isinstance(facts.stats, dict)
+                and all(isinstance(st, dict) and all(ok(v, scalars, True) for v in st.values())
+                        for st in facts.stats.values()))
+    except TypeError:
+        good = False
+    if not good:
+        raise TableUnreadable("its reader sent facts that are not a table's")
+    facts.columns = [(name, dtype) for name, dtype in facts.columns]
+    return facts
+
+
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     return (text[0] if text else "no message")[:300]

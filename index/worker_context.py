@@ -121,9 +121,15 @@ def start_profiler_server_early(paths: Iterable[str] | None = None) -> None:
     Nothing when it runs already (a watcher's, an earlier index's in this process). A server no pool ends up using
     costs nothing visible: it is ended, and reaped, as this process exits (_end_server).
     """
+    start_preloaded_server_early(profiler_preload(paths))
+
+
+def start_preloaded_server_early(preload: list[str]) -> None:
+    """start_profiler_server_early with the modules to preload named (profiler_preload's answer, handed over by
+    dslake's process to the confined profile server: index/profile_server.py)."""
     if forkserver._forkserver._forkserver_pid is not None:  # noqa: SLF001 - multiprocessing has no public test
         return
-    profiler_context(paths)  # sets the server's preload (a process-wide setting of multiprocessing's)
+    worker_context(preload)  # sets the server's preload (a process-wide setting of multiprocessing's)
     _spawn_deaf_to_ctrl_c(forkserver.ensure_running)
     _end_at_exit()
 

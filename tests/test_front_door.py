@@ -33,6 +33,14 @@ FRONT_DOOR = {
     "dslake_index.errors": {"CatalogCaught", "CatalogError", "CatalogLocked", "ConfigError", "DiskFull", "DslakeError", "LakeNotFound",
                             "UsageError", "is_disk_full"},  # re-exported by dsstar_lake/base/errors.py
     "dslake_index.catalog_errors": {"REBUILD_API_HINT", "disk_full", "manifest_errors", "read_only"},
+    # bubblewrap's allow-list of the host: scripts and the index's readers of lake bytes are confined alike
+    "dslake_index.bwrap_binds": {"SANDBOX_HOME", "USERNS_FLAGS", "Bind", "closing_argv", "host_argv",
+                                 "interpreter_paths", "mib", "system_binds", "trust_userns_flags", "under",
+                                 "userns_flags"},
+    # where readers of lake bytes run: the serve preview's worker is one of the index's confined servers
+    "dslake_index.confined_pool": {"ConfinedPool"},
+    # what the index skips in a lake, blanked under bubblewrap for scripts as for the index's parsers
+    "dslake_index.lakemask": {"Masks", "skipped_names"},
 }
 # Still imported directly, each with why; the list may only shrink.
 NOT_YET_BEHIND_THE_DOOR = {
@@ -53,7 +61,7 @@ NOT_YET_BEHIND_THE_DOOR = {
     "dslake_index.objectstore": {"check_access", "object_lake", "remote_lake"},  # opening a lake in a bucket
     "dslake_index.fulltext": {"query_terms"},  # the words a hit line highlights are the ones full text matched
     "dslake_index.gist": {"gist", "matched_spans"},  # what a hit holds, in the card's own words
-    "dslake_index.scan": {"lake_relative", "load_ignore", "rescan_scope"},  # --watch's events, the sandbox's masks
+    "dslake_index.scan": {"lake_relative", "rescan_scope"},  # --watch's events
     # The summary's stored text format, which the index's rendering and the summarizer's parser share.
     "dslake_index.wordless": {"DESCRIPTION_HEAD", "FIELDS", "without_summary"},
 }

@@ -137,9 +137,9 @@ def test_anything_it_is_not_sure_of_is_handed_over_with_nothing_written(tmp_path
 # Run in a process of its own: the profilers' server is one per process, and this one must start it.
 _HAND_OVER = """
 import json, sys
-from multiprocessing import forkserver
 from click.testing import CliRunner
 from dslake_cli.cli import cli
+from dslake_index import confined_pool
 from dslake_index.profile_task import profile_json
 from dslake_index.profilers.base import Limits
 from dslake_index.profilers.registry import profile_path
@@ -149,13 +149,14 @@ from dsstar_lake.terminal.quick_index import answer
 
 root, samples = sys.argv[1], sys.argv[2:]
 handed = answer(["index", root])
-started = forkserver._forkserver._forkserver_pid
+early = confined_pool._early  # the confined profile server (index/confined_pool.py), started by the hand-over
+started, preload = early.process.pid, " ".join(early.process.args)  # its command line names what it preloads
 done = CliRunner().invoke(cli, ["index", root])
-with open(f"/proc/{started}/cmdline", "rb") as fh:  # the server's command line names what it preloaded
-    preload = fh.read().decode()
+# The index took it: it was closed as a used server is (exit 0), not stopped as one set aside is.
+used = started if confined_pool._early is None and early.process.returncode == 0 else None
 with ProcessPool(max_workers=1, context=profiler_context()) as pool:  # formats it did not preload for
     profiles = [profile_json(pool.schedule(profile_path, args=(p, Limits())).result()) for p in samples]
-print(json.dumps({"handed": handed, "started": started, "used": forkserver._forkserver._forkserver_pid,
+print(json.dumps({"handed": handed, "started": started, "used": used,
                   "preload": preload, "output": done.output, "profiles": profiles}))
 """
 
@@ -172,7 +173,7 @@ def test_a_hand_over_starts_the_profilers_server_for_the_changed_files(tmp_path)
     seen = json.loads(done.stdout.splitlines()[-1])
     assert seen["handed"] is False and "0 added, 1 changed" in seen["output"]
     # Started by the hand-over with what a CSV's profiler needs, and the one the index's pool then used.
-    assert "'pandas'" in seen["preload"] and "openpyxl" not in seen["preload"] and "pyarrow.parquet" not in seen["preload"]
+    assert ",pandas," in seen["preload"] and "openpyxl" not in seen["preload"] and "pyarrow.parquet" not in seen["preload"]
     assert seen["used"] == seen["started"]
     assert not Path(f"/proc/{seen['started']}").exists()  # ended, and reaped, with its process
     # Workbooks and Parquet files profile the same from a server that did not preload their readers.

@@ -10,6 +10,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from dslake_index import bwrap_binds
 from sandbox_helpers import BACKENDS, BWRAP_REASON, lake_snapshot, make_lake, sandbox
 
 from dsstar_lake.base.errors import ConfigError, UsageError
@@ -150,7 +151,7 @@ def test_auto_falls_back_with_warning_and_bwrap_demand_fails(lake, monkeypatch):
 @pytest.mark.skipif(BWRAP_REASON is not None, reason=f"{BWRAP_REASON}")
 def test_a_passed_bwrap_trial_is_kept_until_what_it_depends_on_changes(monkeypatch, tmp_path):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    monkeypatch.setattr(bw, "_USERNS", {})
+    monkeypatch.setattr(bwrap_binds, "_USERNS", {})
     ran, real = [], bw._trial
     monkeypatch.setattr(bw, "_trial", lambda *args: ran.append(args) or real(*args))
     python = sys.executable
@@ -165,7 +166,7 @@ def test_a_passed_bwrap_trial_is_kept_until_what_it_depends_on_changes(monkeypat
         # Nothing but the --disable-userns flags is ever taken from the kept file into bwrap's command line.
         kept = next((tmp_path / "cache" / "dslake" / "sandbox-trial").glob("*.json"))
         kept.write_text(json.dumps({**json.loads(kept.read_text()), "userns_flags": ["--bind", "/", "/"]}))
-        monkeypatch.setattr(bw, "_USERNS", {})
+        monkeypatch.setattr(bwrap_binds, "_USERNS", {})
         bw.probe.cache_clear()
         assert bw.probe(python, 64) is None and "--bind" not in bw.userns_flags(shutil.which("bwrap"))
         # A trial that fails is never kept, and forgets the pass it contradicts: the next process tries again.

@@ -15,13 +15,14 @@ from functools import cache, cached_property
 from pathlib import Path
 from typing import Any
 
+from dslake_index.lakemask import Masks, skipped_names
+
 from dsstar_lake.base.errors import ConfigError, LakeNotFound, UsageError
 from dsstar_lake.base.settings_sections import SandboxSettings
 from dsstar_lake.sandbox import bwrap as bw
 from dsstar_lake.sandbox import limits, workfolder
 from dsstar_lake.sandbox.env import engine_env, script_env
 from dsstar_lake.sandbox.fingerprint import catalog_stamps, changed, fingerprint, with_side_files
-from dsstar_lake.sandbox.lakemask import Masks, skipped_names
 from dsstar_lake.sandbox.pump import Pump, killpg
 from dsstar_lake.sandbox.result import ExecResult, classify
 from dsstar_lake.sandbox.spares import Spares, Started

@@ -1,4 +1,5 @@
-"""What the index skips in a lake (hidden names, `.dslakeignore` patterns), found so bubblewrap can blank it.
+"""What the index skips in a lake (hidden names, `.dslakeignore` patterns), found so bubblewrap can blank it for
+scripts and for the index's own parsers (dsstar_lake/sandbox/bwrap.py, index/confined_pool.py).
 
 A lake folder can hold things that are not data: `.env`, `.git/config`, a `.dslakeignore`d credentials file.
 The index never reads them; a script should not either. Under bubblewrap each such file is covered by an
