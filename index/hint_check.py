@@ -372,14 +372,3 @@ def check_stored_dataset(root: str, record: str, members: list[str], catalog: st
 
     return check_dataset(Path(root), DatasetRecord.from_json(record), members, Path(catalog) if catalog else None
                          ).to_dict()
-    from dslake_index.dataset_entries import DatasetRecord
-    from dslake_index.lookup import member_paths
-
-<<<<<<< HEAD
-    database = next((row[2] for row in conn.execute("PRAGMA database_list") if row[1] == "main"), "")
-    catalog = Path(database).parent if database else None
-    records = [DatasetRecord.from_json(text) for (text,) in conn.execute("SELECT record FROM datasets ORDER BY root")]
-    return [check_dataset(root, record, member_paths(conn, record.entry_id), catalog) for record in records]
-=======
-    return check_dataset(Path(root), DatasetRecord.from_json(record)).to_dict()
->>>>>>> confine
