@@ -230,15 +230,17 @@ def current_metadata(root: Path) -> Path:
         if not inside_root(hint, root):
             raise TableUnreadable("its metadata/version-hint.text is a link out of the table's folder")
         for name in hinted_names(hint.read_text(encoding="utf-8", errors="replace")):
-            if (folder / name).is_file():
+            if (folder / name).is_file() or (folder / name).is_symlink():
                 return folder / name
-    candidates = [p for p in folder.glob("*.metadata.json") if p.is_file()]
+    # A link counts as a candidate even where it dangles (a confined reader does not see the host file it names):
+    # picked as the newest, it is refused by real path (table_io.RootedIO), so the entry says why, on every backend.
+    candidates = [p for p in folder.glob("*.metadata.json") if p.is_file() or p.is_symlink()]
     if not candidates:
         raise TableUnreadable("no *.metadata.json in its metadata folder")
 
     def version(p: Path) -> tuple[int, float]:
         match = _METADATA_VERSION.match(p.name)
-        return (int(match.group(1)) if match else -1, p.stat().st_mtime)
+        return (int(match.group(1)) if match else -1, p.lstat().st_mtime)
 
     return max(candidates, key=version)
 

@@ -254,8 +254,7 @@ def test_the_hint_checker_runs_load_lines_in_a_confined_worker(tmp_path, monkeyp
           f"planted file {'written by pid ' + planted.read_text().strip() if planted.exists() else 'absent'} "
           f"(dslake: {os.getpid()})")
     assert sales.ok and sales.executed >= 1  # the checker still checks
-    assert check.mismatches and check.mismatches[0].kind == "error"
-    if backend == "bwrap":
-        assert not planted.exists()
-    else:
-        assert not planted.exists() or planted.read_text().strip() != str(os.getpid())
+    # dslake picks the table's FileIO (index/table_io.py), so the hostile property is never used and the line reads
+    # the table; the worker that ran it is confined besides (the probe tests above show what it can reach)
+    assert check.executed == 1 and not check.mismatches, check.mismatches
+    assert not planted.exists()

@@ -241,6 +241,11 @@ def from_data(value: Any) -> dict[str, Any]:
     def text(x: Any) -> str | None:
         return x if isinstance(x, str) else None
 
+    def redacted(x: str | None) -> str | None:
+        from dslake_index.profilers.redaction import redact_text
+
+        return redact_text(x)[0] if x else x
+
     def shape(x: Any) -> tuple[int, ...] | None:
         return tuple(x) if isinstance(x, list) and all(isinstance(n, int) for n in x) and x else None
 
@@ -256,11 +261,12 @@ def from_data(value: Any) -> dict[str, Any]:
                 frame = pa.ipc.open_stream(base64.b64decode(item["arrow"])).read_all().to_pandas()
             except (pa.ArrowException, ValueError, TypeError) as exc:
                 return {"error": f"the preview's worker sent unreadable rows ({type(exc).__name__})", "tables": []}
+            # Secrets are redacted here, in dslake's process, as profiles are (the worker's side is not trusted);
             # to_html escapes cell text and column names by default (escape=True): a cell cannot become markup.
-            html = frame.to_html(escape=True, border=0, max_cols=HTML_COLUMNS)
+            html = without_secrets(frame).to_html(escape=True, border=0, max_cols=HTML_COLUMNS)
         columns = item.get("columns") if isinstance(item.get("columns"), list) else []
         tables.append({"name": text(item.get("name")) or "", "html": html, "shape": shape(item.get("shape")),
-                       "read": shape(item.get("read")), "text": None if html else text(item.get("text")),
+                       "read": shape(item.get("read")), "text": None if html else redacted(text(item.get("text"))),
                        "columns": [c for c in columns if isinstance(c, str)][:HTML_COLUMNS]})
     return {"error": text(value.get("error")), "tables": tables}
 
