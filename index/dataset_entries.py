@@ -67,7 +67,7 @@ def dataset_entry(unit: DatasetUnit, profile_of: Callable[[str], Profile], lake:
     """Build a dataset's or table's entry and its load record (profile_of: a member path's profile; lake: the
     local lake folder tables are read from, or a lake in S3 (its log and metadata are read there), None when
     neither is at hand; read_local: how a local table is read, the index's confined reader:
-    confined_pool.ConfinedTables)."""
+    confined_tables.ConfinedTables)."""
     if unit.kind in ("delta", "iceberg"):
         return _table_entry(unit, lake, budget_mb, read_local)
     return _files_entry(unit, profile_of, budget_mb)

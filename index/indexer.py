@@ -121,7 +121,7 @@ def run_index(
     """
     tables = None
     if isinstance(lake, Path) and options.cluster is None and options.read_table is None:
-        from dslake_index.confined_pool import ConfinedTables
+        from dslake_index.confined_tables import ConfinedTables
 
         # Tables' metadata (pyiceberg builds a FileIO from what it says) is read where the profilers are: confined.
         tables = ConfinedTables(lake, [db_path.parent], options.confine, options.timeout_s, options.memory_mb)
