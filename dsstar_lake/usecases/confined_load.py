@@ -89,6 +89,10 @@ class ConfinedLoader:
             except DslakeError:
                 pool.close()
                 raise
+            if pool.note:  # auto fell back to a plain process: said once, as the index's summary says it
+                import warnings
+
+                warnings.warn(f"lake.load: {pool.note}", RuntimeWarning, stacklevel=4)
             self.pool = pool
             return pool
 
