@@ -184,7 +184,9 @@ def _read_arrow(path: Path) -> Any:
 
     try:
         with pa.memory_map(str(path), "r") as source:
-            return pa.ipc.open_file(source).read_all()
+            table = pa.ipc.open_file(source).read_all()
+        table.validate(full=True)  # offsets and lengths checked before pandas touches a buffer the worker wrote
+        return table
     except (pa.ArrowInvalid, OSError) as exc:
         raise TransferError(f"the reader's Arrow file is not readable: {exc}") from None
 

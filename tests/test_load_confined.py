@@ -206,3 +206,12 @@ def test_an_answer_not_of_encodes_form_is_refused(tmp_path, node):
 
     with pytest.raises(TransferError):
         decode(node, tmp_path)
+
+
+def test_a_file_that_is_not_arrow_ipc_is_refused(tmp_path):
+    """A worker gone wrong that writes garbage where a frame should be gives a refusal, not a crash."""
+    from dslake_index.load_transfer import TransferError, decode
+
+    (tmp_path / "0.arrow").write_bytes(b"ARROW1\x00\x00" + os.urandom(64))
+    with pytest.raises(TransferError):
+        decode({"frame": "0.arrow"}, tmp_path)
