@@ -60,6 +60,7 @@ class Lake:
         # records it, so that the next no-change `dslake index` can trust its settings without resolving them.
         self.settings_inputs: str | None = None
         self.config_files: list[str] = []
+        self._loader: Any = None  # lake.load's confined server (usecases/confined_load.py), started on first load
 
     @property
     def root(self) -> Path | None:
@@ -155,8 +156,11 @@ class Lake:
         return self.catalog.connection()
 
     def close(self) -> None:
-        """Close this thread's manifest connection."""
+        """Close this thread's manifest connection and end lake.load's confined reader, if one was started."""
         self.catalog.close()
+        if self._loader is not None:
+            self._loader.close()
+            self._loader = None
 
     def setup(self, overrides: dict[str, Any] | None = None, provider: Provider | None = None) -> RunSetup:
         """Return what a use case needs (catalog, settings with these overrides, model, sandbox): the run setup."""
@@ -443,4 +447,19 @@ class Lake:
         """
         from dsstar_lake.usecases.load import load
 
-        return load(self.catalog, target, limit)
+        return load(self.catalog, target, limit, self._confined_loader())
+
+    def _confined_loader(self) -> Any:
+        """Return this lake's confined reader (one server per Lake, kept for the next load), or None for a lake in a
+        bucket (its files in the blob cache are read here, as the index reads them) or without its folder."""
+        if self.root is None or self.catalog.remote is not None:
+            return None
+        if self._loader is None:
+            import weakref
+
+            from dsstar_lake.usecases.confined_load import ConfinedLoader
+
+            sandbox = self.settings.sandbox
+            self._loader = ConfinedLoader(self.root, self.catalog.catalog_dir, sandbox.backend, sandbox.memory_mb)
+            weakref.finalize(self, self._loader.close)  # a notebook that never closes its Lake
+        return self._loader

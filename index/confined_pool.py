@@ -50,12 +50,14 @@ def _source_folder() -> Path:
 
 
 def server_argv(backend: str, python: str, lake: Path, hidden: list[Path], preload: list[str],
-                outside: list[Path] = (), code: list[Path] = ()) -> list[str]:
+                outside: list[Path] = (), code: list[Path] = (), scratch: Path | None = None) -> list[str]:
     """Return the command that starts the profile server on this backend (bwrap: wrapped in its confinement).
 
     outside: folders outside the lake that files to profile lie in (links followed out of it with
     --follow-symlinks, the user's choice), bound read-only as well. code: more of dslake's own packages the
     server's tasks import (the serve preview's), bound read-only like index/ when not installed in site-packages.
+    scratch: a folder dslake made, bound writable, where a worker leaves what it hands back as files (lake.load's
+    frames as Arrow IPC); the only place outside the server's own /tmp it can write.
     """
     from dslake_index.bwrap_binds import closing_argv, host_argv, under
     from dslake_index.lakemask import skipped_names
@@ -73,6 +75,8 @@ def server_argv(backend: str, python: str, lake: Path, hidden: list[Path], prelo
     argv += ["--ro-bind", str(lake), str(lake)]
     for folder in outside:
         argv += ["--ro-bind", str(folder), str(folder)]
+    if scratch is not None:
+        argv += ["--bind", str(scratch.resolve()), str(scratch.resolve())]
     blanked = [p.resolve() for p in hidden if p.is_dir() and under(p.resolve(), [lake]) and p.resolve() != lake]
     masks = skipped_names(lake, blanked)  # what the index never reads (.env, .git, .dslakeignore'd): blanked too
     for rel in masks.files:
@@ -89,9 +93,9 @@ class ConfinedPool:
     """One profile server: tasks go in as JSON lines, each comes back as a Future of its plain result dict."""
 
     def __init__(self, lake: Path, hidden: list[Path], backend: str, preload: list[str],
-                 outside: list[Path] = (), code: list[Path] = ()) -> None:
+                 outside: list[Path] = (), code: list[Path] = (), scratch: Path | None = None) -> None:
         self.lake, self.hidden, self.requested, self.outside = lake, list(hidden), backend, list(outside)
-        self.code = list(code)
+        self.code, self.scratch = list(code), scratch
         self.preload = preload
         self.note: str | None = None  # why auto fell back to a plain process
         self.pending: dict[int, tuple[Future, Callable[[Any], Any]]] = {}
@@ -108,7 +112,8 @@ class ConfinedPool:
                "HOME": "/tmp/home" if backend == "bwrap" else str(self.home)}
         if os.environ.get("TZ"):
             env["TZ"] = os.environ["TZ"]
-        argv = server_argv(backend, sys.executable, self.lake, self.hidden, self.preload, self.outside, self.code)
+        argv = server_argv(backend, sys.executable, self.lake, self.hidden, self.preload, self.outside, self.code,
+                           self.scratch)
         self.process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
                                         cwd=str(self.home), start_new_session=True, text=True, encoding="utf-8",
                                         bufsize=1)  # its own session: a terminal's Ctrl-C is dslake's to decide

@@ -39,6 +39,8 @@ FRONT_DOOR = {
                                  "userns_flags"},
     # where readers of lake bytes run: the serve preview's worker is one of the index's confined servers
     "dslake_index.confined_pool": {"ConfinedPool"},
+    # what lake.load's confined worker hands back as plain data, and which load lines stay in the user's process
+    "dslake_index.load_transfer": {"TransferError", "decode", "stays_in_process"},
     # what the index skips in a lake, blanked under bubblewrap for scripts as for the index's parsers
     "dslake_index.lakemask": {"Masks", "skipped_names"},
 }

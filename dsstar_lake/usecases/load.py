@@ -4,6 +4,8 @@ A description tells the coder how to read each table (`load: df = pd.read_csv('d
 come from the profile's read hints, kept in the catalog with the `{path}` placeholder. A catalog is data: each hint
 is parsed into its safe form (index/load_hint.py: an allow-listed reader, literal arguments) and that reader is
 called with the file's real path; a hint of any other form is refused, and nothing is evaluated as Python.
+Given a Lake's ConfinedLoader (usecases/confined_load.py), the readers run in its confined worker and only plain
+data comes back; the hints whose value is a handle on the file run here (load_transfer.stays_in_process).
 """
 
 from __future__ import annotations
@@ -22,17 +24,22 @@ from dsstar_lake.base.errors import DslakeError, LoadError, UsageError
 if TYPE_CHECKING:
     from dslake_index.load_hint import LoadHint
 
+    from dsstar_lake.usecases.confined_load import ConfinedLoader
 
-def load(access: Catalog, target: Any, limit: int | None = None) -> Any:
+
+def load(access: Catalog, target: Any, limit: int | None = None, loader: ConfinedLoader | None = None) -> Any:
     """Load a Hit, an entry path (a family's pattern) or a lake file: a DataFrame, or a dict of them.
 
     A file of one table gives its DataFrame; a file of several (a workbook's sheets) a dict by table name; a file
     without tables what its own load line returns (a dict from JSON, arrays from npz). A family gives a dict from
     member path to what that member gives, in path order, the first `limit` members only when limit is given.
+    loader: where the reads run (None: in this process, as a confined worker itself does).
     """
     family, files = plan(access, target, limit)
     _refuse_too_big(files, access.settings.sandbox.memory_mb)
-    return run_plan(family, files)
+    if loader is None:
+        return run_plan(family, files)
+    return run_plan_confined(family, files, loader)
 
 
 def _refuse_too_big(files: list[FileLoad], budget_mb: int) -> None:
@@ -111,9 +118,49 @@ def run_file(load: FileLoad, nrows: int | None = None, max_chars: int | None = N
         try:
             loaded[key] = run(hint, load.path, nrows=nrows, max_chars=max_chars, members=load.members)
         except Exception as exc:  # the hint is the catalog's: its failure on this file is a finding to report
-            raise LoadError(f"the load line of {load.rel} ({name}) failed: {type(exc).__name__}: {exc}",
-                            api_hint="the file may have changed since it was indexed: run lake.index()") from exc
+            raise _failed(load, name, type(exc).__name__, str(exc)) from exc
     return next(iter(loaded.values())) if len(loaded) == 1 else loaded
+
+
+def run_plan_confined(family: bool, files: list[FileLoad], loader: ConfinedLoader) -> Any:
+    """run_plan with the readers in the loader's confined worker, all of a plan's lines in one call; a handle's
+    line, and a file a link puts outside the lake, run here. Same values, same failures as run_plan."""
+    from dslake_index.load_hint import run
+    from dslake_index.load_transfer import stays_in_process
+
+    jobs: list[tuple[str, Any, list[Path] | None]] = []
+    where: list[int | None] = []  # per (file, hint), in order: its job's index, None when it runs here
+    for f in files:
+        confined = loader.covers(f.path) and all(loader.covers(m) for m in f.members or [])
+        for _, hint in f.hints:
+            where.append(None if stays_in_process(hint) or not confined else len(jobs))
+            if where[-1] is not None:
+                jobs.append((str(f.path), hint, f.members))
+    read = loader.read(jobs) if jobs else []
+    slots = iter(where)
+    result: dict[str, Any] = {}
+    for f in files:
+        loaded: dict[str, Any] = {}
+        for name, hint in f.hints:
+            key = name if name not in loaded else f"{name} ({len(loaded) + 1})"
+            slot = next(slots)
+            if slot is None:
+                try:
+                    loaded[key] = run(hint, f.path, members=f.members)
+                except Exception as exc:  # as run_file: the catalog's hint failing on this file is a finding
+                    raise _failed(f, name, type(exc).__name__, str(exc)) from exc
+                continue
+            value, error = read[slot]
+            if error is not None:
+                raise _failed(f, name, *error)
+            loaded[key] = value
+        result[f.rel] = next(iter(loaded.values())) if len(loaded) == 1 else loaded
+    return result if family else result[files[0].rel]
+
+
+def _failed(load: FileLoad, name: str, kind: str, message: str) -> LoadError:
+    return LoadError(f"the load line of {load.rel} ({name}) failed: {kind}: {message}",
+                     api_hint="the file may have changed since it was indexed: run lake.index()")
 
 
 def _plan_entry(access: Catalog, entry: sqlite3.Row, limit: int | None) -> tuple[bool, list[FileLoad]]:
