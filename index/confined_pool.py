@@ -126,7 +126,7 @@ class ConfinedPool:
         for line in process.stdout:
             try:
                 message = json.loads(line)
-            except ValueError:
+            except (ValueError, RecursionError):  # RecursionError: nesting deeper than the decoder goes
                 break  # not the protocol: the server is not to be believed any further
             if not isinstance(message, dict):
                 break
@@ -265,7 +265,7 @@ def plain_result(raw: Any) -> dict[str, Any]:
     if result["profile"] is not None:
         try:
             decoded = json.loads(result["profile"])
-        except ValueError:
+        except (ValueError, RecursionError):
             decoded = None
         if not isinstance(decoded, dict) or not result["hash"]:
             return crash_result(ValueError("the profiler sent a profile that is not a JSON object"))

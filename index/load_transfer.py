@@ -195,8 +195,16 @@ def _to_frame(table: Any) -> Any:
     import pandas as pd
 
     metadata = table.schema.metadata or {}
-    mixed = json.loads(metadata.get(MIXED_TAG, b"[]"))
-    frame = table.to_pandas()
+    try:
+        mixed = json.loads(metadata.get(MIXED_TAG, b"[]"))
+    except (ValueError, RecursionError):
+        raise TransferError("the reader's Arrow file names its mixed columns in a malformed way") from None
+    if not isinstance(mixed, list):
+        raise TransferError("the reader's Arrow file names its mixed columns in a malformed way")
+    try:
+        frame = table.to_pandas()
+    except Exception as exc:  # noqa: BLE001 - pandas' metadata in the file is the server's word: malformed is refused
+        raise TransferError(f"the reader's Arrow file does not make a frame: {type(exc).__name__}") from None
     if not isinstance(frame, pd.DataFrame):
         raise TransferError("the reader's Arrow file is not a frame")
     for field in mixed:  # the field names pandas' metadata gave the tagged columns: their positions
@@ -263,7 +271,7 @@ def _untag(text: Any) -> Any:
 
     try:
         tag = json.loads(text)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, RecursionError):
         raise TransferError("the reader sent a malformed cell") from None
     kind, value = (tag[0], tag[1] if len(tag) > 1 else None) if isinstance(tag, list) and tag else (None, None)
     readers = {"n": lambda v: None, "b": bool, "i": int, "f": float, "s": str, "T": pd.Timestamp,
