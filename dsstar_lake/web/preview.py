@@ -17,6 +17,7 @@ import os
 import signal
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -159,27 +160,20 @@ def preview_files(family: bool, files: list[Any], rows: int, max_chars: int,
                   arrange: dict[str, Any] | None = None) -> dict[str, Any]:
     """Run in the worker: read the planned files with at most `rows` rows each, sort and filter those rows as
     `arrange` asks, and return small, escaped tables."""
-    from dsstar_lake.usecases.load import run_plan
-
-    try:
-        loaded = run_plan(family, files, nrows=rows, max_chars=max_chars)
-    except DslakeError as exc:
-        return {"error": exc.message, "tables": []}
-    items = loaded.items() if isinstance(loaded, dict) else [("", loaded)]
-    tables = []
-    for name, value in list(items)[:PREVIEW_TABLES]:
-        if isinstance(value, dict) and value and all(hasattr(v, "to_html") for v in value.values()):
-            tables += [_table(f"{name} / {k}" if name else str(k), v, rows, arrange)
-                       for k, v in list(value.items())[:2]]
-        else:
-            tables.append(_table(str(name), value, rows, arrange))
-    return {"error": None, "tables": tables}
+    return _read_tables(family, files, rows, max_chars, arrange, _table)
 
 
 def preview_data(family: bool, files: list[Any], rows: int, max_chars: int,
                  arrange: dict[str, Any] | None = None) -> dict[str, Any]:
     """Run in a confined worker: preview_files with each table's rows as Arrow IPC (base64) in place of its HTML,
     which from_data makes on the server's side."""
+    return _read_tables(family, files, rows, max_chars, arrange, _table_data)
+
+
+def _read_tables(family: bool, files: list[Any], rows: int, max_chars: int, arrange: dict[str, Any] | None,
+                 make: Callable[..., dict[str, Any]]) -> dict[str, Any]:
+    """Read the planned files (at most `rows` rows each) and make each of the first tables with make(name, value,
+    rows, arrange): a workbook's sheets are tables of their own (the first two)."""
     from dsstar_lake.usecases.load import run_plan
 
     try:
@@ -190,10 +184,9 @@ def preview_data(family: bool, files: list[Any], rows: int, max_chars: int,
     tables = []
     for name, value in list(items)[:PREVIEW_TABLES]:
         if isinstance(value, dict) and value and all(hasattr(v, "to_html") for v in value.values()):
-            tables += [_table_data(f"{name} / {k}" if name else str(k), v, rows, arrange)
-                       for k, v in list(value.items())[:2]]
+            tables += [make(f"{name} / {k}" if name else str(k), v, rows, arrange) for k, v in list(value.items())[:2]]
         else:
-            tables.append(_table_data(str(name), value, rows, arrange))
+            tables.append(make(str(name), value, rows, arrange))
     return {"error": None, "tables": tables}
 
 
