@@ -89,6 +89,19 @@ def server_argv(backend: str, python: str, lake: Path, hidden: list[Path], prelo
     return argv + closing_argv(bwrap, Path("/tmp")) + command
 
 
+def _relay_stderr(stream: Any) -> None:
+    """Pass what the server's libraries print on stderr (a parser's warning) on to dslake's, each line with its
+    control characters replaced: the server reads hostile files, and its stderr would otherwise be the user's
+    terminal, open to an escape sequence (an OSC 52 clipboard write, a clear-screen)."""
+    from dslake_index.profilers.textio import printable
+
+    for line in stream:
+        try:
+            sys.stderr.write(printable(line.rstrip("\n"), 2000) + "\n")
+        except (OSError, ValueError):  # dslake's stderr closed: keep draining, so the server never blocks on it
+            continue
+
+
 class ConfinedPool:
     """One profile server: tasks go in as JSON lines, each comes back as a Future of its plain result dict."""
 
@@ -114,12 +127,15 @@ class ConfinedPool:
             env["TZ"] = os.environ["TZ"]
         argv = server_argv(backend, sys.executable, self.lake, self.hidden, self.preload, self.outside, self.code,
                            self.scratch)
-        self.process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
-                                        cwd=str(self.home), start_new_session=True, text=True, encoding="utf-8",
+        self.process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                        env=env, cwd=str(self.home), start_new_session=True, text=True,
+                                        encoding="utf-8", errors="replace",
                                         bufsize=1)  # its own session: a terminal's Ctrl-C is dslake's to decide
         self.reader = threading.Thread(target=self._read, args=(self.process, self.hello), daemon=True,
                                        name="dslake-profile-server")
         self.reader.start()
+        threading.Thread(target=_relay_stderr, args=(self.process.stderr,), daemon=True,
+                         name="dslake-profile-server-stderr").start()
 
     def _read(self, process: subprocess.Popen, hello: Future) -> None:
         """Resolve each task's Future from the server's lines; every pending one breaks when the server ends."""

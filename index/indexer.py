@@ -255,6 +255,12 @@ def _pool_context() -> multiprocessing.context.BaseContext:
 def start_in_child(target: Callable[..., None], *args: Any) -> multiprocessing.process.BaseProcess:
     """Run target(*args) in a process forked from the profilers' server: a clean one, which Ctrl-C leaves alone
     (its parent ends it) and which can be killed where a thread in native code cannot be stopped."""
+    from dslake_index.worker_context import start_preloaded_server_early
+
+    # The profilers now run in the confined profile server, so this process's fork server is started here, for
+    # this child only: deaf to Ctrl-C while its interpreter starts (a Ctrl-C then printed "Fatal Python error:
+    # init_import_site" with a traceback), and with nothing preloaded that the child does not need.
+    start_preloaded_server_early(["dslake_index.fork_server"])
     process = _pool_context().Process(target=target, args=args, name="dslake-child", daemon=True)
     process.start()
     return process

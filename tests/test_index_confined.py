@@ -258,3 +258,21 @@ def test_the_hint_checker_runs_load_lines_in_a_confined_worker(tmp_path, monkeyp
     # the table; the worker that ran it is confined besides (the probe tests above show what it can reach)
     assert check.executed == 1 and not check.mismatches, check.mismatches
     assert not planted.exists()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_what_a_parser_prints_reaches_the_terminal_without_its_escape_sequences(tmp_path, capfd, backend):
+    """The server reads hostile files, and a parser's stderr used to be dslake's own, so the user's terminal: an
+    OSC 52 clipboard write or a bidi override printed there is passed on with its control characters replaced."""
+    lake, catalog, _ = _lake(tmp_path)
+    hostile = b"\x1b]52;c;SElKQUNLRUQ=\x07warning from a parser \xe2\x80\xae gnirts\n"
+    pool = ConfinedPool(lake, [catalog], backend, [])
+    try:
+        pool.start(1, 1024, {}, "blake2b", [])
+        answer = pool.call("os:write", (2, hostile), 60.0)  # a worker writes to its stderr, as a library would
+        assert answer == {"value": len(hostile)}
+    finally:
+        pool.close()
+    err = capfd.readouterr().err
+    assert "warning from a parser" in err and "gnirts" in err  # the words still reach the user
+    assert "\x1b" not in err and "\x07" not in err and "\u202e" not in err
