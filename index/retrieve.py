@@ -41,6 +41,12 @@ class Hit:
     sidecars: list[str] = field(default_factory=list)  # headers / format documents beside it, shown in its block
     sidecar_ids: list[str] = field(default_factory=list)
     description: str = field(default="", repr=False)
+    # The same without the companions' descriptions (its own, sidecars and the near-identical files' lines): what an
+    # agent shows when the companions are candidates of their own. And each kin's own description and one line
+    # telling it apart (index/kin.py), in kin order. None of these go into to_dict: search output is unchanged.
+    solo_description: str = field(default="", repr=False)
+    kin_descriptions: list[str] = field(default_factory=list, repr=False)
+    kin_notes: list[str] = field(default_factory=list, repr=False)
 
     def __repr__(self) -> str:
         # The dataclass's own repr lists all fifteen fields; a notebook wants to see which entry and how good.
@@ -50,6 +56,8 @@ class Hit:
     def to_dict(self, with_description: bool = False) -> dict[str, Any]:
         """Return the hit as JSON-ready data."""
         data = asdict(self)
+        for internal in ("solo_description", "kin_descriptions", "kin_notes"):
+            data.pop(internal)
         if not with_description:
             data.pop("description")
         return data
@@ -231,6 +239,8 @@ class Retriever:
                     # Same kind of file as one ranked higher: it shares that slot, not a slot of its own.
                     leader.kin.append(row["path"])
                     leader.kin_ids.append(entry_id)
+                    leader.kin_descriptions.append(row["description"])
+                    leader.kin_notes.append(kin_line(row["path"], row["description"]))
                     if not are_kin(other, key, question, names) and len(leader.companions) < MAX_COMPANIONS:
                         # A different measure of the same layout (or one the question names): described whole.
                         leader.companions.append(row["path"])
@@ -257,10 +267,12 @@ class Retriever:
                 hit.sidecars.append(rows[sidecar_id]["path"])
                 hit.sidecar_ids.append(sidecar_id)
                 hit.description = with_sidecar(hit.description, rows[sidecar_id]["path"], rows[sidecar_id]["description"])
+            hit.solo_description = hit.description
             if hit.entry_id in companions:
                 hit.description = with_companions(hit.description, companions[hit.entry_id])
             if hit.entry_id in kin_lines:
                 hit.description = with_kin_section(hit.description, kin_lines[hit.entry_id])
+                hit.solo_description = with_kin_section(hit.solo_description, kin_lines[hit.entry_id])
         self._attach_copies(hits)
         return hits
 
@@ -278,9 +290,9 @@ class Retriever:
         for entry_id, path in rows:
             hit = by_id[entry_id]
             hit.copies.append(path)
-            if not hit.description.endswith("\n"):
-                hit.description += "\n"
-            hit.description += f"Identical copy (same bytes): data/{path}\n"
+            copy_line = f"Identical copy (same bytes): data/{path}\n"
+            hit.description = hit.description.rstrip("\n") + "\n" + copy_line
+            hit.solo_description = hit.solo_description.rstrip("\n") + "\n" + copy_line
 
 
 Ranking = list[tuple[str, float]]  # (entry id, score), best first

@@ -67,7 +67,7 @@ def test_a_sandbox_that_cannot_be_made_fails_the_ask_with_its_own_error(lake):
     assert provider.calls == []  # no model was asked before the sandbox was known
 
 
-def test_the_first_coder_sees_whole_what_the_step_names_and_the_finalyzer_what_the_scripts_read(lake):
+def test_without_a_selector_the_relevance_order_decides_and_every_role_sees_one_view(lake):
     provider = scripted(
         ("planner", "Sum the units of the widget rows in data/sales.csv."),
         ("coder", fenced(SUM_WIDGETS)),
@@ -75,18 +75,22 @@ def test_the_first_coder_sees_whole_what_the_step_names_and_the_finalyzer_what_t
         ("finalyzer", fenced(SUM_WIDGETS)),
     )
     answer = ask(lake, "How many widget units were sold in total?", provider)
-    planner, coder, final = (prompts(provider, role)[0] for role in ("planner", "coder", "finalyzer"))
-    others = [path for path in answer.context if path != "sales.csv"]
-    assert others and 'shown="brief"' not in planner
-    # the verified script's file is whole; the others are brief (paths and load lines kept), so the prompt is shorter
-    sales = next(line for line in final.splitlines() if 'path="data/sales.csv"' in line)
-    assert "shown=" not in sales
-    assert all(f'path="data/{path}"' in final for path in others) and 'shown="brief"' in final
-    given = [text.split("# Given data", 1)[1].split("\n# ", 1)[0] for text in (final, coder, planner)]
-    assert len(given[0]) < len(given[2]) and len(given[1]) < len(given[2])
-    # the step named data/sales.csv: the coder gets it whole, the other entries brief
-    assert "shown=" not in next(line for line in coder.splitlines() if 'path="data/sales.csv"' in line)
-    assert 'shown="brief"' in coder
+    # No rule answers the selector: it is not asked, and the record says the relevance order chose.
+    assert prompts(provider, "selector") == [] and answer.selected_by == "relevance"
+    assert answer.selection and all("by relevance" in item["reason"] for item in answer.selection)
+    assert trace(lake, answer.run_id, "selection")[0]["why"] == "no model answers the selector role"
+    # The planner, the coder and the finalyzer see the same files at the same levels (the verifier sees no data).
+    blocks = {role: given_block(prompts(provider, role)[0]) for role in ("planner", "coder", "finalyzer")}
+    assert len(set(blocks.values())) == 1
+    assert 'path="data/sales.csv"' in blocks["planner"]
+
+
+def given_block(prompt):
+    """Return a prompt's given data: the line of file names and the framed descriptions (not the template's words)."""
+    section = prompt.split("# Given data", 1)[1].split("\n# ", 1)[0]
+    names, rest = section.split("\n", 1)
+    return names + rest[rest.index('<data path="'):]
+
 
 def test_two_step_plan_rewrites_the_whole_script(lake):
     provider = scripted(

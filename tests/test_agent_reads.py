@@ -41,10 +41,14 @@ def test_files_a_script_finds_join_the_context_and_are_the_files_used(lake):
     assert answer.files_used == days  # exactly what was read: a glob, no literal name in the code
     added = trace(lake, answer.run_id, "read_added")
     assert added[0]["round"] == 0 and added[0]["added"] == ["sensors/daily/readings_*.csv"]
+    # A read may be a peek (here a listing and a glob): the family joins as its menu line, not a whole description,
+    # and the planner and the coder of the next round see it the same way.
     family = '<data path="data/sensors/daily/readings_*.csv"'
-    assert family not in prompts(provider, "planner")[0]
-    assert family in prompts(provider, "planner")[1] and family in prompts(provider, "coder")[1]
-    assert "files the scripts read themselves, now in the given data: data/sensors/daily/readings_*.csv" in \
+    line = "- data/sensors/daily/readings_*.csv · "
+    assert family not in prompts(provider, "planner")[0] and line not in prompts(provider, "planner")[0]
+    for role in ("planner", "coder"):
+        assert line in prompts(provider, role)[1] and family not in prompts(provider, role)[1]
+    assert "files the scripts read themselves, now among the candidates: data/sensors/daily/readings_*.csv" in \
         prompts(provider, "router")[0]
     execs = trace(lake, answer.run_id, "exec")
     assert execs[0]["reads"] == [] and execs[1]["reads"] == days

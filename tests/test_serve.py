@@ -263,7 +263,8 @@ def post(url: str, fields: dict[str, str], origin: str | None) -> tuple[int, str
         return exc.code, exc.read().decode("utf-8"), url
 
 
-MANUAL_ANSWERS = {"planner": "Sum the Widget units in data/sales.csv.", "coder": fenced(SUM_WIDGETS),
+MANUAL_ANSWERS = {"selector": "data/sales.csv — the units sold", "planner": "Sum the Widget units in data/sales.csv.",
+                  "coder": fenced(SUM_WIDGETS),
                   "verifier": "Yes", "finalyzer": fenced(SUM_WIDGETS)}
 OTHER_RUNS = ("0900-planner", "0899-coder")  # prompts in the folder that are not the run's: never on its page
 
@@ -316,7 +317,7 @@ def test_ask_from_the_page_with_a_person_as_the_manual_model(manual):
         elif event == "gone":
             gone.append(data["id"])
     roles = [stem.split("-", 1)[1] for stem in answered]
-    assert roles[:2] == ["planner", "coder"] and "verifier" in roles and roles[-1] == "finalyzer"
+    assert roles[:3] == ["selector", "planner", "coder"] and "verifier" in roles and roles[-1] == "finalyzer"
     assert gone == [f"pending-{stem}" for stem in answered]  # each answered prompt left the page
     assert "round-0" in parts and '<pre id="answer">541' in parts["run-head"]
     assert 'id="status" class="ok">done' in parts["run-head"]
@@ -370,7 +371,7 @@ def test_a_person_searches_opens_an_entry_and_is_the_model_in_chromium(manual, b
         with page.expect_navigation():
             section.locator("button").click()
         answered.append(role)
-    assert answered[:2] == ["planner", "coder"] and page.inner_text("#answer").startswith("541")
+    assert answered[:3] == ["selector", "planner", "coder"] and page.inner_text("#answer").startswith("541")
     watcher.wait_for_selector("#status.ok")
     assert watcher.evaluate("window.openedOnce") is True  # the same page: no reload brought the rounds
     assert watcher.locator("section.round").count() >= 1 and watcher.locator("section.pending").count() == 0

@@ -12,7 +12,7 @@ def test_resolution_order_defaults_file_env_flag(tmp_path):
     settings = Settings.load(config_files=[config], environ={"DSLAKE_RETRIEVE_CANDIDATES": "40"})
     assert settings["retrieve.k"] == 7 and settings.sources["retrieve.k"] == str(config)
     assert settings["retrieve.candidates"] == 40 and settings.sources["retrieve.candidates"].startswith("env")
-    cheap = {"summarizer": "gemini-2.5-flash-lite"}  # the packaged per-role default stays beside the file's
+    cheap = {"summarizer": "gemini-2.5-flash-lite", "selector": "gemini-2.5-flash"}  # the packaged per-role default stays beside the file's
     assert settings["llm.models"] == {**cheap, "coder": "flash"}
     flagged = settings.with_overrides({"retrieve.k": "12", "llm.models.writer": "pro"})
     assert flagged["retrieve.k"] == 12 and flagged.sources["retrieve.k"] == "flag"

@@ -93,6 +93,12 @@ def _clip(line: str, limit: int = LINE_CHARS) -> str:
 
 def pointer(path: str, description: str) -> str:
     """Return the one-line form of an entry (path, title, shape, first column names), when even a brief has no room."""
+    return one_line(path, description) + (" [named only: no room left in the prompt; a script that reads it brings "
+                                          "its description]")
+
+
+def one_line(path: str, description: str) -> str:
+    """Return an entry in one line: its data/ path, title, first table's shape and first column names."""
     lines = description.splitlines()
     title = next((ln[len("Title: "):] for ln in lines if ln.startswith("Title: ")), "")
     first = next((ln.strip() for ln in lines if ln.startswith(("Table", "Family of"))), "")
@@ -100,7 +106,7 @@ def pointer(path: str, description: str) -> str:
     parts = [f"data/{path}"] + [p for p in (repr(title[:100]) if title else "", first[:100]) if p]
     if names:
         parts.append("columns " + ", ".join(names) + (" …" if len(names) == POINTER_COLUMNS else ""))
-    return " · ".join(parts) + " [named only: no room left in the prompt; a script that reads it brings its description]"
+    return " · ".join(parts)
 
 
 def _kind(dtype: str) -> str:

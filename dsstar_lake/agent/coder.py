@@ -20,10 +20,8 @@ def raw_code(text: str) -> str:
 
 def first_script(agent: Agent, state: AgentState, round_no: int) -> str:
     """Return s_0, the implementation of the first step."""
-    # The step's own files whole, the rest brief: the planner chose them from the whole descriptions.
-    focus = context.named_in(state.entries, plan_text(state.plan))
     prompt = fill("coder_first", plan=plan_text(state.plan), example=context.example_path(state.entries),
-                    **agent.data(state, focus=focus), **agent.scripting(state))
+                    **agent.data(state), **agent.scripting(state))
     return agent.ask("coder", prompt, extract_code, EXPECTED, raw_code, round_no)
 
 

@@ -8,7 +8,9 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dsstar_lake.agent.brief import brief, pointer
+from dslake_index.gist import gist
+
+from dsstar_lake.agent.brief import brief, one_line, pointer
 from dsstar_lake.agent.relevance import allocation_order
 from dsstar_lake.agent.state import ContextEntry
 from dsstar_lake.base.errors import CatalogError, UsageError
@@ -61,10 +63,10 @@ def shown_forms(entries: list[ContextEntry], max_chars: int = 0, budget_tokens: 
     read_paths = list(read)
     focused = list(focus or [])
     if focused and any(_was_read(e, focused) for e in entries):
-        return [("full", _capped(e.description.strip(), max_chars)) if _was_read(e, focused) or e.source == "given"
+        return [("full", capped(e.description.strip(), max_chars)) if _was_read(e, focused) or e.source == "given"
                 else _brief_form(e, max_chars) for e in entries]
     budget = budget_tokens * CHARS_PER_TOKEN if budget_tokens > 0 else 0
-    fulls = [_capped(e.description.strip(), max_chars) for e in entries]
+    fulls = [capped(e.description.strip(), max_chars) for e in entries]
     named = [pointer(e.path, full) for e, full in zip(entries, fulls, strict=True)]
     # Room is kept for every later entry's one-line form, so the last entries are never crowded out entirely.
     reserve = sum(len(text) + _FRAME_CHARS + 2 * len(e.path) for e, text in zip(entries, named, strict=True))
@@ -118,12 +120,13 @@ _PATHLIKE = re.compile(r"[^\s'\"`/(),]+\.[A-Za-z0-9]{1,8}")  # file names as a p
 
 
 def _brief_form(entry: ContextEntry, max_chars: int) -> tuple[str, str]:
-    full = _capped(entry.description.strip(), max_chars)
+    full = capped(entry.description.strip(), max_chars)
     short = brief(full)
     return ("brief", short) if len(short) < len(full) else ("full", full)
 
 
-def _capped(text: str, max_chars: int) -> str:
+def capped(text: str, max_chars: int) -> str:
+    """Return a description cut at max_chars (0: whole), saying where it was cut."""
     if max_chars and len(text) > max_chars:
         return text[:max_chars].rstrip() + f"\n[... description cut at {max_chars} characters ...]"
     return text
@@ -138,8 +141,8 @@ def _was_read(entry: ContextEntry, read_paths: list[str]) -> bool:
 
 
 def example_path(entries: list[ContextEntry]) -> str:
-    """Return one quoted data/ path to show as an example in the coder prompts."""
-    for e in entries:
+    """Return one quoted data/ path to show as an example in the coder prompts (a described file's, if any)."""
+    for e in sorted(entries, key=lambda e: e.level == "line"):
         if e.kind == "file":
             return quote(shown_path(e))
     return quote(shown_path(entries[0]) if entries else "data/file.csv")
@@ -168,7 +171,31 @@ def given_files(setup: RunSetup, paths: list[str]) -> list[ContextEntry]:
             continue
         seen.add(rel)
         out.append(_describe_given(setup, rel))
-    return out
+    return _as_series(setup, out)
+
+
+def _as_series(setup: RunSetup, entries: list[ContextEntry]) -> list[ContextEntry]:
+    """Mark given files that are members of one family, or near-identical by name (same folder and extension, names
+    differing only in digits), as one series: the prompts describe its first file and list the others by a line."""
+    keys: dict[str, str] = {}
+    for e in entries:
+        try:
+            row = setup.access.entry_of_file(e.path) if setup.root is not None else None
+        except CatalogError:
+            row = None
+        keys[e.path] = f"family:{row['path']}" if row is not None and row["kind"] == "family" else _name_pattern(e.path)
+    counts: dict[str, int] = {}
+    for key in keys.values():
+        counts[key] = counts.get(key, 0) + 1
+    for e in entries:
+        if counts[keys[e.path]] > 1:
+            e.series, e.line = keys[e.path], one_line(e.path, e.description)
+    return entries
+
+
+def _name_pattern(path: str) -> str:
+    folder, _, name = path.rpartition("/")
+    return f"{folder}/{re.sub(r'[0-9]+', '#', name)}"
 
 
 def _describe_given(setup: RunSetup, rel: str) -> ContextEntry:
@@ -208,4 +235,6 @@ def read_entry(setup: RunSetup, rel: str) -> ContextEntry | None:
         return None
     if row is None:
         return None
-    return ContextEntry(row["id"], row["kind"], row["path"], row["description"], int(row["member_count"]), "read")
+    line = " · ".join([f"data/{row['path']}", *gist(row["card"] or "")]) + " (a script read it)"
+    return ContextEntry(row["id"], row["kind"], row["path"], row["description"], int(row["member_count"]), "read",
+                        line=line)

@@ -38,6 +38,6 @@ def final_script(agent: Agent, state: AgentState, round_no: int, noted: Readings
                     names=qualifier_section(state.result),
                     question=state.question, guidelines=guidelines(state), packages=agent.packages(),
                     readings=frame(shown, "output") if shown else "(none noted)", principles=principles(),
-                    **agent.data(state, focus=state.reads))
+                    **agent.data(state))
     return agent.ask("finalyzer", prompt, parse, EXPECTED,
                      lambda text: (raw_code(split_readings(text)[1]), split_readings(text)[0]), round_no)

@@ -5,13 +5,13 @@ from __future__ import annotations
 from dsstar_lake.agent import (
     chooser,
     coder,
-    context,
     finalyzer,
     planner,
     readings,
-    relevance,
     router,
+    selector,
     verifier,
+    view,
 )
 from dsstar_lake.agent.execute import observation, run_with_debugging
 from dsstar_lake.agent.runtime import Agent
@@ -50,7 +50,10 @@ def solve(agent: Agent, state: AgentState) -> AgentState:
 
 
 def first_round(agent: Agent, state: AgentState) -> None:
-    """Plan one simple first step, implement it, run it (round 0)."""
+    """Choose the files (unless they were given), plan one simple first step, implement it, run it (round 0)."""
+    if not state.selected_by and agent.retriever is not None:
+        selector.select(agent, state)
+        agent.checkpoint(state)
     state.plan = [planner.first_step(agent, state, 0)]
     _step_chosen(agent, state, 0)
     execute_round(agent, state, coder.first_script(agent, state, 0), 0)
@@ -89,32 +92,20 @@ def refine(agent: Agent, state: AgentState) -> None:
 
 
 def widen(agent: Agent, state: AgentState, missing: str, k: int) -> None:
-    """Retrieve again for the missing data (with the question's words no given entry names); add up to k_extra
-    entries not yet in context that carry a word of the missing data's description."""
+    """Choose again, from a wider menu, the data the router says is missing (agent/selector.py)."""
     if agent.retriever is None:
         agent.events.emit("re_retrieval", round=k, missing=missing, added=[],
                           skipped="the context was given (--files); nothing is retrieved")
         return
-    # The router's words, and of the question only what no given entry names: the question alone retrieves files
-    # that look like the ones already given, not the missing quantity.
-    wanted = relevance.content_words(missing)
-    rest = [w for w in relevance.uncovered_words(state.question, state.entries) if w not in wanted]
-    query = " ".join([missing, *rest])
-    candidates = context.retrieve(agent.retriever, query, agent.k_extra, state.entry_ids(), "missing-data")
-    # A candidate that carries none of the router's words is the domain's look, not the data asked for.
-    found = [e for e in candidates if not wanted or relevance.names_any(e.path, e.description, wanted)]
-    state.entries.extend(found)
-    item = {"round": k, "missing": missing, "query": query, "added": [e.path for e in found],
-            "closest": [e.path for e in candidates if e not in found][:3]}
-    state.re_retrievals.append(item)
-    agent.events.emit("re_retrieval", **item)
+    selector.select_missing(agent, state, missing, k)
 
 
 def take_in_reads(agent: Agent, state: AgentState, k: int) -> None:
-    """Add to the context the catalog entries of lake files the scripts read but were not given.
+    """Add to the context, as menu lines, the catalog entries of lake files the scripts read but were not given.
 
-    A model that finds a file by listing data/ would otherwise go on guessing its format and fill values;
-    a family member brings its family's entry. At most k_extra entries a round, in first-read order.
+    A model that finds a file by listing data/ would otherwise not know it is catalogued; a read may be a peek (a
+    listing, five lines), so the file joins as its line, and a step that names it brings its whole description. A
+    family member brings its family's entry. At most k_extra entries a round, in first-read order.
     """
     if agent.lookup is None:
         return
@@ -127,6 +118,7 @@ def take_in_reads(agent: Agent, state: AgentState, k: int) -> None:
         if entry is None or entry.entry_id in ids:
             continue
         ids.add(entry.entry_id)
+        entry.level = "line"
         state.entries.append(entry)
         added.append(entry.path)
     if added:
@@ -186,3 +178,7 @@ def finalize(agent: Agent, state: AgentState, max_debug: int | None = None) -> N
 
 def _step_chosen(agent: Agent, state: AgentState, k: int) -> None:
     agent.events.emit("step", round=k, step=state.plan[-1], plan=list(state.plan))
+    # A step that names a file shown only as its line (or brief) makes it whole from here on, for every role.
+    named = view.promote(state.entries, view.named_in_step(state.entries, state.plan[-1]))
+    if named:
+        agent.events.emit("view", round=k, whole=named, why="the step names them")

@@ -30,7 +30,7 @@ def searched(state: AgentState) -> str:
         lines.append(f"- after round {item['round'] + 1}, missing {item['missing']!r}{looked}: {what}")
     read = [e.path for e in state.entries if e.source == "read"]
     if read:
-        lines.append("- files the scripts read themselves, now in the given data: "
+        lines.append("- files the scripts read themselves, now among the candidates: "
                      + ", ".join(f"data/{p}" for p in read))
     return "\n".join(lines) or "(no search for missing data yet)"
 

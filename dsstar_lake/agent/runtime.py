@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from dsstar_lake.agent import context
+from dsstar_lake.agent import view
 from dsstar_lake.agent.events import EventStream
 from dsstar_lake.agent.prompts import ask_with_reminder, fill, template
 
@@ -34,10 +34,13 @@ class Agent:
     max_rounds: int = 20
     max_debug: int = 3
     k_extra: int = 5
+    menu_k: int = 25  # candidates retrieved when the router says data is missing (the selector chooses among them)
+    fallback_k: int = 10  # candidates kept when no selector answers (retrieve.k: the relevance order decides)
     max_result_chars: int = 8000
     summarize_over_chars: int = 1500
     description_chars: int = 0
-    context_tokens: int = 0  # budget of the given-data block; 0 = every entry whole
+    context_tokens: int = 0  # without a selection, budget of the given-data block; 0 = every entry whole
+    view_cap_tokens: int = 0  # hard cap on the whole descriptions in a prompt; 0 = none
     # The run's one event stream: the record and the live displays subscribe (agent/events.py).
     events: EventStream = field(default_factory=EventStream)
     over_budget: bool = False  # set to let the finalyzer write the answer after the budget is spent
@@ -61,17 +64,14 @@ class Agent:
         state.spent = self.spent()
         self.record.save_state(state.to_dict())
 
-    def data(self, state: AgentState, focus: list[str] | None = None) -> dict[str, str]:
-        """Return the {filenames} and {data} prompt variables for the current context.
-
-        focus: lake paths the prompt is about; the other entries are shown brief (see context.data_block).
-        """
-        data = context.data_block(state.entries, self.description_chars, self.context_tokens, state.reads,
-                                  state.question, focus)
-        view = getattr(self.sandbox, "view", None)  # a lake in object storage: say what data/ holds and lacks
-        if view is not None:
-            data += "\n\n" + fill("remote_data", **view.note_values())
-        return {"filenames": context.filenames(state.entries), "data": data}
+    def data(self, state: AgentState) -> dict[str, str]:
+        """Return the {filenames} and {data} prompt variables: the round's view (agent/view.py), the same for every
+        role."""
+        data = view.data_block(state.entries, self.description_chars, self.view_cap_tokens)
+        remote = getattr(self.sandbox, "view", None)  # a lake in object storage: say what data/ holds and lacks
+        if remote is not None:
+            data += "\n\n" + fill("remote_data", **remote.note_values())
+        return {"filenames": view.filenames(state.entries), "data": data}
 
     def packages(self) -> str:
         """Return the packages line for prompts, with what differs in pandas 3 when that is what imports here.

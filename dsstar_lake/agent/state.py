@@ -19,6 +19,12 @@ class ContextEntry:
     member_count: int = 1
     source: str = "retrieval"  # retrieval | missing-data | given | read (a script read it)
     score: float | None = None
+    # How every prompt of the round shows it (agent/view.py): whole (its description), brief, or line (its menu line).
+    level: str = "whole"
+    line: str = ""  # the one line the selector chose from (agent/menu.py); a line-level entry shows only this
+    reason: str = ""  # why the selector chose it (empty: not chosen)
+    folded_under: str = ""  # the candidate it was folded under in search (a near-identical or same-layout file)
+    series: str = ""  # the head of the series of near-identical files it belongs to (shown once, members as lines)
 
     @classmethod
     def from_hit(cls, hit: Any, source: str = "retrieval") -> ContextEntry:
@@ -52,6 +58,9 @@ class AgentState:
     verified: bool = False
     stop_reason: str | None = None  # verified | max_rounds | budget | error
     re_retrievals: list[dict[str, Any]] = field(default_factory=list)
+    # Who chose the entries described whole (agent/selector.py): selector | relevance | given; "" before choosing.
+    selected_by: str = ""
+    selection: list[dict[str, str]] = field(default_factory=list)  # {"path", "reason"} of the first round's choice
     # Lake files the scripts read (traced in the sandbox), in first-read order; and those of the last round's
     # and the final script, which together are the answer's files_used.
     reads: list[str] = field(default_factory=list)
@@ -121,6 +130,10 @@ class Answer:
     stated: list[dict[str, str]] = field(default_factory=list)  # figures the data states: where, value, how
     # The reading chosen where readings gave different answers, and why: reading, because, value ({}: they agreed).
     chosen: dict[str, str] = field(default_factory=dict)
+    # The entries chosen for the first round, in order, each with why ({"path", "reason"}), and who chose them:
+    # selector (a model), relevance (no model answer: the retrieval order), given (--files); "" for older runs.
+    selection: list[dict[str, str]] = field(default_factory=list)
+    selected_by: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """Return JSON-ready data (the content of answer.json)."""

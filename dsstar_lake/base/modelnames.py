@@ -11,6 +11,7 @@ KEYED_PROVIDERS = ("gemini", "openai")
 ROLES = (
     "analyzer",
     "summarizer",
+    "selector",
     "planner",
     "coder",
     "verifier",

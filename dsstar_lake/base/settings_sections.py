@@ -48,6 +48,8 @@ class AgentSettings:
     summarize_over_chars: int
     description_chars: int
     context_tokens: int
+    menu_k: int
+    view_cap_tokens: int
 
 
 @dataclass(frozen=True)

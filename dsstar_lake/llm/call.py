@@ -72,6 +72,11 @@ class LLM:
         with self._lock:
             return replace(self._totals)
 
+    def answers(self, role: str) -> bool:
+        """Tell whether the provider can answer this role (only a scripted provider without a rule for it cannot)."""
+        can = getattr(self.provider, "answers", None)
+        return True if can is None else bool(can(role))
+
     def complete(
         self, role: str, prompt: str, system: str | None = None, *, allow_over_budget: bool = False
     ) -> Completion:

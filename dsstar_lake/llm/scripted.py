@@ -142,6 +142,11 @@ class ScriptedProvider:
             raise ModelNotConfigured("scripted: no rules file; set llm.scripted_file to a JSONL file of rules")
         return cls(load_rules(path))
 
+    def answers(self, role: str) -> bool:
+        """Tell whether a rule (or the responder) can answer this role: a role no rule names is not asked at all where
+        the agent can do without it (the selector: the relevance order decides)."""
+        return self.responder is not None or any(r.role in ("*", "", role) for r in self.rules)
+
     def unused(self) -> list[Rule]:
         """Return the counted rules that still have uses left (a finished script leaves none)."""
         with self._lock:

@@ -39,6 +39,11 @@ class SharedBudget:
         self.output_tokens = 0
         self.cost_usd = 0.0
 
+    def answers(self, role: str) -> bool:
+        """Tell whether the wrapped provider can answer this role (see LLM.answers)."""
+        can = getattr(self.provider, "answers", None)
+        return True if can is None else bool(can(role))
+
     def complete(
         self, model: str, prompt: str, system: str | None, settings: Settings, role: str = ""
     ) -> Completion:

@@ -41,8 +41,12 @@ def ask_progress(console: Console, enabled: bool = True) -> Iterator[Any]:
         elif event == "run":
             say(f"[dim]run {safe(data['run_id'])}{' (resumed)' if data.get('resumed') else ''}[/dim]")
         elif event == "context":
-            how = "given" if data.get("given") else "retrieved"
-            say(f"context: {len(data['entries'])} entries {how}: {safe(_short(', '.join(data['entries']), 100))}")
+            how = "given" if data.get("given") else "candidates retrieved"
+            say(f"context: {len(data['entries'])} {how}: {safe(_short(', '.join(data['entries']), 100))}")
+        elif event == "selection":
+            by = "by the selector" if data["by"] == "selector" else f"by relevance: {data.get('why', '')}"
+            chosen = ", ".join(item["path"] for item in data["entries"])
+            say(f"chosen {safe(_short(by, 70))}: {safe(_short(chosen, 100))}")
         elif event == "step":
             now.update(round=data["round"], step=data["step"], n=len(data["plan"]))
         elif event == "round":
@@ -50,6 +54,8 @@ def ask_progress(console: Console, enabled: bool = True) -> Iterator[Any]:
             say(f"round {data['round'] + 1}: step {now['n']} {mark}: {safe(_short(now['step']))}")
         elif event == "verdict":
             say(f"  verifier: {'[green]sufficient[/green]' if data['sufficient'] else 'not yet'}")
+        elif event == "view":
+            say(f"  described whole from now on: {safe(_short(', '.join(data['whole']), 100))}")
         elif event == "re_retrieval" and not data.get("skipped"):
             added = ", ".join(data["added"]) or "nothing new"
             say(f"  missing data: {safe(_short(data['missing'], 60))} → added {safe(added)}")

@@ -13,6 +13,7 @@ from dslake_index.progress import Progress
 from dsstar_lake.agent import context
 from dsstar_lake.agent.errors import LakeModified
 from dsstar_lake.agent.events import EventStream, recorder
+from dsstar_lake.agent.menu import candidates
 from dsstar_lake.agent.runtime import Agent
 from dsstar_lake.agent.state import AgentState, Answer
 from dsstar_lake.base.errors import CatalogError, DslakeError, UsageError
@@ -83,9 +84,11 @@ def _context(setup: RunSetup, record: RunRecord, question: str, entries: list | 
              files: list[str] | None) -> AgentState:
     """Retrieve the run's context (or take the given files'), record it and return the run's first state."""
     settings = setup.settings
+    selected_by, selection = "", []
     if entries is None:
-        k = settings.retrieve.k
-        entries = context.retrieve(setup.retriever(), question, k, [], "retrieval")
+        # The menu: more candidates than a prompt describes; the selector chooses among them (agent/selector.py).
+        k = max(settings.agent.menu_k, settings.retrieve.k)
+        entries = candidates(setup.retriever().search(question, k))
         record.event("retrieval", query=question, k=k, entries=[e.path for e in entries],
                      scores=[e.score for e in entries])
         if not entries:
@@ -94,8 +97,10 @@ def _context(setup: RunSetup, record: RunRecord, question: str, entries: list | 
                                hint="run `dslake index LAKE` first", api_hint="run lake.index() first")
     else:
         record.event("context_given", entries=[e.path for e in entries])
+        selected_by, selection = "given", [{"path": e.path, "reason": "given"} for e in entries]
     progress("context", {"entries": [e.path for e in entries], "given": bool(files)})
-    state = AgentState(question=question, guidelines=settings.agent.guidelines, entries=entries)
+    state = AgentState(question=question, guidelines=settings.agent.guidelines, entries=entries,
+                       selected_by=selected_by, selection=selection)
     record.save_state(state.to_dict())
     return state
 
@@ -244,13 +249,15 @@ def _solve(setup: RunSetup, record: RunRecord, state: AgentState, progress: Prog
         lookup=lambda rel: context.read_entry(setup, rel),
         max_rounds=max(1, limits.max_rounds), max_debug=max(0, limits.max_debug), k_extra=max(0, limits.k_extra),
         max_result_chars=limits.max_result_chars, summarize_over_chars=limits.summarize_over_chars,
-        description_chars=limits.description_chars, context_tokens=max(0, limits.context_tokens), events=events,
+        description_chars=limits.description_chars, context_tokens=max(0, limits.context_tokens),
+        menu_k=max(1, limits.menu_k), fallback_k=max(1, setup.settings.retrieve.k),
+        view_cap_tokens=max(0, limits.view_cap_tokens), events=events,
         spent_before=dict(state.spent), started=started, clarify=clarify,
     )
     record.event("start", phase=state.phase, round=state.round, backend=sandbox.backend,
                  limits={k: sandbox.protections[k] for k in ("memory", "processes", "disk")},
                  provider=llm.provider.name, models={r: llm.model_for(r) for r in
-                                                     ("planner", "coder", "verifier", "router", "debugger",
+                                                     ("selector", "planner", "coder", "verifier", "router", "debugger",
                                                       "finalyzer", "chooser")})
     try:
         with llm:
@@ -337,6 +344,8 @@ def build_answer(record: RunRecord, state: AgentState, spent: dict[str, float], 
         trace_problems=list(state.trace_problems),
         stated=[dict(a) for a in state.stated],
         chosen=dict(state.chosen),
+        selection=[dict(item) for item in state.selection],
+        selected_by=state.selected_by,
     )
 
 
