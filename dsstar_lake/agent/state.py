@@ -121,6 +121,11 @@ class Answer:
     stated: list[dict[str, str]] = field(default_factory=list)  # figures the data states: where, value, how
     # The reading chosen where readings gave different answers, and why: reading, because, value ({}: they agreed).
     chosen: dict[str, str] = field(default_factory=dict)
+    # The entries chosen for the first round, in the order chosen: {"path" (a lake-relative path, or a family's
+    # glob), "reason" (one line)}; and who chose them: selector (a model), relevance (the fallback: no model
+    # answer, or the call failed), given (--files, eval --oracle), "" (a run from before the selection existed).
+    selection: list[dict[str, str]] = field(default_factory=list)
+    selected_by: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """Return JSON-ready data (the content of answer.json)."""
