@@ -304,6 +304,7 @@ def show_run(record: RunRecord) -> dict[str, Any]:
             else:
                 slot["step"] = item.get("step")
     questions, report = report_part(record)
+    answer = record.answer()
     return {
         "meta": record.meta(),
         "folder": str(record.folder),
@@ -315,5 +316,27 @@ def show_run(record: RunRecord) -> dict[str, Any]:
         "re_retrievals": state["re_retrievals"] if state else [],
         "rounds": [rounds[k] for k in sorted(rounds)],
         "calls": calls,
-        "answer": record.answer(),
+        "answer": answer,
+        "selection": run_selection(trace, answer),
     }
+
+
+def run_selection(trace: list[dict[str, Any]], answer: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Return the entries chosen for a run's first round: {by, entries [{path, reason}], menu [paths]}, or None.
+
+    The trace's first selection event says it while the run goes on; a run whose trace lost it has the answer's.
+    None for a run from before the selection existed, and for a report (its sub-questions' runs select).
+    """
+    for item in trace:
+        if item.get("type") == "selection":
+            return {"by": str(item.get("by") or ""), "entries": _path_reasons(item.get("entries")),
+                    "menu": [str(p) for p in item.get("menu") or [] if isinstance(p, str)]}
+    if answer and answer.get("selected_by"):
+        return {"by": str(answer["selected_by"]), "entries": _path_reasons(answer.get("selection")), "menu": []}
+    return None
+
+
+def _path_reasons(entries: Any) -> list[dict[str, str]]:
+    """Return a selection's entries as {path, reason} strings (a record is read, not trusted to be well formed)."""
+    return [{"path": str(e.get("path") or ""), "reason": str(e.get("reason") or "")}
+            for e in entries or [] if isinstance(e, dict) and e.get("path")]
