@@ -101,6 +101,7 @@ def widgets_model() -> ScriptedProvider:
         Rule(role="coder", response=fenced(SUM_WIDGETS)),
         Rule(role="verifier", response="Yes"),
         Rule(role="finalyzer", response=fenced(SUM_WIDGETS)),
+        Rule(role="selector", response="data/sales.csv — the units sold, by product"),
     ])
 
 
@@ -118,6 +119,9 @@ def test_each_row_carries_the_runs_selection_and_the_scores_of_its_selection_and
     assert result.selection_f1 == (expected.f1 if expected else None)
     if oracle:
         assert result.selected_by in ("", "given") and result.selection_f1 is None  # the user gave the files
+    elif result.selected_by == "selector":  # the selector chose exactly the task's file
+        assert result.selection == [{"path": "sales.csv", "reason": "the units sold, by product"}]
+        assert (result.selection_precision, result.selection_recall, result.selection_f1) == (1.0, 1.0, 1.0)
     assert (result.reads_precision, result.reads_recall, result.reads_f1) == (1.0, 1.0, 1.0)
 
 

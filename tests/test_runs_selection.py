@@ -13,7 +13,7 @@ from agent_helpers import FAST, SUM_WIDGETS, fenced, record_selection, scripted
 from click.testing import CliRunner
 from dslake_cli.cli import cli
 
-from dsstar_lake.agent.state import Answer
+from dsstar_lake.agent.state import AgentState, Answer
 from dsstar_lake.mcp.server import ask_result
 from dsstar_lake.runs.record import RunRecord, show_run
 
@@ -75,6 +75,7 @@ def test_a_run_from_before_the_selection_shows_none_and_its_answer_still_loads(l
     record = RunRecord.open(lake.catalog_dir, run_id)
     old = {k: v for k, v in (record.answer() or {}).items() if k not in ("selection", "selected_by")}
     record.write_answer(old)
+    record.save_state({k: v for k, v in (record.load_state() or {}).items() if k not in ("selection", "selected_by")})
     record.trace_path.write_text("".join(json.dumps(e) + "\n" for e in record.trace() if e["type"] != "selection"))
     shown = invoke("runs", "show", run_id, "--lake", indexed)
     assert shown.exit_code == 0 and "selection (" not in shown.stdout and "files used: sales.csv" in shown.stdout
@@ -90,7 +91,12 @@ def test_a_running_run_shows_the_traces_selection_and_a_bad_record_is_read_not_t
     assert show_run(running)["selection"] == {"by": "selector", "menu": ["a.csv", "b.csv"],
                                               "entries": [{"path": "a.csv", "reason": "the sales"},
                                                           {"path": "c", "reason": ""}]}
-    lost = RunRecord.create(tmp_path, {"question": "q"})  # a trace without the event: the answer's selection
+    given = RunRecord.create(tmp_path, {"question": "q"})  # files given: no event, the saved state says it
+    given.save_state({**AgentState(question="q").to_dict(), "selected_by": "given",
+                      "selection": [{"path": "a.csv", "reason": "given"}]})
+    assert show_run(given)["selection"] == {"by": "given", "entries": [{"path": "a.csv", "reason": "given"}],
+                                            "menu": []}
+    lost = RunRecord.create(tmp_path, {"question": "q"})  # neither the event nor a state: the answer's selection
     lost.write_answer({"value": "1", "selection": [{"path": "a.csv", "reason": "r"}], "selected_by": "relevance"})
     assert show_run(lost)["selection"] == {"by": "relevance", "entries": [{"path": "a.csv", "reason": "r"}],
                                            "menu": []}

@@ -317,22 +317,24 @@ def show_run(record: RunRecord) -> dict[str, Any]:
         "rounds": [rounds[k] for k in sorted(rounds)],
         "calls": calls,
         "answer": answer,
-        "selection": run_selection(trace, answer),
+        "selection": run_selection(trace, state, answer),
     }
 
 
-def run_selection(trace: list[dict[str, Any]], answer: dict[str, Any] | None) -> dict[str, Any] | None:
+def run_selection(trace: list[dict[str, Any]], *records: dict[str, Any] | None) -> dict[str, Any] | None:
     """Return the entries chosen for a run's first round: {by, entries [{path, reason}], menu [paths]}, or None.
 
-    The trace's first selection event says it while the run goes on; a run whose trace lost it has the answer's.
+    The trace's first selection event says it with the menu it was chosen from; files given (--files) have no such
+    event, and the first of the records (the saved state, the answer) that holds `selected_by` says it then.
     None for a run from before the selection existed, and for a report (its sub-questions' runs select).
     """
     for item in trace:
         if item.get("type") == "selection":
             return {"by": str(item.get("by") or ""), "entries": _path_reasons(item.get("entries")),
                     "menu": [str(p) for p in item.get("menu") or [] if isinstance(p, str)]}
-    if answer and answer.get("selected_by"):
-        return {"by": str(answer["selected_by"]), "entries": _path_reasons(answer.get("selection")), "menu": []}
+    for data in records:
+        if data and data.get("selected_by"):
+            return {"by": str(data["selected_by"]), "entries": _path_reasons(data.get("selection")), "menu": []}
     return None
 
 
