@@ -46,29 +46,27 @@ class _Cover:
         return self.folder is not None and gold.startswith(self.folder)
 
 
-def covered(gold: list[str], paths: list[str]) -> list[bool]:
-    """Return, for each gold file, whether one of the paths covers it."""
-    covers = [_Cover(p) for p in dict.fromkeys(paths)]
-    return [any(c.covers(g) for c in covers) for g in gold]
+def _covers(paths: list[str]) -> list[_Cover]:
+    return [_Cover(p) for p in dict.fromkeys(paths)]  # a path listed twice counts once
 
 
 def coverage(gold: list[str], paths: list[str]) -> float | None:
     """Return the share of gold files the paths cover, or None when there are no gold files."""
     if not gold:
         return None
-    return round(sum(covered(gold, paths)) / len(gold), 4)
+    covers = _covers(paths)
+    return round(sum(any(c.covers(g) for c in covers) for g in gold) / len(gold), 4)
 
 
 def file_score(gold: list[str], paths: list[str]) -> FileScore | None:
     """Return the precision, recall and F1 of paths (repeats counted once) against gold; None without gold."""
     if not gold:
         return None
-    distinct = list(dict.fromkeys(paths))
-    recall = round(sum(covered(gold, distinct)) / len(gold), 4)
-    if not distinct:
+    covers = _covers(paths)
+    recall = round(sum(any(c.covers(g) for c in covers) for g in gold) / len(gold), 4)
+    if not covers:
         return FileScore(None, recall, 0.0)
-    hits = sum(any(_Cover(p).covers(g) for g in gold) for p in distinct)
-    precision = round(hits / len(distinct), 4)
+    precision = round(sum(any(c.covers(g) for g in gold) for c in covers) / len(covers), 4)
     f1 = round(2 * precision * recall / (precision + recall), 4) if precision + recall else 0.0
     return FileScore(precision, recall, f1)
 
