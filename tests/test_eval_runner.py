@@ -10,8 +10,8 @@ from conftest import write_table_lake
 from llm_harness import llm_settings
 
 from dsstar_lake.base.errors import CatalogError, UsageError
+from dsstar_lake.eval.filescore import coverage
 from dsstar_lake.eval.judge import make_judge
-from dsstar_lake.eval.results import coverage
 from dsstar_lake.eval.runner import (
     BenchmarkOptions,
     benchmark_guidelines,

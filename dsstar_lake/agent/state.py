@@ -130,8 +130,9 @@ class Answer:
     stated: list[dict[str, str]] = field(default_factory=list)  # figures the data states: where, value, how
     # The reading chosen where readings gave different answers, and why: reading, because, value ({}: they agreed).
     chosen: dict[str, str] = field(default_factory=dict)
-    # The entries chosen for the first round, in order, each with why ({"path", "reason"}), and who chose them:
-    # selector (a model), relevance (no model answer: the retrieval order), given (--files); "" for older runs.
+    # The entries chosen for the first round, in the order chosen: {"path" (a lake-relative path, or a family's
+    # glob), "reason" (one line)}; and who chose them: selector (a model), relevance (the fallback: no model
+    # answer, or the call failed), given (--files, eval --oracle), "" (a run from before the selection existed).
     selection: list[dict[str, str]] = field(default_factory=list)
     selected_by: str = ""
 

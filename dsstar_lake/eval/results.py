@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import fnmatch
 import json
 import threading
 from collections import defaultdict
@@ -13,9 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from dsstar_lake.base.errors import UsageError
+from dsstar_lake.eval.filescore import file_score, selection_score
 
-# A family glob uses only '*'; a literal '[' or '?' in a folder name must not act as a wildcard.
-_GLOB_SPECIALS = str.maketrans({"[": "[[]", "?": "[?]"})
 _PATH_FIELDS = ("files_used", "context", "gold")  # always JSON lists of strings in a row
 FUZZY = "fuzzy"  # judged_by of a string_approximate row that fuzzy matching decided
 MATCHED = 0.99  # a score that counts as matching the truth (rae_score: within about 1 %)
@@ -67,10 +65,31 @@ class TaskResult:
     # The reading chosen where the run's readings gave different answers (agent/chooser.py): reading, because,
     # value; {} when they agreed.
     chosen: dict[str, str] = field(default_factory=dict)
+    # The entries the run selected for its first round ({"path", "reason"}) and who selected them: selector,
+    # relevance, given, or "" (Answer.selected_by).
+    selection: list[dict[str, str]] = field(default_factory=list)
+    selected_by: str = ""
+    # Precision, recall and F1 against the gold files (eval/filescore.py) of the selection, None when the agent
+    # chose nothing itself (given files, or a run from before the selection), and of the files the scripts read.
+    selection_precision: float | None = None
+    selection_recall: float | None = None
+    selection_f1: float | None = None
+    reads_precision: float | None = None
+    reads_recall: float | None = None
+    reads_f1: float | None = None
 
     def __post_init__(self) -> None:
         for name in _PATH_FIELDS:
             setattr(self, name, path_list(getattr(self, name)))
+
+    def score_files(self) -> None:
+        """Set the selection's and the reads' precision, recall and F1 from the row's gold, selection and reads."""
+        chosen = selection_score(self.gold, self.selection, self.selected_by)
+        self.selection_precision, self.selection_recall, self.selection_f1 = (
+            (chosen.precision, chosen.recall, chosen.f1) if chosen else (None, None, None))
+        reads = file_score(self.gold, self.files_used)
+        self.reads_precision, self.reads_recall, self.reads_f1 = (
+            (reads.precision, reads.recall, reads.f1) if reads else (None, None, None))
 
     def to_dict(self) -> dict[str, Any]:
         """Return the JSONL row (path fields checked again: a caller may have set them after construction)."""
@@ -84,6 +103,8 @@ class TaskResult:
         row = cls(**{k: v for k, v in data.items() if k in known})
         if "judged_by" not in data and row.metric == "fuzzy_paraphrase":
             row.judged_by = FUZZY  # written before rows carried the flag
+        if "reads_f1" not in data:
+            row.score_files()  # written before rows carried the file scores: the reads are scored (no selection)
         return row
 
 
@@ -159,6 +180,15 @@ class BenchmarkReport:
                 "wrong": wrong,
                 "truth_in_alternatives": round(matched / wrong, 4) if wrong else None,
                 "chosen": sum(bool((r.chosen or {}).get("reading")) for r in rows),
+                # File choice (issue 45): means over the tasks that have a figure; `selected` counts the tasks
+                # whose entries the agent selected itself (not given, not from before the selection existed).
+                "selected": sum(r.selection_f1 is not None for r in rows),
+                "selection_precision": mean(r.selection_precision for r in rows),
+                "selection_recall": mean(r.selection_recall for r in rows),
+                "selection_f1": mean(r.selection_f1 for r in rows),
+                "reads_precision": mean(r.reads_precision for r in rows),
+                "reads_recall": mean(r.reads_recall for r in rows),
+                "reads_f1": mean(r.reads_f1 for r in rows),
             }
         return table
 
@@ -204,16 +234,6 @@ class BenchmarkReport:
             "skipped": [list(s) for s in self.skipped],
             "results": [r.to_dict() for r in self.results],
         }
-
-
-def coverage(gold: list[str], paths: list[str]) -> float | None:
-    """Return the share of gold files that paths name (a family glob covers the files it matches)."""
-    if not gold:
-        return None
-    exact = set(paths)
-    globs = [p.translate(_GLOB_SPECIALS) for p in paths if "*" in p]
-    found = sum(g in exact or any(fnmatch.fnmatchcase(g, pattern) for pattern in globs) for g in gold)
-    return round(found / len(gold), 4)
 
 
 def mean(values: Iterable[float | None]) -> float | None:

@@ -22,6 +22,7 @@ from dslake_index.progress import Progress
 from dsstar_lake.base.errors import DslakeError, UsageError
 from dsstar_lake.eval.answer_form import form_rules
 from dsstar_lake.eval.answers import parse_answer
+from dsstar_lake.eval.filescore import coverage
 from dsstar_lake.eval.metrics import METRIC_OF, Score, score_best
 from dsstar_lake.eval.resolve import read_missing
 from dsstar_lake.eval.results import (
@@ -31,7 +32,6 @@ from dsstar_lake.eval.results import (
     BenchmarkReport,
     ResultWriter,
     TaskResult,
-    coverage,
     read_results,
 )
 from dsstar_lake.eval.retrieval import default_missing_list, gold_files
@@ -282,6 +282,7 @@ def run_task(
         seconds=round(time.perf_counter() - started, 2),
         error=error,
     )
+    row.score_files()
     if answer is None:
         return row
     row.answer, row.run_id, row.error = answer.value or "", answer.run_id, answer.error
@@ -290,6 +291,8 @@ def run_task(
     row.verified, row.stop_reason, row.rounds = answer.verified, answer.stop_reason, answer.rounds
     row.assumptions, row.alternatives = list(answer.assumptions), [dict(a) for a in answer.alternatives]
     row.chosen = dict(answer.chosen)
+    row.selection, row.selected_by = [dict(e) for e in answer.selection], answer.selected_by
+    row.score_files()
     row.input_tokens, row.output_tokens = answer.input_tokens, answer.output_tokens
     row.tokens, row.cost_usd, row.llm_calls = (
         row.input_tokens + row.output_tokens,

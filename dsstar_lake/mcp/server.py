@@ -119,6 +119,11 @@ class AskResult(BaseModel):
     chosen: dict[str, str] = Field(default_factory=dict,
                                    description="Where readings gave different answers: the reading chosen and why "
                                                "(reading, because, value); empty when they agreed.")
+    selection: list[dict[str, str]] = Field(default_factory=list,
+                                            description="The entries chosen for the first round, in the order "
+                                                        "chosen: path (a lake file, or a family's glob) and reason.")
+    selected_by: str = Field(default="", description="Who chose them: 'selector' (a model), 'relevance' (the "
+                                                     "fallback, no model choice) or 'given' (the files were named).")
     cost_usd: float
 
 
@@ -209,18 +214,23 @@ class _Server:
             answer.raise_if_unfinished()  # a run stopped by the model's provider: resumable, said as an error
             return answer
 
-        answer = await self._run(self.asks, run)
-        return AskResult(answer=str(answer.value), verified=bool(answer.verified),
-                         files_used=list(answer.files_used), trace_problems=list(answer.trace_problems),
-                         run_id=answer.run_id,
-                         stop_reason=answer.stop_reason, error=answer.error,
-                         assumptions=list(answer.assumptions or []), alternatives=list(answer.alternatives or []),
-                         chosen=dict(answer.chosen or {}), cost_usd=float(answer.cost_usd or 0.0))
+        return ask_result(await self._run(self.asks, run))
 
     def close(self) -> None:
         """Stop the worker threads (a running ask is left to finish)."""
         self.reads.shutdown(wait=False, cancel_futures=True)
         self.asks.shutdown(wait=False, cancel_futures=True)
+
+
+def ask_result(answer: Answer) -> AskResult:
+    """Return what the `ask` tool answers: the run's answer, how it was reached and which files it chose."""
+    return AskResult(answer=str(answer.value), verified=bool(answer.verified),
+                     files_used=list(answer.files_used), trace_problems=list(answer.trace_problems),
+                     run_id=answer.run_id,
+                     stop_reason=answer.stop_reason, error=answer.error,
+                     assumptions=list(answer.assumptions or []), alternatives=list(answer.alternatives or []),
+                     chosen=dict(answer.chosen or {}), selection=[dict(e) for e in answer.selection or []],
+                     selected_by=str(answer.selected_by or ""), cost_usd=float(answer.cost_usd or 0.0))
 
 
 def _show_result(record: dict[str, Any]) -> ShowResult:

@@ -304,6 +304,7 @@ def show_run(record: RunRecord) -> dict[str, Any]:
             else:
                 slot["step"] = item.get("step")
     questions, report = report_part(record)
+    answer = record.answer()
     return {
         "meta": record.meta(),
         "folder": str(record.folder),
@@ -315,5 +316,29 @@ def show_run(record: RunRecord) -> dict[str, Any]:
         "re_retrievals": state["re_retrievals"] if state else [],
         "rounds": [rounds[k] for k in sorted(rounds)],
         "calls": calls,
-        "answer": record.answer(),
+        "answer": answer,
+        "selection": run_selection(trace, state, answer),
     }
+
+
+def run_selection(trace: list[dict[str, Any]], *records: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Return the entries chosen for a run's first round: {by, entries [{path, reason}], menu [paths]}, or None.
+
+    The trace's first selection event says it with the menu it was chosen from; files given (--files) have no such
+    event, and the first of the records (the saved state, the answer) that holds `selected_by` says it then.
+    None for a run from before the selection existed, and for a report (its sub-questions' runs select).
+    """
+    for item in trace:
+        if item.get("type") == "selection":
+            return {"by": str(item.get("by") or ""), "entries": _path_reasons(item.get("entries")),
+                    "menu": [str(p) for p in item.get("menu") or [] if isinstance(p, str)]}
+    for data in records:
+        if data and data.get("selected_by"):
+            return {"by": str(data["selected_by"]), "entries": _path_reasons(data.get("selection")), "menu": []}
+    return None
+
+
+def _path_reasons(entries: Any) -> list[dict[str, str]]:
+    """Return a selection's entries as {path, reason} strings (a record is read, not trusted to be well formed)."""
+    return [{"path": str(e.get("path") or ""), "reason": str(e.get("reason") or "")}
+            for e in entries or [] if isinstance(e, dict) and e.get("path")]

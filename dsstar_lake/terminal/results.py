@@ -269,8 +269,10 @@ def benchmark_progress(console: Console) -> Any:
         elif event == "task":
             row = data["result"]
             mark = "error" if row.method == "error" else f"{row.score:.2f}"
+            files = "".join(f" · {label} F1 {value:.2f}" for label, value in
+                            (("selected", row.selection_f1), ("read", row.reads_f1)) if value is not None)
             line = (f"[{data['done']}/{data['total']}] {row.id}: {mark} · {row.seconds:.0f} s · "
-                    f"{row.llm_calls} calls" + (" · an other reading matched" if row.alternative_matched else "")
+                    f"{row.llm_calls} calls{files}" + (" · an other reading matched" if row.alternative_matched else "")
                     + (f" · {row.error}" if row.error else ""))
             console.print(safe(line), highlight=False)
 
@@ -293,24 +295,37 @@ def print_benchmark_readings(console: Console, results: list[Any]) -> None:
 
 
 def print_benchmark_report(console: Console, report: Any) -> None:
-    """Print the benchmark's score, errors, recall of files used and cost per task, per domain and overall."""
+    """Print the benchmark's score, errors, the files selected and read against the gold ones, and cost per task,
+    per domain and overall."""
 
     def pct(value: float | None) -> str:
         return "-" if value is None else f"{100 * value:.2f}"
 
+    def prf(row: dict[str, Any], which: str) -> str:  # "89/87/88": whole percents keep three figures one cell
+        if row[f"{which}_f1"] is None:
+            return "-"
+        return "/".join("-" if row[f"{which}_{part}"] is None else f"{100 * row[f'{which}_{part}']:.0f}"
+                        for part in ("precision", "recall", "f1"))
+
     if not console.is_terminal:
         console = CliConsole(file=console.file, width=max(console.width, 160))  # piped: keep the table whole
     mode = "oracle files" if report.oracle else "retrieval"
-    table = Table("domain", "n", "score %", "errors", "alt matched", "R used %", "R ctx %", "tokens", "$", "calls",
-                  "s", title=f"KramaBench ({mode})",
+    table = Table("domain", "n", "score %", "errors", "alt matched", "selected P/R/F1 %", "read P/R/F1 %", "R ctx %",
+                  "tokens", "$", "calls", "s", title=f"KramaBench ({mode})",
                   caption="score = sum of task scores / tasks (KramaBench's support-weighted mean); alt matched = "
                           "tasks whose answer missed but a recorded other reading matched (not in the score); "
-                          "R used / R ctx = share of the gold files the run's scripts read / had in context; "
+                          "selected / read P/R/F1 = precision, recall and F1 against the gold files of the entries "
+                          "the agent selected for the first round (mean over the tasks it selected for, their count "
+                          "in brackets when not all: given files are not scored) and of the files the run's scripts "
+                          "read; R ctx = share of the gold files the run had in context; "
                           "tokens, $, calls and s are per task")
     rows = list(report.summary().items())
     for i, (name, row) in enumerate(rows):
+        selected = prf(row, "selection")
+        if 0 < row["selected"] < row["n"]:
+            selected += f" ({row['selected']})"
         table.add_row(safe(name), str(row["n"]), pct(row["score"]), str(row["errors"]),
-                      str(row.get("alternative_matched", 0)), pct(row["recall"]),
+                      str(row.get("alternative_matched", 0)), selected, prf(row, "reads"),
                       pct(row["context_recall"]), str(row["tokens"]), f"{row['cost_usd']:.4f}",
                       f"{row['llm_calls']:.1f}", f"{row['seconds']:.1f}", end_section=i == len(rows) - 2)
     console.print(table)

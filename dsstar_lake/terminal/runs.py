@@ -12,6 +12,7 @@ from rich.panel import Panel
 from rich.table import Table
 
 from dsstar_lake.terminal.results import safe
+from dsstar_lake.views.selection import selection_heading
 
 
 def _short(text: str, limit: int = 70) -> str:
@@ -163,6 +164,8 @@ def print_run(console: Console, run: dict[str, Any]) -> None:
         _print_report_run(console, run)
         return
     console.print(f"context: {safe(', '.join(run['context']))}", highlight=False)
+    if run.get("selection"):
+        print_selection(console, run["selection"])
     for item in run["re_retrievals"]:
         console.print(f"missing data after round {item['round'] + 1}: {safe(item['missing'])} → "
                       f"{safe(', '.join(item['added']) or 'nothing new')}", highlight=False)
@@ -199,6 +202,14 @@ def print_run(console: Console, run: dict[str, Any]) -> None:
         from dsstar_lake.agent.state import Answer
 
         print_answer(console, Answer.from_dict(answer))
+
+
+def print_selection(console: Console, selection: dict[str, Any]) -> None:
+    """Print the entries chosen for a run's first round, each with its reason, one line each (no frame)."""
+    console.print(safe(selection_heading(selection)), highlight=False)
+    for entry in selection.get("entries") or []:
+        reason = f": {entry['reason']}" if entry.get("reason") else ""
+        console.print(f"  - {safe(entry['path'])}{safe(reason)}", highlight=False)
 
 
 def _print_report_run(console: Console, run: dict[str, Any]) -> None:

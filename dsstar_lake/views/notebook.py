@@ -12,6 +12,8 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from dsstar_lake.views.selection import selection_heading
+
 _CELL = 160  # characters of a value shown in a cell: a long answer or card line is cut, the data keeps it whole
 
 
@@ -155,6 +157,8 @@ class RunView(dict):  # type: ignore[type-arg]
                 *([("chosen reading", f"{chosen['reading']} because {chosen.get('because', '')}")]
                   if (chosen := answer.get("chosen") or {}).get("reading") else []),
                 *(("other reading", f"{a.get('reading')}: {a.get('value')}") for a in answer.get("alternatives") or []),
+                *([("selection", selection_heading(selection))] if (selection := self.get("selection")) else []),
+                *(("selected", f"{e['path']}: {e['reason']}") for e in (selection or {}).get("entries") or []),
                 ("files used", ", ".join(answer.get("files_used") or [])), ("cost $", answer.get("cost_usd")),
                 ("folder", self.get("folder"))]
         rounds = [(r.get("round", 0) + 1, r.get("step"), len(r.get("scripts") or []), r.get("sufficient"),

@@ -25,6 +25,7 @@ from starlette.staticfiles import StaticFiles
 from dsstar_lake.base.errors import DslakeError, RunNotFound
 from dsstar_lake.runs.record import FIGURES_DIR
 from dsstar_lake.views.notebook import when
+from dsstar_lake.views.selection import selection_heading
 from dsstar_lake.web import views
 from dsstar_lake.web.access import Guard, check_bind, same_origin
 from dsstar_lake.web.asking import MAX_QUESTION, Asks
@@ -63,6 +64,7 @@ def _templates() -> Any:
     env.filters["size"] = _size
     env.filters["marked"] = _marked
     env.filters["folded"] = _folded
+    env.filters["selection_heading"] = selection_heading
     return env
 
 
