@@ -92,16 +92,3 @@ rows = list(csv.DictReader(open('data/ozone_by_county.csv')))
 best = max(rows, key=lambda r: int(r['unhealthy_days']))
 print(best['county'], best['unhealthy_days'])
 """
-
-
-def record_selection(lake: Any, run_id: str, by: str, entries: list[dict[str, str]], menu: list[str]) -> None:
-    """Leave a finished run's record as the agent's selection step leaves it (issue 45): answer.json's `selection`
-    and `selected_by`, and the trace's one selection event (any the run wrote itself is replaced)."""
-    from dsstar_lake.runs.record import RunRecord
-
-    record = RunRecord.open(Path(lake.catalog_dir), run_id)
-    answer = record.answer() or {}
-    record.write_answer({**answer, "selection": entries, "selected_by": by})
-    kept = [line for line in record.trace_path.read_text().splitlines() if json.loads(line)["type"] != "selection"]
-    record.trace_path.write_text("".join(line + "\n" for line in kept))
-    record.event("selection", by=by, entries=entries, menu=menu)

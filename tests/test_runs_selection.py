@@ -1,15 +1,14 @@
 """A run's selection on the surfaces that show a run (issue 45): `runs show` (terminal and --json), the notebook's
 run view and MCP's ask result say who chose the first round's entries and why each one.
 
-The runs are real scripted asks over the small lake; the selection is written into their record as the agent's
-selection step leaves it (agent_helpers.record_selection).
+The runs are real scripted asks over the small lake, the selector's answer scripted like every other role's.
 """
 
 from __future__ import annotations
 
 import json
 
-from agent_helpers import FAST, SUM_WIDGETS, fenced, record_selection, scripted
+from agent_helpers import FAST, SUM_WIDGETS, fenced, scripted
 from click.testing import CliRunner
 from dslake_cli.cli import cli
 
@@ -29,17 +28,21 @@ def invoke(*args):
     return CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
 
 
-def asked(lake) -> Answer:
-    model = scripted(("planner", "Sum the widget units in data/sales.csv."), ("coder", fenced(SUM_WIDGETS)),
+CHOICE = ("data/sales.csv — units by product and region: the [bold]widget[/bold] rows\n"
+          "data/sensors/daily/readings_*.csv — not needed\x1b]52;c;aGk=\x07 but near")
+
+
+def asked(lake, selector: str | None = CHOICE, **kw) -> Answer:
+    rules = [("selector", selector)] if selector else []
+    model = scripted(*rules, ("planner", "Sum the widget units in data/sales.csv."), ("coder", fenced(SUM_WIDGETS)),
                      ("verifier", "Yes"), ("finalyzer", fenced(SUM_WIDGETS)))
-    answer = lake.ask(QUESTION, overrides=FAST, provider=model)
+    answer = lake.ask(QUESTION, overrides=FAST, provider=model, **kw)
     assert answer.value == "14"
     return answer
 
 
 def test_runs_show_says_who_selected_and_each_entry_with_its_reason(lake, indexed):
     run_id = asked(lake).run_id
-    record_selection(lake, run_id, "selector", ENTRIES, MENU)
     shown = invoke("runs", "show", run_id, "--lake", indexed)
     assert shown.exit_code == 0, shown.output
     lines = shown.stdout.splitlines()
@@ -51,7 +54,8 @@ def test_runs_show_says_who_selected_and_each_entry_with_its_reason(lake, indexe
         "  - sensors/daily/readings_*.csv: not needed\\x1b]52;c;aGk=\\x07 but near",
     ]
     data = json.loads(invoke("runs", "show", run_id, "--lake", indexed, "--json").stdout)
-    assert data["selection"] == {"by": "selector", "entries": ENTRIES, "menu": MENU}
+    assert (data["selection"]["by"], data["selection"]["entries"]) == ("selector", ENTRIES)
+    assert sorted(data["selection"]["menu"]) == sorted(MENU)
     assert (data["answer"]["selection"], data["answer"]["selected_by"]) == (ENTRIES, "selector")
     view = lake.run(run_id)  # the notebook's run view lists them too
     page = view._repr_html_()
@@ -60,14 +64,14 @@ def test_runs_show_says_who_selected_and_each_entry_with_its_reason(lake, indexe
 
 
 def test_given_files_and_the_relevance_fallback_are_said_as_such(lake, indexed):
-    run_id = asked(lake).run_id
-    record_selection(lake, run_id, "given", [{"path": "sales.csv", "reason": "named with --files"}], [])
+    run_id = asked(lake, None, files=["sales.csv"]).run_id
     lines = invoke("runs", "show", run_id, "--lake", indexed).stdout.splitlines()
     at = lines.index("selection (given by the user): 1 entry")
-    assert lines[at + 1] == "  - sales.csv: named with --files"
-    record_selection(lake, run_id, "relevance", [{"path": "sales.csv", "reason": "ranked 1 by relevance"}], MENU)
-    assert "selection (by relevance (no model choice)): 1 of 4 candidates" in invoke(
-        "runs", "show", run_id, "--lake", indexed).stdout
+    assert lines[at + 1] == "  - sales.csv: given"
+    run_id = asked(lake, None).run_id  # no rule answers the selector: the relevance order chose
+    shown = invoke("runs", "show", run_id, "--lake", indexed).stdout
+    assert "selection (by relevance (no model choice)): 4 of 4 candidates" in shown
+    assert "ranked 1 by relevance (no model answers the selector role)" in shown
 
 
 def test_a_run_from_before_the_selection_shows_none_and_its_answer_still_loads(lake, indexed):
@@ -104,7 +108,6 @@ def test_a_running_run_shows_the_traces_selection_and_a_bad_record_is_read_not_t
 
 def test_mcps_ask_result_carries_the_selection_of_the_runs_answer(lake):
     run_id = asked(lake).run_id
-    record_selection(lake, run_id, "selector", ENTRIES, MENU)
     stored = RunRecord.open(lake.catalog_dir, run_id).answer()
     result = ask_result(Answer.from_dict(stored)).model_dump()
     assert (result["selection"], result["selected_by"], result["answer"]) == (ENTRIES, "selector", "14")

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import html
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 import pytest
-from agent_helpers import FAST, fenced, record_selection, scripted
+from agent_helpers import FAST, fenced, scripted
 from click.testing import CliRunner
 from conftest import SAMPLES
 from dslake_cli.cli import cli
@@ -136,15 +137,17 @@ def test_runs_run_and_report_pages(served):
 
 def test_a_runs_selection_is_on_its_page_and_in_its_json_twin(served):
     server, lake = served["server"], served["lake"]
-    model = scripted(("planner", "Sum the Widget units in data/sales.csv."), ("coder", fenced(SUM_WIDGETS)),
-                     ("verifier", "Yes"), ("finalyzer", fenced(SUM_WIDGETS)))
+    choice = f"data/sales.csv — units by <b>product</b> and region\ndata/{PLANTED}.csv — a name that is markup"
+    model = scripted(("selector", choice), ("planner", "Sum the Widget units in data/sales.csv."),
+                     ("coder", fenced(SUM_WIDGETS)), ("verifier", "Yes"), ("finalyzer", fenced(SUM_WIDGETS)))
     answer = lake.ask("How many Widget units were sold?", overrides=FAST, provider=model)
     entries = [{"path": "sales.csv", "reason": "units by <b>product</b> and region"},
                {"path": PLANTED + ".csv", "reason": "a name that is markup"}]
-    record_selection(lake, answer.run_id, "selector", entries, ["sales.csv", PLANTED + ".csv", "notes.md"])
+    assert answer.selection == entries
     code, page, _ = fetch(server.url(f"/runs/{answer.run_id}"))
     assert code == 200
-    assert '<p class="muted" id="selected-by">selection (chosen by the selector model): 2 of 3 candidates</p>' in page
+    assert re.search(r'<p class="muted" id="selected-by">selection \(chosen by the selector model\): 2 of \d+ '
+                     r'candidates</p>', page)
     assert '<li><a href="/entries/sales.csv">sales.csv</a>: units by &lt;b&gt;product&lt;/b&gt; and region</li>' in page
     assert html.escape(PLANTED + ".csv") in page and "<script>alert(1)" not in page  # a reason and a path as text
     code, body, _ = fetch(server.url(f"/runs/{answer.run_id}.json"))
