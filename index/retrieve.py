@@ -47,6 +47,8 @@ class Hit:
     solo_description: str = field(default="", repr=False)
     kin_descriptions: list[str] = field(default_factory=list, repr=False)
     kin_notes: list[str] = field(default_factory=list, repr=False)
+    kin_kinds: list[str] = field(default_factory=list, repr=False)  # file, family or dataset, in kin order
+    kin_member_counts: list[int] = field(default_factory=list, repr=False)
 
     def __repr__(self) -> str:
         # The dataclass's own repr lists all fifteen fields; a notebook wants to see which entry and how good.
@@ -56,7 +58,7 @@ class Hit:
     def to_dict(self, with_description: bool = False) -> dict[str, Any]:
         """Return the hit as JSON-ready data."""
         data = asdict(self)
-        for internal in ("solo_description", "kin_descriptions", "kin_notes"):
+        for internal in ("solo_description", "kin_descriptions", "kin_notes", "kin_kinds", "kin_member_counts"):
             data.pop(internal)
         if not with_description:
             data.pop("description")
@@ -241,6 +243,8 @@ class Retriever:
                     leader.kin_ids.append(entry_id)
                     leader.kin_descriptions.append(row["description"])
                     leader.kin_notes.append(kin_line(row["path"], row["description"]))
+                    leader.kin_kinds.append(row["kind"])
+                    leader.kin_member_counts.append(int(row["member_count"]))
                     if not are_kin(other, key, question, names) and len(leader.companions) < MAX_COMPANIONS:
                         # A different measure of the same layout (or one the question names): described whole.
                         leader.companions.append(row["path"])

@@ -161,5 +161,11 @@ def test_near_identical_and_same_layout_files_are_candidates_of_their_own():
     chosen = view.choose(menu, [("beaches/constitution.csv", "x"), ("beaches/wollaston.csv", "y")])
     block = view.data_block(chosen)
     assert frames(block) == ["data/beaches/constitution.csv"]
-    assert "near-identical to the file above" in block and "- data/beaches/wollaston.csv · 900 rows" in block
+    # The member folded under the described file is named by its path (its line is in that description's list).
+    assert "near-identical to the file above" in block and "- data/beaches/wollaston.csv\n" in block
     assert "Wollaston beach" not in block and "- data/beaches/carson.csv · 700 rows" in block
+    # Two members chosen without their head: the first is described, the other keeps its line.
+    menu = candidates([hit])
+    block = view.data_block(view.choose(menu, [("beaches/wollaston.csv", "x"), ("beaches/carson.csv", "y")]))
+    assert frames(block) == ["data/beaches/wollaston.csv", "data/beaches/carson.csv"]
+    assert "- data/beaches/constitution.csv · 1880 rows" in block

@@ -29,16 +29,21 @@ def candidates(hits: Sequence[Any]) -> list[ContextEntry]:
         if len(descriptions) != len(hit.kin):
             continue  # a store that does not say what the folded files hold (remote): they stay in the hit's text
         notes = list(getattr(hit, "kin_notes", []) or [])
+        kinds = list(getattr(hit, "kin_kinds", []) or [])
+        counts = list(getattr(hit, "kin_member_counts", []) or [])
         companions = set(hit.companions)
         for i, (path, entry_id) in enumerate(zip(hit.kin, hit.kin_ids, strict=True)):
             note = notes[i] if i < len(notes) else f"data/{path}"
             if path in companions:
-                how, series = f"same layout as data/{hit.path}, another measure", ""
+                how, series = f" (same layout as data/{hit.path}, another measure)", ""
             else:
-                how, series = f"near-identical to data/{hit.path}", hit.path
-            out.append(ContextEntry(entry_id, hit.kind, path, descriptions[i], 1, "retrieval",
-                                    getattr(hit, "score", None), level="line", line=_clip(f"{note} ({how})"),
-                                    folded_under=hit.path, series=series))
+                how, series = f" (near-identical to data/{hit.path})", hit.path
+            kind = kinds[i] if i < len(kinds) else hit.kind
+            count = counts[i] if i < len(counts) else 1
+            out.append(ContextEntry(entry_id, kind, path, descriptions[i], count, "retrieval",
+                                    getattr(hit, "score", None), level="line",
+                                    line=_clip(note, LINE_CHARS - len(how)) + how, folded_under=hit.path,
+                                    series=series))
     return out
 
 
@@ -81,5 +86,5 @@ def _shown(entry: ContextEntry) -> str:
     return visible(entry.line or f"data/{entry.path}")
 
 
-def _clip(text: str) -> str:
-    return text if len(text) <= LINE_CHARS else text[: LINE_CHARS - 1] + "…"
+def _clip(text: str, limit: int = LINE_CHARS) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"

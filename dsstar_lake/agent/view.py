@@ -54,9 +54,14 @@ def data_block(entries: Sequence[ContextEntry], max_chars: int = 0, cap_tokens: 
         used += len(text)
         series = members_of.get(id(e), [])
         if series:
-            text = "\n".join([text, SERIES_HEADING, *(f"- {visible(m.line or 'data/' + m.path)}" for m in series)])
+            # A member folded under this very entry already has its line in the description: its path is enough.
+            said = [f"- data/{visible(m.path)}" if m.series == e.path else f"- {visible(m.line or 'data/' + m.path)}"
+                    for m in series]
+            text = "\n".join([text, SERIES_HEADING, *said])
         parts.append(_framed(e, form, text))
-    lines = [e for e in entries if e.level == "line"]
+    described = {e.path for e in shown(entries)}
+    # A near-identical file of an entry described whole or brief has its line inside that description already.
+    lines = [e for e in entries if e.level == "line" and not (e.series and e.series in described)]
     if lines:
         parts.append(frame(f"{CANDIDATES_NOTE}\n{menu_text(lines)}", "candidates"))
     return "\n\n".join(parts) if parts else "(no files)"
