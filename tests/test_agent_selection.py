@@ -42,7 +42,7 @@ def test_the_selected_files_are_whole_in_every_prompt_and_the_rest_are_lines(lak
     for role in ("planner", "coder", "finalyzer"):
         text = prompts(provider, role)[0]
         assert frames(text) == ["data/sales.csv"], role
-        assert "- data/ozone_by_county.csv · " in text and "Other candidates, one line each" in text
+        assert "- data/ozone_by_county.csv · " in text and "Other candidates (not described here)" in text
         assert '# Given data: "data/sales.csv"\n' in text
     event = trace(lake, answer.run_id, "selection")[0]
     assert event["by"] == "selector" and len(event["menu"]) == 4 and event["why"] == ""

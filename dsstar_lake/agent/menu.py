@@ -16,6 +16,9 @@ from dsstar_lake.base.untrusted import visible
 
 LINE_CHARS = 420  # a menu line's longest form: three gist lines of ~120 characters and the path
 KIN_SHOWN = 8  # folded files listed by a line each under their candidate; the rest share one line of names
+# Every role prompt repeats the candidates not chosen: the first few in a few words each, the rest by path.
+SHORT_SHOWN = 12
+SHORT_CHARS = 160
 
 
 def candidates(hits: Sequence[Any]) -> list[ContextEntry]:
@@ -58,6 +61,22 @@ def hit_line(hit: Any) -> str:
     if not hit.summary and getattr(hit, "card_line", ""):
         parts.append(hit.card_line)
     return _clip(" · ".join(parts))
+
+
+def short_list(entries: Sequence[ContextEntry], shown: int = SHORT_SHOWN) -> str:
+    """Return candidates as every role prompt lists them: the first few by path and what they hold in a few words
+    (the selector saw the whole lines), the rest by path only."""
+    lines = [f"- {visible(_short(e))}" for e in entries[:shown]]
+    rest = [visible(f"data/{e.path}") for e in entries[shown:]]
+    if rest:
+        lines.append(f"- and {len(rest)} more: " + ", ".join(rest))
+    return "\n".join(lines)
+
+
+def _short(entry: ContextEntry) -> str:
+    parts = (entry.line or f"data/{entry.path}").split(" · ")
+    head = " · ".join(parts[:3])
+    return head if len(head) <= SHORT_CHARS else head[: SHORT_CHARS - 1] + "…"
 
 
 def menu_text(entries: Sequence[ContextEntry]) -> str:

@@ -14,12 +14,12 @@ from collections.abc import Iterable, Sequence
 
 from dsstar_lake.agent import context
 from dsstar_lake.agent.brief import brief
-from dsstar_lake.agent.menu import menu_text
+from dsstar_lake.agent.menu import short_list
 from dsstar_lake.agent.state import ContextEntry
 from dsstar_lake.base.untrusted import frame, quote, visible
 
-CANDIDATES_NOTE = ("Other candidates, one line each (not described here). If the question needs one, name it in a "
-                   "step: its description comes with the next prompt.")
+CANDIDATES_NOTE = ("Other candidates (not described here). If the question needs one, name it in a step: its "
+                   "description comes with the next prompt.")
 SERIES_HEADING = ("Also chosen, near-identical to the file above (same layout; read each like it, with its own "
                   "path):")
 CAP_MARK = ("[brief: the prompt's cap of {cap} tokens for whole descriptions was reached; a step that names this file "
@@ -63,7 +63,7 @@ def data_block(entries: Sequence[ContextEntry], max_chars: int = 0, cap_tokens: 
     # A near-identical file of an entry described whole or brief has its line inside that description already.
     lines = [e for e in entries if e.level == "line" and not (e.series and e.series in described)]
     if lines:
-        parts.append(frame(f"{CANDIDATES_NOTE}\n{menu_text(lines)}", "candidates"))
+        parts.append(frame(f"{CANDIDATES_NOTE}\n{short_list(lines)}", "candidates"))
     return "\n\n".join(parts) if parts else "(no files)"
 
 
