@@ -226,7 +226,7 @@ def print_retrieval_report(console: Console, report: Any) -> None:
     selector was asked, its choice per task and per domain."""
     summary = report.summary()
     if not console.is_terminal:
-        console = CliConsole(file=console.file, width=max(console.width, 160))  # piped: keep the table whole
+        console = CliConsole(file=console.file, width=max(console.width, 180))  # piped: keep the table whole
     table = Table("domain", "n", *[f"R@{k}" for k in report.ks], *[f"all@{k}" for k in report.ks],
                   *[f"tok@{k}" for k in report.ks], "all whole", "strict", "files whole/kin/brief/named/absent",
                   "prompt tok",
