@@ -236,10 +236,12 @@ def eval_group() -> None:
 @click.option("-k", "ks", default="1,5,10,20", show_default=True, help="Comma-separated K values.")
 @click.option("--missing", type=click.Path(exists=True, dir_okay=False),
               help="Lake files known to be absent (default: missing_blobs.txt beside the tasks).")
+@llm_options
 @json_option
 def eval_retrieval(task_files: tuple[str, ...], lake_path: str | None, catalog: str | None, ks: str,
-                   missing: str | None, as_json: bool) -> None:
-    """Recall@K and all-found@K of the retriever on tasks whose files are known."""
+                   missing: str | None, as_json: bool, **params: Any) -> None:
+    """Recall@K and all-found@K of the retriever on tasks whose files are known, and where each task's files stand
+    in the first planner prompt; with a model configured, the selector's choice too (precision, recall, F1)."""
     from dsstar_lake.base.errors import UsageError
     from dsstar_lake.terminal.results import print_retrieval_report
 
@@ -247,7 +249,11 @@ def eval_retrieval(task_files: tuple[str, ...], lake_path: str | None, catalog: 
         k_values = [int(k) for k in ks.split(",") if k.strip()]
     except ValueError:
         raise UsageError(f"-k expects comma-separated integers, got {ks!r}") from None
-    report = open_existing(lake_path, catalog).evaluate_retrieval(list(task_files), k_values, missing)
+    flags = llm_flags(params)
+    # A model flag asks for the selection (a model that is not usable is then an error); without one, the selector
+    # is asked only when a model is configured.
+    report = open_existing(lake_path, catalog, flags).evaluate_retrieval(list(task_files), k_values, missing,
+                                                                         select=True if flags.given else None)
     print_json(report.to_dict()) if as_json else print_retrieval_report(out, report)
 
 

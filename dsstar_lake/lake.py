@@ -411,19 +411,32 @@ class Lake:
         return self.benchmark(tasks, options, progress=progress)
 
     @manifest_errors
-    def evaluate_retrieval(self, task_files: list[str], ks: list[int],
-                           missing: str | None = None) -> RetrievalReport:
-        """Measure recall@K, all-found@K and context size of the retriever on the tasks of these files.
+    def evaluate_retrieval(self, task_files: list[str], ks: list[int], missing: str | None = None,
+                           select: bool | None = None) -> RetrievalReport:
+        """Measure recall@K, all-found@K and context size of the retriever on the tasks of these files, and the
+        first planner prompt a run builds without a selection.
 
         missing: a file of lake files known to be absent (default: missing_blobs.txt beside the first tasks file).
+        select: also ask the selector once per task and score its choice (True: a model must be configured; None:
+        when one is; False: never).
         """
+        from dsstar_lake.base.errors import ModelNotConfigured
         from dsstar_lake.eval.resolve import read_missing
         from dsstar_lake.eval.retrieval import default_missing_list, evaluate_retrieval
         from dsstar_lake.eval.tasks import load_tasks
 
         tasks = [task for path in task_files for task in load_tasks(path)]
         absent = read_missing(missing) if missing else default_missing_list(Path(task_files[0]).resolve().parent)
-        return evaluate_retrieval(self.setup(), tasks, ks, absent)
+        setup = self.setup()
+        if select is not False:
+            try:
+                setup.check_model()
+                select = True
+            except ModelNotConfigured:
+                if select:
+                    raise
+                select = False
+        return evaluate_retrieval(setup, tasks, ks, absent, select=select)
 
     # ---- dslake doctor (dsstar_lake/usecases/doctor.py) ---------------------------------------------------------------
 

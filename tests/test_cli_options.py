@@ -22,9 +22,8 @@ from llm_harness import LLM_ENV_VARS
 from serve_helpers import Server, fetch
 
 MODEL_COMMANDS = [["ask"], ["report"], ["serve"], ["mcp"], ["models"], ["index"], ["runs", "resume"],
-                  ["eval", "kramabench"]]
-PLAIN_COMMANDS = [["search"], ["show"], ["status"], ["config"], ["doctor"], ["runs", "list"], ["runs", "show"],
-                  ["eval", "retrieval"]]
+                  ["eval", "kramabench"], ["eval", "retrieval"]]
+PLAIN_COMMANDS = [["search"], ["show"], ["status"], ["config"], ["doctor"], ["runs", "list"], ["runs", "show"]]
 
 
 @pytest.fixture(autouse=True)

@@ -10,6 +10,7 @@ from click.testing import CliRunner
 from dslake_cli.cli import cli
 from dslake_index.kin import are_kin, kin_key
 from dslake_index.retrieve import with_folder_prior
+from llm_harness import LLM_ENV_VARS
 
 from dsstar_lake.lake import Lake
 
@@ -40,7 +41,9 @@ def write_beach_lake(root: Path) -> Path:
     return root
 
 
-def test_datasheets_that_differ_in_sites_share_one_slot_and_still_count_as_found(tmp_path):
+def test_datasheets_that_differ_in_sites_share_one_slot_and_still_count_as_found(tmp_path, monkeypatch):
+    for name in LLM_ENV_VARS:  # no model: eval retrieval asks no selector
+        monkeypatch.delenv(name, raising=False)
     root = write_beach_lake(tmp_path / "lake")
     lake = Lake.open(root)
     lake.index()
@@ -66,6 +69,33 @@ def test_datasheets_that_differ_in_sites_share_one_slot_and_still_count_as_found
     report = json.loads(result.output)
     if report["tasks"][0]["ranked"][0] == leader.path:
         assert report["summary"]["overall"]["recall@1"] == 1.0  # folded into the first slot: found at K=1
+        if folded not in leader.companions:  # one line in the whole description of the best match
+            assert report["tasks"][0]["levels"] == {folded: "kin"}
+
+
+def test_a_chosen_series_is_one_description_and_its_later_members_count_as_kin(tmp_path):
+    from agent_helpers import rules_file
+
+    root = write_beach_lake(tmp_path / "lake")
+    lake = Lake.open(root)
+    lake.index()
+    question = "bacterial water quality enterococcus counts at the beaches"
+    leader = next(h for h in lake.search(question, k=3) if h.path.endswith("_beach_datasheet.csv"))
+    series = [p for p in leader.kin if p not in leader.companions]
+    if not series:
+        pytest.skip("search described every datasheet as a same-layout companion")
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text(json.dumps({"id": "t1", "query": question, "files": [leader.path, series[0]]}) + "\n")
+    rules = rules_file(tmp_path / "rules.jsonl", {"role": "selector", "response": "\n".join(
+        f"data/{p} — enterococcus counts" for p in (leader.path, series[0]))})
+    result = CliRunner().invoke(cli, ["eval", "retrieval", "--lake", str(root), "--tasks", str(tasks), "-k", "1",
+                                      "--llm", "scripted", "--scripted-file", rules, "--json"])
+    assert result.exit_code == 0, result.output
+    chosen = json.loads(result.output)["tasks"][0]["selection"]
+    assert chosen["selected_by"] == "selector" and chosen["f1"] == 1.0
+    # Both chosen, one description: the later member is a line under the first (view.data_block's series).
+    assert chosen["levels"] == {leader.path: "whole", series[0]: "kin"}
+    assert chosen["all_whole"] and not chosen["all_whole_strict"]
 
 
 def test_collapsing_can_be_turned_off(tmp_path):

@@ -6,6 +6,7 @@ import json
 
 from click.testing import CliRunner
 from dslake_cli.cli import cli
+from llm_harness import LLM_ENV_VARS
 
 from dsstar_lake.lake import Lake
 
@@ -30,7 +31,9 @@ def test_excluded_entries_are_skipped_and_k_is_respected(samples_lake):
     assert [h.entry_id for h in again[:2]] == [h.entry_id for h in first[1:3]]
 
 
-def test_eval_retrieval_matches_hand_computed_recall(samples_lake, tmp_path):
+def test_eval_retrieval_matches_hand_computed_recall(samples_lake, tmp_path, monkeypatch):
+    for name in LLM_ENV_VARS:  # no model: eval retrieval asks no selector
+        monkeypatch.delenv(name, raising=False)
     lake = Lake.open(samples_lake)
     ranked = [h.path for h in lake.search("units sold per region", k=5)]
     tasks = tmp_path / "tasks.jsonl"
@@ -122,8 +125,8 @@ def test_prompt_levels_say_how_each_needed_file_appears_in_the_first_planner_pro
 
     from dslake_index.lookup import entry_of_paths
 
-    from dsstar_lake.agent.context import shown_forms
-    from dsstar_lake.agent.state import ContextEntry
+    from dsstar_lake.agent import view
+    from dsstar_lake.agent.menu import candidates
     from dsstar_lake.eval.retrieval import prompt_levels
 
     lake = Lake.open(samples_lake)
@@ -131,15 +134,23 @@ def test_prompt_levels_say_how_each_needed_file_appears_in_the_first_planner_pro
     for path, entry_id in entry_of_paths(lake.connection()):
         members[entry_id].append(path)
     by_path = {p: e for e, paths in members.items() for p in paths}
-    hits = lake.search("daily sensor humidity readings in January 2024", k=4)
-    forms = [form for form, _ in shown_forms([ContextEntry.from_hit(h) for h in hits], budget_tokens=300)]
-    assert forms[0] == "full" and "named" in forms  # a tight budget: the best match whole, some only named
-    squeezed = forms.index("named")
+    question = "daily sensor humidity readings in January 2024"
+    hits = lake.search(question, k=4)
+    # The fallback's view, as a run without a selector builds it: a tight budget keeps the best match whole and
+    # leaves some candidates as menu lines.
+    shown = view.by_relevance(candidates(hits), 4, 0, 300, question)
+    assert shown[0].level == "whole" and "line" in [e.level for e in shown]
+    squeezed = next(e for e in shown if e.level == "line")
     family_member = members[hits[0].entry_id][0]
-    named_file = members[hits[squeezed].entry_id][0]
+    named_file = members[squeezed.entry_id][0]
     unshown = next(p for p in by_path if by_path[p] not in {h.entry_id for h in hits})
-    levels = prompt_levels(hits, [family_member, named_file, unshown], members, by_path, 0, 300)
+    levels = prompt_levels(shown, hits, [family_member, named_file, unshown], members, by_path)
     assert levels == {family_member: "whole", named_file: "named", unshown: "absent"}
     # Without a budget every retrieved file is whole.
-    assert prompt_levels(hits, [family_member, named_file], members, by_path, 0, 0) == {
+    roomy = view.by_relevance(candidates(hits), 4, 0, 0, question)
+    assert prompt_levels(roomy, hits, [family_member, named_file], members, by_path) == {
         family_member: "whole", named_file: "whole"}
+    # The selector's view: what it chose is whole, the rest are menu lines.
+    chosen = view.choose(candidates(hits), [(squeezed.path, "the question's file")])
+    assert prompt_levels(chosen, hits, [family_member, named_file], members, by_path) == {
+        family_member: "named", named_file: "whole"}

@@ -10,11 +10,11 @@ and the run record says so. When the router finds data missing, the selector cho
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from dsstar_lake.agent import context, relevance, view
 from dsstar_lake.agent.menu import candidates, menu_text
-from dsstar_lake.agent.prompts import fill
+from dsstar_lake.agent.prompts import ask_with_reminder, fill
 from dsstar_lake.agent.runtime import Agent
 from dsstar_lake.agent.state import AgentState, ContextEntry
 from dsstar_lake.base.errors import BudgetExceeded, ProviderError
@@ -22,6 +22,7 @@ from dsstar_lake.base.untrusted import frame, quote
 
 EXPECTED = "one line per chosen file, exactly: data/PATH — why the question needs it"
 NONE = "none"
+NO_SELECTOR = "no model answers the selector role"
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])?\s*")
 _SEPARATOR = re.compile(r"^[`'\"]?\s*(?:—|–|-{1,2}|:)?\s*")
 
@@ -49,22 +50,48 @@ def parse_choice(text: str, entries: Sequence[ContextEntry], allow_none: bool = 
     return chosen if chosen or (allow_none and not text.strip()) else None
 
 
+def first_prompt(question: str, entries: Sequence[ContextEntry]) -> str:
+    """Return the selector's prompt for the first round: the question and the menu of candidates."""
+    return fill("selector", question=question, menu=frame(menu_text(entries), "candidates"))
+
+
+def choose_with(complete: Callable[[str], str], question: str,
+                entries: Sequence[ContextEntry]) -> tuple[Choice | None, str]:
+    """Ask a model (complete: prompt -> answer text) for the first round's choice, once more with the reminder when
+    the answer is unreadable; return the choice and "", or None and why there is none (what select falls back on).
+
+    Without an Agent: `dslake eval retrieval` measures the selection with it (eval/retrieval.py).
+    """
+    prompt = first_prompt(question, entries)
+    return _outcome(lambda: ask_with_reminder(complete, prompt, _parser(entries, allow_none=False), EXPECTED)[0])
+
+
+def relevance_view(entries: list[ContextEntry], k: int, max_chars: int, budget_tokens: int, question: str,
+                   why: str) -> list[ContextEntry]:
+    """Return the view without a selection (view.by_relevance), each entry's reason saying its rank and why."""
+    ordered = view.by_relevance(entries, k, max_chars, budget_tokens, question)
+    for rank, e in enumerate(ordered, 1):
+        e.reason = f"ranked {rank} by relevance ({why})"
+    return ordered
+
+
+def selection_of(entries: Sequence[ContextEntry]) -> list[dict[str, str]]:
+    """Return the run record's selection: the described entries' paths and reasons, in the view's order."""
+    return [{"path": e.path, "reason": e.reason} for e in view.shown(entries)]
+
+
 def select(agent: Agent, state: AgentState) -> None:
     """Choose the first round's files from the candidates in state.entries and set the view's levels."""
-    menu = frame(menu_text(state.entries), "candidates")
-    prompt = fill("selector", question=state.question, menu=menu)
+    prompt = first_prompt(state.question, state.entries)
     chosen, why = _ask(agent, prompt, state.entries, allow_none=False, round_no=0)
     if chosen:
         state.entries = view.choose(state.entries, chosen)
         state.selected_by = "selector"
-        state.selection = [{"path": e.path, "reason": e.reason} for e in view.shown(state.entries)]
     else:
-        state.entries = view.by_relevance(state.entries, agent.fallback_k, agent.description_chars,
-                                          agent.context_tokens, state.question)
+        state.entries = relevance_view(state.entries, agent.fallback_k, agent.description_chars,
+                                       agent.context_tokens, state.question, why)
         state.selected_by = "relevance"
-        for rank, e in enumerate(state.entries, 1):
-            e.reason = f"ranked {rank} by relevance ({why})"
-        state.selection = [{"path": e.path, "reason": e.reason} for e in view.shown(state.entries)]
+    state.selection = selection_of(state.entries)
     agent.events.emit("selection", by=state.selected_by, entries=list(state.selection),
                       menu=[e.path for e in state.entries], why=why)
 
@@ -116,10 +143,19 @@ def _ask(agent: Agent, prompt: str, entries: Sequence[ContextEntry], allow_none:
          round_no: int) -> tuple[Choice | None, str]:
     """Ask the selector; return its choice and "", or None and why there is none (the run goes on without it)."""
     if not agent.llm.answers("selector"):
-        return None, "no model answers the selector role"
+        return None, NO_SELECTOR
+    return _outcome(lambda: agent.ask("selector", prompt, _parser(entries, allow_none), EXPECTED, lambda text: None,
+                                      round_no))
+
+
+def _parser(entries: Sequence[ContextEntry], allow_none: bool) -> Callable[[str], Choice | None]:
+    return lambda text: parse_choice(text, entries, allow_none)
+
+
+def _outcome(ask: Callable[[], Choice | None]) -> tuple[Choice | None, str]:
+    """Return what the selector chose and "", or None and why (a failed call, an answer naming no candidate)."""
     try:
-        chosen = agent.ask("selector", prompt, lambda text: parse_choice(text, entries, allow_none), EXPECTED,
-                           lambda text: None, round_no)
+        chosen = ask()
     except (ProviderError, BudgetExceeded) as exc:
         return None, f"the selector's call failed: {(str(exc).splitlines() or [''])[0][:200]}"
     if chosen is None:

@@ -38,9 +38,43 @@ def filenames(entries: Sequence[ContextEntry]) -> str:
 
 def data_block(entries: Sequence[ContextEntry], max_chars: int = 0, cap_tokens: int = 0) -> str:
     """Return the view as the prompts show it: each described entry in its <data> frame, then the menu lines."""
+    parts: list[str] = []
+    for e, form, text, series in _rendered(entries, max_chars, cap_tokens):
+        if series:
+            # A member folded under this very entry already has its line in the description: its path is enough.
+            said = [f"- data/{visible(m.path)}" if m.series == e.path else f"- {visible(m.line or 'data/' + m.path)}"
+                    for m in series]
+            text = "\n".join([text, SERIES_HEADING, *said])
+        parts.append(_framed(e, form, text))
+    lines = listed(entries)
+    if lines:
+        parts.append(frame(f"{CANDIDATES_NOTE}\n{short_list(lines)}", "candidates"))
+    return "\n\n".join(parts) if parts else "(no files)"
+
+
+def listed(entries: Sequence[ContextEntry]) -> list[ContextEntry]:
+    """Return the candidates the prompts list by a line: those at line level, but for a near-identical file of an
+    entry described whole or brief (its line is inside that description already)."""
+    described = {e.path for e in shown(entries)}
+    return [e for e in entries if e.level == "line" and not (e.series and e.series in described)]
+
+
+def shown_levels(entries: Sequence[ContextEntry], max_chars: int = 0,
+                 cap_tokens: int = 0) -> list[tuple[ContextEntry, str]]:
+    """Return each entry with its level as data_block shows it: whole, brief (its own level or past the cap), kin
+    (a later member of a series, one line under its first member's description) or line (a menu line)."""
+    rendered = _rendered(entries, max_chars, cap_tokens)
+    forms = {id(e): form for e, form, _, _ in rendered}
+    kin = {id(m) for *_, series in rendered for m in series}
+    return [(e, forms.get(id(e)) or ("kin" if id(e) in kin else "line")) for e in entries]
+
+
+def _rendered(entries: Sequence[ContextEntry], max_chars: int,
+              cap_tokens: int) -> list[tuple[ContextEntry, str, str, list[ContextEntry]]]:
+    """Return each described entry's form (whole or brief), text and later series members, in the view's order."""
     cap = cap_tokens * context.CHARS_PER_TOKEN if cap_tokens > 0 else 0
     used = 0
-    parts: list[str] = []
+    out: list[tuple[ContextEntry, str, str, list[ContextEntry]]] = []
     later, members_of = _series_members(entries)
     for e in shown(entries):
         if id(e) in later:
@@ -52,19 +86,8 @@ def data_block(entries: Sequence[ContextEntry], max_chars: int = 0, cap_tokens: 
         elif cap and used and used + len(full) > cap:
             form, text = "brief", brief(full).rsplit("\n", 1)[0] + "\n" + CAP_MARK.format(cap=cap_tokens)
         used += len(text)
-        series = members_of.get(id(e), [])
-        if series:
-            # A member folded under this very entry already has its line in the description: its path is enough.
-            said = [f"- data/{visible(m.path)}" if m.series == e.path else f"- {visible(m.line or 'data/' + m.path)}"
-                    for m in series]
-            text = "\n".join([text, SERIES_HEADING, *said])
-        parts.append(_framed(e, form, text))
-    described = {e.path for e in shown(entries)}
-    # A near-identical file of an entry described whole or brief has its line inside that description already.
-    lines = [e for e in entries if e.level == "line" and not (e.series and e.series in described)]
-    if lines:
-        parts.append(frame(f"{CANDIDATES_NOTE}\n{short_list(lines)}", "candidates"))
-    return "\n\n".join(parts) if parts else "(no files)"
+        out.append((e, form, text, members_of.get(id(e), [])))
+    return out
 
 
 def _framed(entry: ContextEntry, form: str, text: str) -> str:

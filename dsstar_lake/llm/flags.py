@@ -32,11 +32,17 @@ class LlmFlags:
     max_llm_calls: int | None = None
     max_cost: float | None = None
 
+    @property
+    def given(self) -> bool:
+        """True when any model flag was given."""
+        return bool(self.role_models) or any(getattr(self, f.name) is not None for f in fields(self)
+                                             if f.name != "role_models")
+
     def applied(self, settings: Settings) -> Settings:
         """Return settings with these flags applied."""
         given = {f.name: getattr(self, f.name) for f in fields(self)}
         given["role_models"] = dict(self.role_models)
-        if not self.role_models and all(value is None for name, value in given.items() if name != "role_models"):
+        if not self.given:
             # No model flag given (every index, search, status): nothing to override, and the providers'
             # registry (with every provider module) stays unloaded.
             return settings.with_overrides({})

@@ -222,25 +222,72 @@ def _print_plain_hits(console: Console, hits: list[Any]) -> None:
 
 
 def print_retrieval_report(console: Console, report: Any) -> None:
-    """Print recall@K / all-found@K / context tokens per domain and overall."""
+    """Print recall@K / all-found@K / context tokens and the first prompt's levels per domain and overall; when the
+    selector was asked, its choice per task and per domain."""
     summary = report.summary()
     if not console.is_terminal:
-        console = CliConsole(file=console.file, width=max(console.width, 160))  # piped: keep the table whole
+        console = CliConsole(file=console.file, width=max(console.width, 180))  # piped: keep the table whole
     table = Table("domain", "n", *[f"R@{k}" for k in report.ks], *[f"all@{k}" for k in report.ks],
                   *[f"tok@{k}" for k in report.ks], "all whole", "strict", "files whole/kin/brief/named/absent",
+                  "prompt tok",
                   caption="R = recall, all = all files found, tok = context tokens; all whole = share of tasks whose "
-                          "files are all described whole in the first planner prompt, or folded as a line under a whole "
-                          "near-identical entry (kin); strict = kin not counted; the levels count files")
+                          "files are all described whole in the first planner prompt without a selection (the "
+                          "relevance order), or folded as a line under a whole near-identical entry (kin); strict = "
+                          "kin not counted; the levels count files (named: a menu line); prompt tok = that first "
+                          "prompt's data block")
     for name, row in summary.items():
-        levels = "/".join(str(n) for n in row["levels"].values())
         table.add_row(safe(name), str(row["n"]), *[f"{row[f'recall@{k}']:.2f}" for k in report.ks],
                       *[f"{row[f'all_found@{k}']:.2f}" for k in report.ks],
                       *[str(row[f"tokens@{k}"]) for k in report.ks], f"{row['all_whole']:.2f}",
-                      f"{row['all_whole_strict']:.2f}", levels)
+                      f"{row['all_whole_strict']:.2f}", _level_counts(row["levels"]), str(row["prompt_tokens"]))
     console.print(table)
+    if report.selected:
+        _print_selection(console, report, summary)
     if report.skipped:
         console.print(f"skipped {len(report.skipped)} task(s) whose files are absent from the lake: "
                       + safe(", ".join(task_id for task_id, _ in report.skipped)), highlight=False)
+
+
+def _level_counts(levels: dict[str, int]) -> str:
+    return "/".join(str(n) for n in levels.values())
+
+
+def _prf(precision: float | None, recall: float, f1: float) -> str:  # "89/87/88": whole percents
+    return "/".join("-" if v is None else f"{100 * v:.0f}" for v in (precision, recall, f1))
+
+
+def _print_selection(console: Console, report: Any, summary: dict[str, Any]) -> None:
+    """Print the selector's choice per task, then per domain."""
+    tasks = Table("task", "by", "selected P/R/F1 %", "chosen", "gold files' levels", title="selection per task",
+                  caption="by = who chose: the selector, or the relevance order when no answer named a candidate; "
+                          "the levels are those of the task's files in the first prompt built from the choice")
+    for t in report.tasks:
+        chosen = t.selection
+        if chosen is None:
+            continue
+        counts: dict[str, int] = {}
+        for level in t.selection.levels.values():
+            counts[level] = counts.get(level, 0) + 1
+        tasks.add_row(safe(t.id), chosen.selected_by, _prf(chosen.precision, chosen.recall, chosen.f1),
+                      str(len(chosen.selected)), ", ".join(f"{n} {level}" for level, n in counts.items()))
+    console.print(tasks)
+    table = Table("domain", "n", "by selector", "selected P/R/F1 %", "all whole", "strict",
+                  "files whole/kin/brief/named/absent", "prompt tok", title="selection",
+                  caption="the selector asked once per task over the menu a run offers it; P/R/F1 against the task's "
+                          "files (means over the tasks); all whole, strict, the levels and prompt tok as above, "
+                          "for the first prompt built from the choice")
+    for name, row in summary.items():
+        chosen = row.get("selection")
+        if not chosen:
+            continue
+        table.add_row(safe(name), str(chosen["n"]), str(chosen["by_selector"]),
+                      _prf(chosen["precision"], chosen["recall"], chosen["f1"]), f"{chosen['all_whole']:.2f}",
+                      f"{chosen['all_whole_strict']:.2f}", _level_counts(chosen["levels"]),
+                      str(chosen["prompt_tokens"]))
+    console.print(table)
+    failed = {t.selection.why for t in report.tasks if t.selection is not None and t.selection.why}
+    for why in sorted(failed):
+        console.print(safe(f"the relevance order chose where {why}"), highlight=False)
 
 
 def print_models(console: Console, info: dict[str, Any]) -> None:
