@@ -4,7 +4,7 @@ A folder of per-beach datasheets whose beaches have different numbers of samplin
 each hold one file of the same product, two report tables that differ only in the subject of their title: each
 is its own catalog entry, and a question that matches one matches them all. Given one slot each they push
 every other file out of the top K. Kin share one slot: the best-ranked is described in full, the others by one
-line each (path, title, shape, load hint), and a script that reads one brings its own full description.
+line each (path, title, shape, load hint), and an agent's step that names one brings its own full description.
 """
 
 from __future__ import annotations

@@ -315,8 +315,8 @@ def _gist(card: str) -> tuple[str, ...]:
 # "Mostly the same columns": kin share more than half their column names (index/kin.py), not all of them; a model
 # seat read "same columns" and took a 12-column datasheet's layout for an 8-column one's.
 KIN_HEADING = ("Near-identical files (same folder pattern, name pattern and format as this entry, mostly the same "
-               "columns: each line gives its own shape; read each like it, with its own path; a script that reads "
-               "one gets its full description next round):")
+               "columns: each line gives its own shape; read each like it, with its own path; a step that names one "
+               "gets its full description):")
 
 
 MAX_COMPANIONS = 3  # files of the same layout but another measure described whole in one slot; more become lines

@@ -101,14 +101,14 @@ def test_given_files_of_one_family_are_one_description_and_a_line_per_member(tmp
     lake = Lake.open(root)
     try:
         lake.index()
-        days = [f"sensors/daily/readings_2024-01-{d:02d}.csv" for d in (1, 2, 3)]
+        days = [f"sensors/daily/readings_2024-01-{d:02d}.csv" for d in (1, 2, 3, 4, 5)]
         provider = scripted(*ONE_ROUND)
         answer = ask(lake, provider, files=["sales.csv", *days])
         assert answer.selected_by == "given" and [s["path"] for s in answer.selection] == ["sales.csv", *days]
         planner = prompts(provider, "planner")[0]
         assert frames(planner) == ["data/sales.csv", f"data/{days[0]}"]
         assert "Also chosen, near-identical to the file above" in planner
-        assert f"- data/{days[1]}" in planner and f"- data/{days[2]}" in planner
+        assert all(f"- data/{day}" in planner for day in days[1:])
         assert '# Given data: "data/sales.csv", ' + ", ".join(f'"data/{d}"' for d in days) + "\n" in planner
     finally:
         lake.close()
@@ -157,15 +157,43 @@ def test_near_identical_and_same_layout_files_are_candidates_of_their_own():
         "Enterococcus",
         "  - data/beaches/wollaston.csv · 900 rows (near-identical to data/beaches/constitution.csv)",
         "  - data/beaches/carson.csv · 700 rows (same layout as data/beaches/constitution.csv, another measure)"]
-    # Chosen together, a series is one description and a line for the other member.
+    # A few chosen together are each described (their sites and columns differ).
     chosen = view.choose(menu, [("beaches/constitution.csv", "x"), ("beaches/wollaston.csv", "y")])
-    block = view.data_block(chosen)
-    assert frames(block) == ["data/beaches/constitution.csv"]
-    # The member folded under the described file is named by its path (its line is in that description's list).
-    assert "near-identical to the file above" in block and "- data/beaches/wollaston.csv\n" in block
-    assert "Wollaston beach" not in block and "- data/beaches/carson.csv · 700 rows" in block
-    # Two members chosen without their head: the first is described, the other keeps its line.
+    assert frames(view.data_block(chosen)) == ["data/beaches/constitution.csv", "data/beaches/wollaston.csv"]
+
+
+def test_a_long_chosen_series_is_one_description_and_a_line_per_member():
+    sites = [f"beaches/site_{i}.csv" for i in range(6)]
+    hit = Hit(entry_id="e0", kind="file", path=sites[0], format="csv", member_count=1, score=0.9,
+              summary=["10 rows"], kin=sites[1:], kin_ids=[f"e{i}" for i in range(1, 6)],
+              description="Site 0", solo_description="Site 0",
+              kin_descriptions=[f"Site {i}" for i in range(1, 6)],
+              kin_notes=[f"data/{path} · {i} rows" for i, path in enumerate(sites[1:], 1)])
     menu = candidates([hit])
-    block = view.data_block(view.choose(menu, [("beaches/wollaston.csv", "x"), ("beaches/carson.csv", "y")]))
-    assert frames(block) == ["data/beaches/wollaston.csv", "data/beaches/carson.csv"]
-    assert "- data/beaches/constitution.csv · 1880 rows" in block
+    block = view.data_block(view.choose(menu, [(path, "a site") for path in sites[1:]]))
+    # Five members chosen without their head: the first is described, the other four are a line each.
+    assert frames(block) == ["data/beaches/site_1.csv"] and "Site 2" not in block
+    assert "near-identical to the file above" in block
+    assert all(f"- data/{path} · " in block for path in sites[2:])
+    assert "- data/beaches/site_0.csv · 10 rows" in block  # the head was not chosen: a candidate line
+    # With the head chosen too, the members' lines are in its own list: the prompt names them by path.
+    block = view.data_block(view.choose(candidates([hit]), [(path, "a site") for path in sites]))
+    assert frames(block) == ["data/beaches/site_0.csv"]
+    assert all(f"- data/{path}\n" in block + "\n" for path in sites[1:])
+
+
+def test_a_model_that_names_the_members_of_a_family_chooses_the_family():
+    entries = [ContextEntry("f", "family", "sheets/*_beach_datasheet.csv", ""),
+               ContextEntry("c", "file", "sheets/constitution_beach_datasheet.csv", ""),
+               ContextEntry("d", "dataset", "sales", "")]
+    text = ("data/sheets/city_point_beach_datasheet.csv — City Point\n"
+            "data/sheets/malibu_beach_datasheet.csv — Malibu\n"
+            "data/sheets/constitution_beach_datasheet.csv — Constitution\n"
+            "data/sales/year=2024/part-0.parquet — the sales")
+    assert parse_choice(text, entries) == [("sheets/*_beach_datasheet.csv", "City Point"),
+                                           ("sheets/constitution_beach_datasheet.csv", "Constitution"),
+                                           ("sales", "the sales")]
+    # A step that names a file of its own does not name the family whose pattern it fits.
+    assert view.named_in_step([ContextEntry("f", "family", "sheets/*_beach_datasheet.csv", "", level="line"),
+                               ContextEntry("c", "file", "sheets/constitution_beach_datasheet.csv", "")],
+                              "Read data/sheets/constitution_beach_datasheet.csv") == []

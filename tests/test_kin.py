@@ -73,7 +73,7 @@ def test_datasheets_that_differ_in_sites_share_one_slot_and_still_count_as_found
             assert report["tasks"][0]["levels"] == {folded: "kin"}
 
 
-def test_a_chosen_series_is_one_description_and_its_later_members_count_as_kin(tmp_path):
+def test_a_few_chosen_files_of_a_series_are_each_described_and_count_as_whole(tmp_path):
     from agent_helpers import rules_file
 
     root = write_beach_lake(tmp_path / "lake")
@@ -93,9 +93,9 @@ def test_a_chosen_series_is_one_description_and_its_later_members_count_as_kin(t
     assert result.exit_code == 0, result.output
     chosen = json.loads(result.output)["tasks"][0]["selection"]
     assert chosen["selected_by"] == "selector" and chosen["f1"] == 1.0
-    # Both chosen, one description: the later member is a line under the first (view.data_block's series).
-    assert chosen["levels"] == {leader.path: "whole", series[0]: "kin"}
-    assert chosen["all_whole"] and not chosen["all_whole_strict"]
+    # Two of a series chosen: each is described (a long series would be one description and a line per member).
+    assert chosen["levels"] == {leader.path: "whole", series[0]: "whole"}
+    assert chosen["all_whole"] and chosen["all_whole_strict"]
 
 
 def test_collapsing_can_be_turned_off(tmp_path):

@@ -3,16 +3,16 @@
 Every prompt repeats the given data, so the entries ranked below those that fit the budget are shown briefly:
 the file, its title, each table's shape and load hint, the column names with their types and units, the
 near-identical files and copies. Statistics, notes, first rows and member lists are left out (the load hints
-already carry what the notes say about reading), and the brief says so. A script that reads the file brings
-its full description into the next round's prompts.
+already carry what the notes say about reading), and the brief says so. A step that names the file brings its
+full description into the prompts from then on.
 """
 
 from __future__ import annotations
 
 import re
 
-BRIEF_MARK = ("[brief: value ranges, notes, first rows and member lists left out to fit the prompt; a script that reads "
-              "this file brings its full description next round]")
+BRIEF_MARK = ("[brief: value ranges, notes, first rows and member lists left out to fit the prompt; a step that names "
+              "this file brings its full description]")
 
 _COLUMN = re.compile(r"^\s+- ('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"): ([^;]+)")
 _MORE_COLUMNS = re.compile(r"^\s+- and (\d+) more(?: \(statistics left out\): (.*))?")
@@ -93,7 +93,7 @@ def _clip(line: str, limit: int = LINE_CHARS) -> str:
 
 def pointer(path: str, description: str) -> str:
     """Return the one-line form of an entry (path, title, shape, first column names), when even a brief has no room."""
-    return one_line(path, description) + (" [named only: no room left in the prompt; a script that reads it brings "
+    return one_line(path, description) + (" [named only: no room left in the prompt; a step that names it brings "
                                           "its description]")
 
 

@@ -99,11 +99,14 @@ def block_tokens(entries: list[ContextEntry], max_chars: int = 0, budget_tokens:
 def named_in(entries: list[ContextEntry], text: str) -> list[str]:
     """Return the paths of the entries a text names: a file by its path or name, a family by its pattern or a member."""
     named = []
+    # A file that is an entry of its own is named as itself, never as a member of a family whose pattern it fits.
+    own = {e.path.rsplit("/", 1)[-1] for e in entries if e.kind != "family"}
+    words = [word for word in _PATHLIKE.findall(text) if word not in own]
     for e in entries:
         name = e.path.rsplit("/", 1)[-1]
         if e.kind == "family":
             member = re.compile(_glob_regex(name))
-            hit = name in text or any(member.fullmatch(word) for word in _PATHLIKE.findall(text))
+            hit = name in text or any(member.fullmatch(word) for word in words)
         else:
             hit = name in text
         if hit:

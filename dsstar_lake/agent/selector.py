@@ -38,16 +38,32 @@ def parse_choice(text: str, entries: Sequence[ContextEntry], allow_none: bool = 
     if allow_none and text.strip().strip(".`*").lower() == NONE:
         return []
     paths = sorted((e.path for e in entries), key=len, reverse=True)
+    # A model names the members of a family, or files inside a dataset, one by one: each is its family's choice.
+    groups = [(e.path, _member_pattern(e)) for e in entries if e.kind in ("family", "dataset")]
     chosen: Choice = []
     for raw in text.splitlines():
         line = _BULLET.sub("", raw.strip()).lstrip("`'\"*")
         rest = line[len("data/"):] if line.startswith("data/") else line
-        path = next((p for p in paths if rest.startswith(p)), None)
+        path, named = next(((p, p) for p in paths if rest.startswith(p) and _ends_a_path(rest, len(p))), (None, ""))
+        if path is None:
+            path, named = next(((p, m.group()) for p, pattern in groups if (m := pattern.match(rest))), (None, ""))
         if path is None or any(path == p for p, _ in chosen):
             continue
-        reason = _SEPARATOR.sub("", rest[len(path):].strip()).strip()
+        reason = _SEPARATOR.sub("", rest[len(named):].strip().lstrip("`'\"")).strip()
         chosen.append((path, reason[:300]))
     return chosen if chosen or (allow_none and not text.strip()) else None
+
+
+def _ends_a_path(text: str, at: int) -> bool:
+    """Tell whether a path that starts text ends at `at` (not inside a longer name or a folder's member)."""
+    return at >= len(text) or not (text[at].isalnum() or text[at] in "_./=-")
+
+
+def _member_pattern(entry: ContextEntry) -> re.Pattern[str]:
+    """Return what matches the path of one member of a family (its glob) or of a file inside a dataset's folder."""
+    if entry.kind == "dataset":
+        return re.compile(re.escape(entry.path.rstrip("/")) + r"/[^\s`'\"]+")
+    return re.compile("[^/]*?".join(re.escape(part) for part in entry.path.split("*")).replace(r"\?", "[^/]"))
 
 
 def first_prompt(question: str, entries: Sequence[ContextEntry]) -> str:

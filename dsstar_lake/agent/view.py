@@ -22,6 +22,7 @@ CANDIDATES_NOTE = ("Other candidates (not described here). If the question needs
                    "description comes with the next prompt.")
 SERIES_HEADING = ("Also chosen, near-identical to the file above (same layout; read each like it, with its own "
                   "path):")
+SERIES_WHOLE = 3  # chosen files of one series described each; past this, the first and a line per other member
 CAP_MARK = ("[brief: the prompt's cap of {cap} tokens for whole descriptions was reached; a step that names this file "
             "does not bring more of it: read it in a script]")
 
@@ -100,21 +101,21 @@ def _framed(entry: ContextEntry, form: str, text: str) -> str:
 
 
 def _series_members(entries: Sequence[ContextEntry]) -> tuple[set[int], dict[int, list[ContextEntry]]]:
-    """Return the whole entries that are later members of a series whose first member is shown (by id), and each
-    shown first member's later members."""
-    heads: dict[str, ContextEntry] = {}
+    """Return the whole entries that are later members of a series of more than SERIES_WHOLE whose first member is
+    shown (by id), and each shown first member's later members. A few near-identical files are each described: their
+    sites and columns differ; a long series (28 orbit files) is one description and a line per member."""
+    groups: dict[str, list[ContextEntry]] = {}
+    for e in shown(entries):
+        if e.level == "whole":
+            key = e.series or e.path
+            groups.setdefault(key, []).append(e)
     later: set[int] = set()
     of: dict[int, list[ContextEntry]] = {}
-    for e in shown(entries):
-        if e.level != "whole":
-            continue
-        head = heads.get(e.series or e.path)
-        if head is None:
-            heads[e.series or e.path] = e
-            heads.setdefault(e.path, e)
-            continue
-        later.add(id(e))
-        of.setdefault(id(head), []).append(e)
+    for group in groups.values():
+        if len(group) > SERIES_WHOLE:
+            head, *rest = group
+            later.update(id(e) for e in rest)
+            of[id(head)] = rest
     return later, of
 
 
@@ -148,8 +149,8 @@ def promote(entries: Sequence[ContextEntry], paths: Iterable[str]) -> list[str]:
 
 def named_in_step(entries: Sequence[ContextEntry], step: str) -> list[str]:
     """Return the paths of menu or brief entries a step names (a file by its path or name, a family by a member)."""
-    candidates = [e for e in entries if e.level != "whole"]
-    return context.named_in(candidates, step)
+    waiting = {e.path for e in entries if e.level != "whole"}
+    return [path for path in context.named_in(list(entries), step) if path in waiting]
 
 
 def by_relevance(entries: list[ContextEntry], k: int, max_chars: int, budget_tokens: int,
