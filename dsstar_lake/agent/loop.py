@@ -5,8 +5,10 @@ from __future__ import annotations
 from dsstar_lake.agent import (
     chooser,
     coder,
+    final_check,
     finalyzer,
     planner,
+    reading_record,
     readings,
     router,
     selector,
@@ -64,6 +66,12 @@ def refine(agent: Agent, state: AgentState) -> None:
     k = state.round
     verdict = verifier.verify(agent, state, k)
     ok = verdict.sufficient
+    reading_record.note(state.readings, verdict.readings, f"verifier round {k + 1}")
+    if ok and state.result_ok:
+        # Values the script printed as other readings (or figures the data states) count once the verifier has
+        # accepted its round: a rejected script's values are not readings of the question.
+        printed = readings.parse_readings(state.result, f"printed by the round {k + 1} script")
+        reading_record.note(state.readings, printed, f"script round {k + 1}")
     state.assumptions, state.alternatives = readings.to_record(verdict.readings)
     state.stated = readings.stated_record(verdict.readings)
     agent.events.emit("verdict", round=k, sufficient=ok, assumptions=state.assumptions,
@@ -80,6 +88,10 @@ def refine(agent: Agent, state: AgentState) -> None:
         before = list(state.plan)
         state.plan = state.plan[: route.step - 1]  # truncate and resample; never repair the wrong step
         state.backtracks += 1
+        why = f"the router judged step {route.step} wrong after round {k + 1}"
+        said = str(getattr(route, "reason", "") or "")
+        for removed in before[route.step - 1:]:  # the removed steps' assumptions were disproved with them
+            reading_record.reject_step(state.readings, removed, f"{why}: {said}" if said else why)
         agent.events.emit("backtrack", round=k, wrong_step=route.step, plan_before=before,
                           plan_after=list(state.plan))
     elif route.kind == "missing" and route.missing:
@@ -137,46 +149,56 @@ def execute_round(agent: Agent, state: AgentState, code: str, k: int) -> None:
 
 
 def finalize(agent: Agent, state: AgentState, max_debug: int | None = None) -> None:
-    """Have the finalyzer write solution.py, run it, and take its output as the answer."""
+    """Have the finalyzer write solution.py, run it, check it changed only the printed form, take its answer."""
     agent.events.emit("finalize", round=state.round)
-    # Values the last round's script printed as other readings (or as figures the data states) count too, when
-    # the verifier accepted that round: a rejected script's values are not readings of the question.
-    how = f"printed by the round {state.round + 1} script"
-    printed = readings.parse_readings(state.result, how) if state.result_ok and state.verified else None
-    verified = readings.from_record(state.assumptions, state.alternatives, state.stated)
-    noted = readings.settle("", [verified], state.plan, printed)
-    code, named = finalyzer.final_script(agent, state, state.round, noted)
+    record = state.readings
+    if not record and (state.assumptions or state.alternatives or state.stated):  # a state saved before the record
+        reading_record.note(record, readings.from_record(state.assumptions, state.alternatives, state.stated),
+                            f"verifier round {state.round + 1}")
+    code, named = finalyzer.final_script(agent, state, state.round, reading_record.noted(record))
     code, result = run_with_debugging(agent, state, code, "solution", state.round, max_debug, last=True)
     agent.record.write_script("solution", code, result)
     state.final_code, state.final_reads = code, list(result.reads)
+    reading_record.note(record, named, "finalyzer")
     # Reading lines a script printed are readings, not part of the answer (a scorer reads its last line).
-    final_printed = readings.Readings()
     if result.ok and result.stdout.strip():
         final_printed, shown = readings.split_readings(result.stdout, "printed by the final script")
+        reading_record.note(record, final_printed, "final script")
         state.value = shown.strip() or result.stdout.strip()
+        final_check.check(agent, state, code, result.stdout)
     else:
         # The last round's output is still the best answer there is; say so.
         shown = readings.split_readings(state.result)[1].strip() if state.result_ok else ""
         state.value = shown or (state.result.strip() if state.result_ok else "")
         failure = f"the final script did not print an answer ({result.describe()})"
         state.error = f"{state.error}; {failure}" if state.error else failure
-    settled = readings.settle(state.value, [named, final_printed, verified], state.plan, printed)
+    settled = reading_record.settle(record, state.value)
     # Readings that give different answers are chosen between by the principles (one call); agreeing ones are not.
     choice = chooser.choose(agent, state, settled, finalyzer.guidelines(state))
-    if choice is not None:
+    if choice is None:
+        reading_record.chosen_as_answer(record, settled)
+    else:
         before = state.value
+        own = chooser.options(before, settled)[0]
+        reading_record.choose(record, settled, choice.number, choice.because, own)
         settled = chooser.apply(state, settled, choice)
         state.chosen = choice.to_record()
         agent.events.emit("chosen", round=state.round, answer_before=before, **state.chosen)
+        if not readings.same_value(state.value, before):  # the answer is no longer what the final script printed
+            state.overridden = {"by": "chooser", "final_script": before, "answer": state.value,
+                                "reason": choice.because}
+            agent.events.emit("answer_overridden", round=state.round, **state.overridden)
     state.assumptions, state.alternatives = readings.to_record(settled)
     state.stated = readings.stated_record(settled)
     agent.events.emit("readings", round=state.round, assumptions=state.assumptions,
-                      alternatives=state.alternatives, stated=state.stated, chosen=state.chosen)
+                      alternatives=state.alternatives, stated=state.stated, chosen=state.chosen,
+                      record=reading_record.to_records(record))
     state.phase = "done"
     agent.checkpoint(state)
 
 
 def _step_chosen(agent: Agent, state: AgentState, k: int) -> None:
+    reading_record.note(state.readings, readings.parse_readings(state.plan[-1]), f"planner round {k + 1}")
     agent.events.emit("step", round=k, step=state.plan[-1], plan=list(state.plan))
     # A step that names a file shown only as its line (or brief) makes it whole from here on, for every role.
     named = view.promote(state.entries, view.named_in_step(state.entries, state.plan[-1]))

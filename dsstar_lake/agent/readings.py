@@ -7,28 +7,34 @@ finalyzer name theirs in lines after their usual answer, and scripts print the v
     Assumption: <the reading the answer takes, one short sentence>
     Alternative: <another reading> = <its value> (<how it was computed>)
     Stated: <where the data states the figure> = <the stated value>
+    Rejected: <a reading noted so far> (<why the result shows it is wrong>)    (the verifier's)
 
 A line that does not read as one of these is left alone, never an error; lines inside code fences are code.
 A `Stated:` figure is evidence of its own kind, never a candidate answer. An alternative is kept only when it
 answers the question in the answer's form and differs from it (settle): junk values (NaN), repeats, half of a
-pair and an answer restated are noise the finalyzer and the chooser should not weigh.
+pair and an answer restated are noise the finalyzer and the chooser should not weigh. Values printed as numpy's
+repr (`np.float64(1.5)`) read as the number; numbers compare in any notation, equal at the rounder one's precision.
+The run keeps what the roles named as one record (reading_record.py); this module reads and filters the lines.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
 MAX_ITEMS = 6  # of each kind in a record: more is noise, not a reading
-MAX_CHARS = 600  # of one sentence, reading, value or how: a reading often names its alternative in the same line
-FIELD = re.compile(r"^[\s>*_`#-]*(?:\d+[.)]\s*)?[*_`]*(?P<kind>assumptions?|alternatives?|stated)[*_`]*"
+MAX_CHARS = 600  # of an assumption or a how (a reading often names its alternative in the same line); labels are whole
+REL_TOL = 1e-9  # two numbers this close are one value printed twice (float noise), in any notation
+FIELD = re.compile(r"^[\s>*_`#-]*(?:\d+[.)]\s*)?[*_`]*(?P<kind>assumptions?|alternatives?|stated|rejected)[*_`]*"
                    r"\s*(?:[:\-–—][*_`]*\s*|$)(?P<rest>.*)$", re.I)
 BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
 OPENING = re.compile(r"^\s*(```|~~~)")
 # Spaced first (a reading may hold a bare '='), and '=' before an arrow: "2019 -> 2020 change = 5" is a change.
 ARROWS = (r"\s+=\s+", r"\s+(?:→|->)\s+", r"\s*=\s*", r"\s*(?:→|->)\s*")
 STATED_HOW = "stated in the data, not computed"
+GIVES_THE_ANSWER = "gives the answer's value"  # an alternative that merges into the answer's reading
 # Values that are no answer at all: a failed computation printed, not a reading.
 JUNK = {"nan", "none", "null", "n/a", "na", "inf", "-inf", "infinity", "undefined", "unknown", "nat", "?", "-", "",
         "[]", "{}", "()"}
@@ -64,9 +70,12 @@ class Readings:
     # Figures the data itself states (`Stated:` lines): evidence for choosing a reading, never a candidate.
     # reading = where the data states it, value = the figure as stated.
     stated: list[Alternative] = field(default_factory=list)
+    # Readings a role (the verifier) says the result shows wrong (`Rejected:` lines): reading, value (may be
+    # empty), how = why.
+    rejected: list[Alternative] = field(default_factory=list)
 
     def __bool__(self) -> bool:
-        return bool(self.assumptions or self.alternatives or self.stated)
+        return bool(self.assumptions or self.alternatives or self.stated or self.rejected)
 
 
 def split_readings(text: str, how: str = "") -> tuple[Readings, str]:
@@ -93,7 +102,7 @@ def split_readings(text: str, how: str = "") -> tuple[Readings, str]:
         named = FIELD.match(stripped)
         if named:
             kind, rest = named["kind"].lower(), named["rest"].strip()
-            kind = "stated" if kind == "stated" else kind.rstrip("s")
+            kind = kind if kind in ("stated", "rejected") else kind.rstrip("s")
             if rest:
                 _add(found, kind, rest, how)
                 header = None
@@ -119,12 +128,19 @@ def _add(found: Readings, kind: str, text: str, how: str) -> None:
     if not text:
         return
     if kind == "assumption":
-        found.assumptions.append(text)
+        found.assumptions.append(_cut(text))
+        return
+    if kind == "rejected":
+        body, why = _trailing_parens(text)
+        parts = _alternative(body)
+        reading, value = (parts[0], parts[1]) if parts else (body.strip().rstrip("."), "")
+        found.rejected.append(Alternative(reading, value, _cut(why)))
         return
     parts = _alternative(text)
     if parts is None:
         return
     reading, value, said = parts
+    said = _cut(said)
     if kind == "stated":
         found.stated.append(Alternative(reading, value, f"{STATED_HOW}: {said}" if said else STATED_HOW))
         return
@@ -136,12 +152,26 @@ def _add(found: Readings, kind: str, text: str, how: str) -> None:
 _MARKDOWN_BOLD = re.compile(r"(?:(?<=^)|(?<=\s))\*\*(?=\S)|(?<=\S)\*\*(?=$|[\s.,;:!?)])")
 
 
+# numpy's repr of a scalar, as a script prints one inside a list or a tuple: np.float64(1.5), numpy.int64(3),
+# np.str_('a'). What it holds is the value.
+_NUMPY = re.compile(r"\b(?:np|numpy)\.(?:float|int|uint|bool|str|complex)_?\d*_?\((?P<inner>[^()]*)\)")
+
+
+def plain_values(text: str) -> str:
+    """Return a text with numpy's scalar reprs replaced by their values ('np.float64(1.5)' -> '1.5')."""
+    return _NUMPY.sub(lambda m: m["inner"].strip(), text)
+
+
 def _clean(text: str) -> str:
-    text = _MARKDOWN_BOLD.sub("", " ".join(str(text).split())).strip()
+    return plain_values(_MARKDOWN_BOLD.sub("", " ".join(str(text).split())).strip())
+
+
+def _cut(text: str) -> str:
+    """Cut a runaway sentence (one repeated) between words, with a mark that says so; a reading's label and value
+    are never cut (what is cut of them reads as another reading)."""
     if len(text) <= MAX_CHARS:
         return text
-    cut = text[: MAX_CHARS - 6].rsplit(" ", 1)[0]  # whole words, and a mark that says it was cut
-    return cut + " […]"
+    return text[: MAX_CHARS - 6].rsplit(" ", 1)[0] + " […]"
 
 
 def _alternative(text: str) -> tuple[str, str, str] | None:
@@ -201,9 +231,8 @@ def settle(answer: str, sources: list[Readings], plan: list[str], printed: Readi
     values = [answer] if answer.strip() else []
     readings: set[str] = set()
     for alternative in [*named, *(printed.alternatives if printed else [])]:
-        alternative = _unlabel(answer, alternative)
-        if (_key(alternative.reading) in readings or _junk(alternative.value) or not _fits(answer, alternative.value)
-                or any(_same(alternative.value, v) for v in values) or _restates(answer, alternative.value)):
+        alternative = unlabel(answer, alternative)
+        if _key(alternative.reading) in readings or dropped(answer, alternative.value, values):
             continue
         readings.add(_key(alternative.reading))
         values.append(alternative.value)
@@ -214,6 +243,22 @@ def settle(answer: str, sources: list[Readings], plan: list[str], printed: Readi
                                                for f in stated):
             stated.append(figure)
     return Readings(distinct(assumptions)[:MAX_ITEMS], kept[:MAX_ITEMS], stated[:MAX_ITEMS])
+
+
+def dropped(answer: str, value: str, kept: list[str]) -> str:
+    """Return why an alternative's value is no reading to weigh beside an answer ('' when it is one).
+
+    kept holds the values already weighed (the answer's first): a value equal to one of them merges with it.
+    """
+    if _junk(value):
+        return "no value (a failed computation printed)"
+    if not _fits(answer, value):
+        return "not in the answer's form (another quantity)"
+    if answer.strip() and (_same(value, answer) or _restates(answer, value)):
+        return GIVES_THE_ANSWER
+    if any(_same(value, v) for v in kept):
+        return "gives the value of another reading"
+    return ""
 
 
 def _junk(value: str) -> bool:
@@ -259,7 +304,7 @@ def _names(value: str) -> bool:
     return value.strip()[:1] == "[" and any(w.casefold() not in JUNK for w in WORD.findall(value))
 
 
-def _unlabel(answer: str, alternative: Alternative) -> Alternative:
+def unlabel(answer: str, alternative: Alternative) -> Alternative:
     """Split a value that is a label and a number ("Active Duty Service Member 920") into the part that answers.
 
     A numeric answer keeps the number (the label joins the reading); a text answer keeps the label (the number
@@ -332,40 +377,54 @@ def _key(text: str) -> str:
 def _same(a: str, b: str) -> bool:
     """Tell whether two values are one: equal text, or numbers equal at the precision of the rounder one.
 
-    A number with its unit ("14 units") is the number; a percentage is its fraction (45.2% is 0.452).
+    A number with its unit ("14 units") is the number; a percentage is its fraction (45.2% is 0.452). Numbers
+    compare in any notation: 8.1e-13 is 8.097943e-13 printed with less precision, 8.021472e-13 is another value
+    (a tolerance in decimal places would call every tiny number equal).
     """
     if _key(a) == _key(b):
         return True
     x, y = _number(a), _number(b)
     if x is None or y is None:
         x, y = _only_number(a), _only_number(b)
-    if x is not None and y is not None and ("%" in a) != ("%" in b):
-        (percent, text), fraction = ((x, a), y) if "%" in a else ((y, b), x)
-        if round(fraction * 100, _decimals(text)) == round(percent, _decimals(text)):
-            return True
     if x is None or y is None:
         return False
-    decimals = min(_decimals(a), _decimals(b))
+    if ("%" in a) != ("%" in b):
+        (percent, text), fraction = ((x, a), y) if "%" in a else ((y, b), x)
+        return _within(fraction * 100, percent, _step(text) or 1.0)  # a whole percentage is a rounded one
     # 12.3 is 12.34 printed with less precision; 5 is not 5.4 (an integer is a count more often than a rounding).
-    return x == y or (decimals > 0 and round(x, decimals) == round(y, decimals))
+    steps = [step for step in (_step(a), _step(b)) if step]
+    return _within(x, y, max(steps) if steps else 0.0)
+
+
+def _within(x: float, y: float, step: float) -> bool:
+    """Tell whether y is x rounded to a step (half a unit of its last digit either way), or x itself."""
+    return math.isclose(x, y, rel_tol=REL_TOL) or abs(x - y) <= step / 2 * (1 + REL_TOL)
+
+
+NUMBER_TEXT = re.compile(r"[-+]?\d[\d,]*(?:\.(?P<decimals>\d+))?(?:[eE](?P<exponent>[-+]?\d+))?")
+
+
+def _step(text: str) -> float:
+    """Return the unit of a printed number's last digit (0.1 for '12.3', 1e-19 for '8.021472e-13'); 0 for an
+    integer or no number (an integer is exact)."""
+    found = NUMBER_TEXT.search(text)
+    if not found or (not found["decimals"] and not found["exponent"]):
+        return 0.0
+    return 10.0 ** (int(found["exponent"] or 0) - len(found["decimals"] or ""))
 
 
 def _number(text: str) -> float | None:
     try:
-        return float(re.sub(r"[,$%\s]", "", text))
+        value = float(re.sub(r"[,$%\s]", "", text))
     except ValueError:
         return None
+    return value if math.isfinite(value) else None
 
 
 def _only_number(text: str) -> float | None:
     """Return the one number a short value holds ("14 units"); None with none, or more than one."""
-    found = re.findall(r"[-+]?\d[\d,]*(?:\.\d+)?", text)
+    found = [m[0] for m in NUMBER_TEXT.finditer(text)]
     return _number(found[0]) if len(found) == 1 else None
-
-
-def _decimals(text: str) -> int:
-    found = re.search(r"\.(\d+)", text)
-    return len(found[1]) if found else 0
 
 
 def as_text(readings: Readings) -> str:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
+from dsstar_lake.agent.reading_record import Reading, from_records
+
 PHASES = ("start", "verify", "finalize", "done")
 
 
@@ -77,6 +79,12 @@ class AgentState:
     alternatives: list[dict[str, str]] = field(default_factory=list)
     stated: list[dict[str, str]] = field(default_factory=list)  # figures the data states: evidence, not answers
     chosen: dict[str, str] = field(default_factory=dict)  # agent/chooser.py: reading, because, value ({} agreed)
+    # Every reading the roles named, once each, with who named it and its status (agent/reading_record.py): the
+    # lists above are read off it.
+    readings: list[Reading] = field(default_factory=list)
+    # When the answer is not what the final script printed: {"by" (chooser | verifier), "final_script" (what it
+    # printed), "answer", "reason"}; {} when it is (agent/final_check.py).
+    overridden: dict[str, str] = field(default_factory=dict)
     error: str | None = None
     # What earlier sessions of this run spent (a resumed run adds its own).
     spent: dict[str, float] = field(default_factory=dict)
@@ -97,6 +105,7 @@ class AgentState:
         known = {f.name for f in fields(cls)}
         values = {k: v for k, v in data.items() if k in known}
         values["entries"] = [ContextEntry(**e) for e in data.get("entries", [])]
+        values["readings"] = from_records(data.get("readings"))
         return cls(**values)
 
 
@@ -135,6 +144,11 @@ class Answer:
     # answer, or the call failed), given (--files, eval --oracle), "" (a run from before the selection existed).
     selection: list[dict[str, str]] = field(default_factory=list)
     selected_by: str = ""
+    # Every reading the run's roles named: {"kind", "label", "value", "how", "by", "status" (open | rejected |
+    # chosen), "reason"} (agent/reading_record.py); the lists above are read off it.
+    readings: list[dict[str, Any]] = field(default_factory=list)
+    # The answer is not what the final script printed: {"by", "final_script", "answer", "reason"}; {} when it is.
+    overridden: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """Return JSON-ready data (the content of answer.json)."""

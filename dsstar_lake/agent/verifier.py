@@ -16,7 +16,10 @@ from dsstar_lake.agent.runtime import Agent
 from dsstar_lake.agent.state import AgentState
 from dsstar_lake.base.untrusted import fence, frame
 
-EXPECTED = "'Yes' or 'No' on the first line, then any 'Assumption:', 'Alternative:' or 'Stated:' lines"
+EXPECTED = "'Yes' or 'No' on the first line, then any 'Assumption:', 'Alternative:', 'Stated:' or 'Rejected:' lines"
+FINAL_STEP = ("Final step: print the answer in the form the question asks, from what the steps above computed "
+              "(the code below is the final script; it may change only how the answer is printed, never what is "
+              "computed: the same rows, filters, de-duplication and joins). The verified script printed:")
 
 
 @dataclass
@@ -41,3 +44,14 @@ def verify(agent: Agent, state: AgentState, round_no: int) -> Verdict:
     return agent.ask("verifier", prompt, parse, EXPECTED,
                      lambda text: Verdict(False, split_readings(text)[0]), round_no)
 
+
+
+def verify_final(agent: Agent, state: AgentState, code: str, output: str, round_no: int) -> Verdict:
+    """Return the verdict on the final script, whose answer is not among what the verified round printed.
+
+    The plan gains the final step, with the verified round's output to hold the final script's to.
+    """
+    plan = plan_text([*state.plan, f"{FINAL_STEP}\n{frame(state.result, 'output')}"])
+    prompt = fill("verifier", plan=plan, code=fence(code), result=frame(output, "output"), question=state.question)
+    return agent.ask("verifier", prompt, parse, EXPECTED, lambda text: Verdict(False, split_readings(text)[0]),
+                     round_no)

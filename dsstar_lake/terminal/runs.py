@@ -101,6 +101,11 @@ def print_answer(console: Console, answer: Any) -> None:
     if chosen.get("reading"):  # readings gave different answers: which one the answer takes, and why
         console.print(f"chosen reading: {safe(chosen['reading'])} because {safe(chosen.get('because', ''))}",
                       highlight=False)
+    overridden = getattr(answer, "overridden", None) or {}
+    if overridden.get("by"):  # the answer is not what the final script printed: say whose it is, and both values
+        console.print(f"[yellow]answer overridden by the {safe(overridden['by'])}:[/yellow] the final script printed "
+                      f"{safe(_short(overridden.get('final_script', ''), 100))}; {safe(overridden.get('reason', ''))}",
+                      highlight=False)
     print_readings(console, answer.assumptions, answer.alternatives, getattr(answer, "stated", None) or [])
     console.print(f"files used: {safe(', '.join(answer.files_used) or '(none detected)')} (as the scripts' Python "
                   "reported them)", highlight=False)

@@ -346,6 +346,8 @@ def build_answer(record: RunRecord, state: AgentState, spent: dict[str, float], 
         chosen=dict(state.chosen),
         selection=[dict(item) for item in state.selection],
         selected_by=state.selected_by,
+        readings=[r.to_dict() for r in state.readings],
+        overridden=dict(state.overridden),
     )
 
 

@@ -154,6 +154,9 @@ class RunView(dict):  # type: ignore[type-arg]
         meta, answer = self.get("meta") or {}, self.get("answer") or {}
         head = [("id", meta.get("id")), ("status", meta.get("status")), ("question", meta.get("question")),
                 ("answer", answer.get("value")), ("verified", answer.get("verified")),
+                *([("answer overridden", f"by the {over['by']}: the final script printed {over.get('final_script')}; "
+                                         f"{over.get('reason', '')}")] if (over := answer.get("overridden") or {}).get("by")
+                  else []),
                 *([("chosen reading", f"{chosen['reading']} because {chosen.get('because', '')}")]
                   if (chosen := answer.get("chosen") or {}).get("reading") else []),
                 *(("other reading", f"{a.get('reading')}: {a.get('value')}") for a in answer.get("alternatives") or []),
