@@ -46,14 +46,14 @@ def test_after_a_backtrack_the_planner_hears_why_and_the_coder_gets_the_kept_ste
     planner = prompts(provider, "planner")
     assert "# Steps removed as wrong\n(none)" in planner[1]
     removed = planner[2].split("# Steps removed as wrong\n", 1)[1]
-    assert removed.startswith(f"- after round 2: {WRONG}\n  Why: router: Step 2 It sums the price column; the units "
-                              "column holds what was sold.; verifier: it adds up prices where the question asks "
+    assert removed.startswith(f"- after round 2: {WRONG}\n  Why: router: It sums the price column; the units column "
+                              "holds what was sold.; verifier: it adds up prices where the question asks "
                               "for units.\nThe results above came from the script that still implemented")
     # The coder's base code is step 1's script, not the removed step's.
     base = prompts(provider, "coder")[2].split("# Base code", 1)[1].split("# Previous plans", 1)[0]
     assert "for r in rows:" in base and "price" not in base
     back = trace(lake, answer.run_id, "backtrack")[0]
-    assert back["why"].startswith("router: Step 2 It sums") and back["base"] == "step 1"
+    assert back["why"].startswith("router: It sums") and back["base"] == "step 1"
     saved = json.loads((run_dir(lake, answer.run_id) / "state.json").read_text())
     assert saved["removed"] == [{"round": 1, "steps": [WRONG], "why": back["why"]}]
     assert [("price" in code, "units" in code) for code in saved["step_scripts"]] == [(False, False), (False, True)]
@@ -172,7 +172,13 @@ def test_the_duckdb_note_is_true_of_the_installed_duckdb():
     assert not hasattr(relation, "fetchone") and not hasattr(relation, "fetchmany")
     assert relation.fetchall() == [(42,)] and relation.limit(1).fetchall()[0] == (42,)
     assert relation.fetchdf()["x"].tolist() == [42]
-    assert duckdb.connect().execute("select 1").fetchone() == (1,)
+    con = duckdb.connect()
+    assert con.execute("select 1").fetchone() == (1,)
+    with pytest.raises(duckdb.Error, match="unfinished result"):  # what the note warns of
+        con.sql("select 2").fetchall()
+    con.complete()
+    assert con.sql("select 2").fetchall() == [(2,)]
+    assert con.execute("select 3").fetchall() == [(3,)] and con.sql("select 4").fetchall() == [(4,)]
 
 
 @pytest.mark.skipif(importlib.util.find_spec("pandas") is None, reason="pandas is not installed")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 from dsstar_lake.agent.parse import Route, parse_route, reason_of
@@ -51,4 +52,5 @@ def _with_reason(route: Route | None, text: str) -> Route | None:
     """Keep what the router said about a wrong step: the planner is told it after the backtrack."""
     if route is None or route.kind != "step":
         return route
-    return replace(route, reason=reason_of(text))
+    said = re.sub(r"^\W*step\s*\w+\W*", "", text.strip(), flags=re.I)  # the answer itself, 'Step 2', is known
+    return replace(route, reason=reason_of(said))
