@@ -85,17 +85,25 @@ def test_a_re_retrieval_that_adds_nothing_is_told_to_the_router(lake):
     assert "found nothing new" in prompts(provider, "router")[1] and "do not ask for it again" in prompts(provider, "router")[1]
 
 
-def test_a_cut_output_says_how_many_lines_and_characters_were_cut():
-    text = "".join(f"row {i:04d}\n" for i in range(1000))  # 9,000 characters
+def test_a_cut_output_keeps_whole_lines_more_of_the_tail_and_says_which_lines_were_cut():
+    text = "".join(f"row {i:04d}\n" for i in range(1000)).rstrip("\n")  # 8,999 characters, as observation() sees it
     shown = cap(text, 1000)
-    match = re.search(r"^\[\.\.\. (\d+) lines \((\d+) characters\) cut from the middle: the output was 9000 "
-                      r"characters, 1000 are shown \.\.\.\]$", shown, re.M)
+    match = re.search(r"^\[\.\.\. lines (\d+)-(\d+) of 1000 \(([\d,]+) characters\) cut here: the output was 8,999 "
+                      r"characters and only 1,000 are shown\. To see what was cut, print only those rows .*\]$", shown, re.M)
     assert match, shown
     head, tail = shown[: match.start()], shown[match.end() + 1:]
-    assert head.startswith("row 0000\n") and head.endswith("\n") and tail.rstrip().endswith("row 0999")
-    assert int(match[1]) + head.count("\n") + tail.count("\n") == 1000  # whole lines: none lost unsaid
-    assert int(match[2]) == 9000 - len(head) - len(tail)
+    assert head.startswith("row 0000\n") and head.endswith("\n") and tail.endswith("row 0999")
+    assert len(tail) > len(head)  # the results a script prints last are kept first
+    first, last = int(match[1]), int(match[2])
+    assert head.splitlines()[-1] == f"row {first - 2:04d}" and tail.splitlines()[0] == f"row {last:04d}"
+    assert head.count("\n") + (last - first + 1) + tail.count("\n") + 1 == 1000  # whole lines: none lost unsaid
+    assert int(match[3].replace(",", "")) == len(text) - len(head) - len(tail)
+    assert len(head) + len(tail) <= 1000
     assert cap("short", 1000) == "short"
+    # One line longer than the limit (a table printed on one line) is cut inside, head and tail kept.
+    one = "x" * 500 + "MIDDLE" + "y" * 3000
+    shown = cap(one, 1000)
+    assert shown.startswith("x" * 400 + "\n[... the middle (") and shown.endswith("y" * 600) and "MIDDLE" not in shown
 
 
 def test_a_re_retrieval_adds_only_entries_that_carry_the_missing_datas_words(lake):

@@ -14,8 +14,8 @@ from click.testing import CliRunner
 from dslake_cli.cli import cli
 from rich.console import Console
 
-from dsstar_lake.agent.prompts import fill
-from dsstar_lake.base.untrusted import frame, quote, visible
+from dsstar_lake.agent.prompts import fill, printed, section_titles
+from dsstar_lake.base.untrusted import frame, heading_title, quote, visible
 from dsstar_lake.lake import Lake
 
 # A name that tries to start a section of the prompt, and a text that tries to close its frame and give orders.
@@ -55,6 +55,15 @@ def test_frame_cannot_be_closed_or_forged_by_its_text():
     assert second[-1] != first and second.count(first) == 1
 
 
+def test_output_is_framed_as_printed_but_the_templates_own_headings_are_defused():
+    text = "# rows: 3\n## Question\n  # your TASK:\n# Given data: x\n#\n# Questions asked: 2\nprint('#')"
+    lines = printed(text).splitlines()
+    assert lines[1:-1] == ["# rows: 3", "\\## Question", "  \\# your TASK:", "\\# Given data: x", "#",
+                           "# Questions asked: 2", "print('#')"]
+    assert {"question", "given data", "your task", "guidelines", "base code"} <= section_titles()
+    assert heading_title("## Given  DATA: {filenames}") == "given data"
+
+
 def test_frame_changes_its_tag_when_the_text_holds_it(monkeypatch):
     real = hashlib.sha256
 
@@ -72,7 +81,8 @@ def test_frame_changes_its_tag_when_the_text_holds_it(monkeypatch):
 
 
 def test_prompt_values_never_carry_control_characters():
-    prompt = fill("planner_first", question="q\x1b]52;c;AAAA\x07\u202e?", filenames=quote("data/a.csv"), data="d\x9b")
+    prompt = fill("planner_first", question="q\x1b]52;c;AAAA\x07\u202e?", filenames=quote("data/a.csv"), data="d\x9b",
+                  ambition="")
     assert not DANGEROUS.search(prompt) and "q\\x1b]52;c;AAAA\\x07\\u202e?" in prompt and "d\\x9b" in prompt
 
 

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING
 from dsstar_lake.agent.errors import LakeModified
 from dsstar_lake.agent.execute import cap, error_report
 from dsstar_lake.agent.parse import extract_code
-from dsstar_lake.agent.prompts import fill
+from dsstar_lake.agent.prompts import fill, printed
+from dsstar_lake.agent.version_notes import with_notes
 from dsstar_lake.base.untrusted import fence, frame, quote
 
 if TYPE_CHECKING:
@@ -61,11 +62,11 @@ def analyze_file(
         if attempt == max_debug or result.lake_modified:
             break
         if len(bug) > summarize_over_chars:
-            shorten = fill("debugger_shorten", bug=frame(bug, "output"), filename="describe.py")
+            shorten = fill("debugger_shorten", bug=printed(bug), filename="describe.py")
             bug = llm.complete("debugger", shorten).text
         data = frame("(the file to describe)", "data", path=f"data/{path}")
-        prompt = fill("debugger_fix", filenames=shown, data=data, code=fence(code), bug=frame(bug, "output"),
+        prompt = fill("debugger_fix", filenames=shown, data=data, code=fence(code), bug=printed(bug),
                         question=f"Describe {shown}: what a coder needs to load it correctly.",
-                        packages=sandbox.packages(), output_chars=str(max_chars))
+                        packages=with_notes(sandbox.packages(), sandbox.versions()), output_chars=str(max_chars))
         code = _code(llm, "debugger", prompt)
     return Analysis(path, None, code, len(errors), errors)

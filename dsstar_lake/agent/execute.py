@@ -14,18 +14,42 @@ if TYPE_CHECKING:
     from dsstar_lake.sandbox.result import ExecResult
 
 
+# What a cut output keeps of the limit from its head; the rest goes to its tail, where scripts print their results
+# (the head mostly says how the data was loaded).
+HEAD_SHARE = 0.4
+
+
 def cap(text: str, limit: int) -> str:
-    """Keep the head and tail of a long text in whole lines, saying how many lines and characters were cut."""
+    """Keep the head and (more of) the tail of a long text in whole lines, saying which lines were cut and how to see
+    them; a line longer than its share is cut inside (a whole table printed on one line)."""
     if limit <= 0 or len(text) <= limit:
         return text
-    half = limit // 2
-    head_end = text.rfind("\n", 0, half) + 1 or half  # whole lines where there are any
-    tail_start = text.find("\n", len(text) - half)
-    tail_start = tail_start + 1 if 0 <= tail_start < len(text) - 1 else len(text) - half
-    cut = text[head_end:tail_start]
-    lines = cut.count("\n")
-    return (f"{text[:head_end]}[... {lines} lines ({len(cut)} characters) cut from the middle: the output was "
-            f"{len(text)} characters, {limit} are shown ...]\n{text[tail_start:]}")
+    lines = text.splitlines(keepends=True)
+    head_n = _fitting(lines, int(limit * HEAD_SHARE))
+    tail_n = _fitting(lines[head_n:][::-1], limit - sum(len(line) for line in lines[:head_n]))
+    if head_n and tail_n:
+        head, tail = "".join(lines[:head_n]), "".join(lines[len(lines) - tail_n:])
+        first, last = head_n + 1, len(lines) - tail_n
+        which = f"lines {first}-{last} of {len(lines)}" if last > first else f"line {first} of {len(lines)}"
+    else:  # a line longer than its share: cut inside it
+        head_chars = int(limit * HEAD_SHARE)
+        head, tail = text[:head_chars], text[len(text) - (limit - head_chars):]
+        which = "the middle"
+    cut = len(text) - len(head) - len(tail)
+    note = (f"[... {which} ({cut:,} characters) cut here: the output was {len(text):,} characters and only "
+            f"{limit:,} are shown. To see what was cut, print only those rows (a filter, a slice) or a summary "
+            "of them ...]")
+    return f"{head}{'' if head.endswith(chr(10)) else chr(10)}{note}\n{tail}"
+
+
+def _fitting(lines: list[str], budget: int) -> int:
+    """Return how many of the lines, from the first, fit in the budget of characters."""
+    used = taken = 0
+    for line in lines:
+        if used + len(line) > budget:
+            break
+        used, taken = used + len(line), taken + 1
+    return taken
 
 
 def observation(result: ExecResult, limit: int) -> str:

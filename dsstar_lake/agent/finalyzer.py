@@ -8,7 +8,7 @@ from __future__ import annotations
 from dsstar_lake.agent.chooser import principles
 from dsstar_lake.agent.coder import raw_code
 from dsstar_lake.agent.parse import extract_code
-from dsstar_lake.agent.prompts import fill, template
+from dsstar_lake.agent.prompts import fill, printed, template
 from dsstar_lake.agent.qualifiers import qualifier_section
 from dsstar_lake.agent.readings import Readings, as_text, split_readings
 from dsstar_lake.agent.runtime import Agent
@@ -34,7 +34,7 @@ def parse(text: str) -> tuple[str, Readings] | None:
 def final_script(agent: Agent, state: AgentState, round_no: int, noted: Readings) -> tuple[str, Readings]:
     """Return the final solution script and the readings the finalyzer named (noted: those so far)."""
     shown = as_text(noted)
-    prompt = fill("finalyzer", code=fence(state.code), result=frame(state.result, "output"),
+    prompt = fill("finalyzer", code=fence(state.code), result=printed(state.result),
                     names=qualifier_section(state.result),
                     question=state.question, guidelines=guidelines(state), packages=agent.packages(),
                     readings=frame(shown, "output") if shown else "(none noted)", principles=principles(),

@@ -52,7 +52,7 @@ def solve(agent: Agent, state: AgentState) -> AgentState:
 
 
 def first_round(agent: Agent, state: AgentState) -> None:
-    """Choose the files (unless they were given), plan one simple first step, implement it, run it (round 0)."""
+    """Choose the files (unless they were given), plan the first step (agent.first_step), implement and run it."""
     if not state.selected_by and agent.retriever is not None:
         selector.select(agent, state)
         agent.checkpoint(state)
@@ -85,22 +85,42 @@ def refine(agent: Agent, state: AgentState) -> None:
     route = router.decide(agent, state, k)
     agent.events.emit("route", round=k, route=route.to_dict())
     if route.kind == "step" and route.step is not None:
-        before = list(state.plan)
-        state.plan = state.plan[: route.step - 1]  # truncate and resample; never repair the wrong step
-        state.backtracks += 1
-        why = f"the router judged step {route.step} wrong after round {k + 1}"
-        said = str(getattr(route, "reason", "") or "")
-        for removed in before[route.step - 1:]:  # the removed steps' assumptions were disproved with them
-            reading_record.reject_step(state.readings, removed, f"{why}: {said}" if said else why)
-        agent.events.emit("backtrack", round=k, wrong_step=route.step, plan_before=before,
-                          plan_after=list(state.plan))
+        before, why = list(state.plan), _why(route.reason, verdict.reason)
+        backtrack(agent, state, route.step, why, k)
+        # The removed steps' assumptions were disproved with them.
+        said = f"the router judged step {route.step} wrong after round {k + 1}" + (f": {why}" if why else "")
+        for removed in before[route.step - 1:]:
+            reading_record.reject_step(state.readings, removed, said)
     elif route.kind == "missing" and route.missing:
         widen(agent, state, route.missing, k)
     elif route.kind == "missing":
         agent.events.emit("re_retrieval", round=k, missing="", added=[], skipped="no description of what is missing")
     state.plan.append(planner.next_step(agent, state, k + 1))
     _step_chosen(agent, state, k + 1)
-    execute_round(agent, state, coder.next_script(agent, state, k + 1), k + 1)
+    # Every step was removed: there is no base code, and the new step is written afresh like a first one.
+    write = coder.next_script if len(state.plan) > 1 or state.code else coder.first_script
+    execute_round(agent, state, write(agent, state, k + 1), k + 1)
+
+
+def backtrack(agent: Agent, state: AgentState, wrong_step: int, why: str, k: int) -> None:
+    """Remove the wrong step and those after it, keeping why; the coder's base is the last kept step's script."""
+    before, kept = list(state.plan), wrong_step - 1
+    state.plan = state.plan[:kept]  # truncate and resample; never repair the wrong step
+    state.removed.append({"round": k, "steps": before[kept:], "why": why})
+    base = state.step_scripts[kept - 1] if 0 < kept <= len(state.step_scripts) else ""
+    # A state saved before step scripts were kept has none: its last script stays the base, as it was then.
+    if base or kept == 0:
+        state.code = base
+    state.step_scripts = state.step_scripts[:kept]
+    state.backtracks += 1
+    agent.events.emit("backtrack", round=k, wrong_step=wrong_step, plan_before=before,
+                      plan_after=list(state.plan), why=why, base=f"step {kept}" if base else "none")
+
+
+def _why(route_reason: str, verdict_reason: str) -> str:
+    """Say why a step was removed: the router's words, then the verifier's, whichever the run has."""
+    parts = [f"router: {route_reason}" if route_reason else "", f"verifier: {verdict_reason}" if verdict_reason else ""]
+    return "; ".join(p for p in parts if p)
 
 
 def widen(agent: Agent, state: AgentState, missing: str, k: int) -> None:
@@ -141,6 +161,8 @@ def execute_round(agent: Agent, state: AgentState, code: str, k: int) -> None:
     """Run round k's script (debugging it if it fails) and checkpoint the state."""
     code, result = run_with_debugging(agent, state, code, f"round_{k:02d}", k)
     state.code, state.result, state.result_ok = code, observation(result, agent.max_result_chars), result.ok
+    steps = len(state.plan)
+    state.step_scripts = (state.step_scripts + [""] * steps)[: steps - 1] + [code]
     state.round_reads = list(result.reads)
     take_in_reads(agent, state, k)
     state.round, state.phase = k, "verify"

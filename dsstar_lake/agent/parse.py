@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 FENCE = re.compile(r"(?P<fence>```|~~~)[ \t]*(?P<lang>[\w+.-]*)[^\n]*\n(?P<body>.*?)(?:\n[ \t]*(?P=fence)|\Z)", re.S)
 CODE_LANGS = ("", "python", "py", "python3", "ipython")
@@ -70,10 +70,20 @@ class Route:
     kind: str  # add | step | missing
     step: int | None = None
     missing: str | None = None
+    reason: str = field(default="", repr=False)  # what the router said of a wrong step, shortened (in to_dict)
 
     def to_dict(self) -> dict[str, object]:
         """Return JSON-ready data."""
-        return {"kind": self.kind, "step": self.step, "missing": self.missing}
+        return {"kind": self.kind, "step": self.step, "missing": self.missing, "reason": self.reason}
+
+
+def reason_of(text: str, limit: int = 300) -> str:
+    """Return a role's words besides a bare answer ('No', 'Step 2'), on one line and at most `limit` characters;
+    "" when there are none beyond a few words."""
+    words = " ".join((text or "").split())
+    if len(words.split()) <= 3:
+        return ""
+    return words if len(words) <= limit else words[: limit - 1].rsplit(" ", 1)[0] + "…"
 
 
 def _number(word: str) -> int:

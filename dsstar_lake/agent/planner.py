@@ -1,13 +1,13 @@
-"""Planner: propose the first simple step, then each next step given the results so far (G.2)."""
+"""Planner: propose the first step (agent.first_step), then each next step given the results so far (G.2)."""
 
 from __future__ import annotations
 
 from dsstar_lake.agent.parse import clean_step
-from dsstar_lake.agent.prompts import fill
+from dsstar_lake.agent.prompts import fill, printed, template
 from dsstar_lake.agent.readings import split_readings
 from dsstar_lake.agent.runtime import Agent
 from dsstar_lake.agent.state import AgentState
-from dsstar_lake.base.untrusted import frame
+from dsstar_lake.base.errors import ConfigError
 
 EXPECTED = "one step, in one or two plain sentences, then any 'Assumption: ...' lines"
 
@@ -35,14 +35,41 @@ def _fallback(state: AgentState) -> str:
     return "Print the intermediate results needed to answer the question."
 
 
+# How ambitious the first step is (agent.first_step): the paper's "very simple initial step", or as complete as the
+# descriptions allow (a capable model otherwise spends a round, a verifier and a router call, only loading data).
+FIRST_STEPS = ("simple", "complete")
+
+
+def check_first_step(ambition: str) -> str:
+    """Return agent.first_step if it is one of FIRST_STEPS; raise the settings error otherwise."""
+    if ambition not in FIRST_STEPS:
+        raise ConfigError(f"agent.first_step must be one of {', '.join(FIRST_STEPS)}, not {ambition!r}")
+    return ambition
+
+
 def first_step(agent: Agent, state: AgentState, round_no: int) -> str:
-    """Return the first step p_0 from the question and the data context."""
-    prompt = fill("planner_first", question=state.question, **agent.data(state))
+    """Return the first step p_0 from the question and the data context, as ambitious as agent.first_step says."""
+    ambition = template(f"first_step_{check_first_step(agent.first_step)}").strip()
+    prompt = fill("planner_first", question=state.question, ambition=ambition, **agent.data(state))
     return agent.ask("planner", prompt, parse_step, EXPECTED, lambda text: _fallback(state), round_no)
 
 
+def removed_text(state: AgentState, shown: int = 3) -> str:
+    """Return the steps removed as wrong (the last few removals) and why, for the planner."""
+    if not state.removed:
+        return "(none)"
+    lines = []
+    for item in state.removed[-shown:]:
+        steps = "; ".join(step.splitlines()[0] for step in item["steps"] if step.strip()) or "(no step)"
+        lines.append(f"- after round {item['round'] + 1}: {steps}")
+        lines.append(f"  Why: {item['why'] or 'the router judged it wrong and gave no reason'}")
+    if state.removed[-1]["round"] == state.round:
+        lines.append("The results above came from the script that still implemented the removed steps.")
+    return "\n".join(lines)
+
+
 def next_step(agent: Agent, state: AgentState, round_no: int) -> str:
-    """Return the next step given the current plan and the last result."""
+    """Return the next step given the current plan, the last result and the steps removed as wrong."""
     prompt = fill("planner_next", question=state.question, plan=plan_text(state.plan),
-                    result=frame(state.result, "output"), **agent.data(state))
+                    result=printed(state.result), removed=removed_text(state), **agent.data(state))
     return agent.ask("planner", prompt, parse_step, EXPECTED, lambda text: _fallback(state), round_no)

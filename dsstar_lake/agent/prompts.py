@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from dsstar_lake.base.errors import ConfigError
-from dsstar_lake.base.untrusted import for_prompt
+from dsstar_lake.base.untrusted import for_prompt, frame, heading_title
 
 T = TypeVar("T")
 
@@ -62,6 +62,22 @@ def variables(name: str) -> frozenset[str]:
 def fill(name: str, **values: object) -> str:
     """Fill an agent prompt; every variable must be given and nothing else."""
     return _AGENT.fill(name, **values)
+
+
+@cache
+def section_titles() -> frozenset[str]:
+    """Return the titles of every agent template's own headings (`# Question`, `# Given data: ...`, `# Your task`)."""
+    return frozenset(heading_title(line) for path in PROMPTS_DIR.glob("*.txt")
+                     for line in path.read_text(encoding="utf-8").splitlines() if line.startswith("#"))
+
+
+def printed(text: str) -> str:
+    """Frame what a script printed (or its error) for a prompt, shown as printed.
+
+    The frame's tag bounds it and the prompt says its text is data; of its '#' lines only those that read as one of
+    the templates' own headings get a backslash, so `# Question` in an output cannot pose as the prompt's.
+    """
+    return frame(text, "output", section_titles())
 
 
 def ask_with_reminder(complete: Callable[[str], str], prompt: str, parse: Callable[[str], T | None], expected: str,

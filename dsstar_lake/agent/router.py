@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from dsstar_lake.agent.parse import Route, parse_route
+import re
+from dataclasses import replace
+
+from dsstar_lake.agent.parse import Route, parse_route, reason_of
 from dsstar_lake.agent.planner import plan_text
-from dsstar_lake.agent.prompts import fill
+from dsstar_lake.agent.prompts import fill, printed
 from dsstar_lake.agent.runtime import Agent
 from dsstar_lake.agent.state import AgentState
-from dsstar_lake.base.untrusted import frame
 
 
 def step_options(n_steps: int) -> str:
@@ -39,8 +41,16 @@ def decide(agent: Agent, state: AgentState, round_no: int) -> Route:
     """Return the route; an unreadable answer counts as Add Step."""
     n = len(state.plan)
     prompt = fill("router", question=state.question, plan=plan_text(state.plan),
-                    result=frame(state.result, "output"), searched=searched(state),
+                    result=printed(state.result), searched=searched(state),
                     step_options=step_options(n), **agent.data(state))
     expected = f"{step_options(n)}, 'Add Step', or 'Missing data: <description>'"
-    return agent.ask("router", prompt, lambda text: parse_route(text, n), expected, lambda text: Route("add"),
-                     round_no)
+    return agent.ask("router", prompt, lambda text: _with_reason(parse_route(text, n), text), expected,
+                     lambda text: Route("add"), round_no)
+
+
+def _with_reason(route: Route | None, text: str) -> Route | None:
+    """Keep what the router said about a wrong step: the planner is told it after the backtrack."""
+    if route is None or route.kind != "step":
+        return route
+    said = re.sub(r"^\W*step\s*\w+\W*", "", text.strip(), flags=re.I)  # the answer itself, 'Step 2', is known
+    return replace(route, reason=reason_of(said))

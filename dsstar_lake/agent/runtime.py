@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -10,7 +9,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from dsstar_lake.agent import view
 from dsstar_lake.agent.events import EventStream
-from dsstar_lake.agent.prompts import ask_with_reminder, fill, template
+from dsstar_lake.agent.prompts import ask_with_reminder, fill
+from dsstar_lake.agent.version_notes import with_notes
 
 if TYPE_CHECKING:
     from dsstar_lake.agent.state import AgentState
@@ -37,6 +37,7 @@ class Agent:
     menu_k: int = 25  # candidates retrieved when the router says data is missing (the selector chooses among them)
     fallback_k: int = 10  # candidates kept when no selector answers (retrieve.k: the relevance order decides)
     max_result_chars: int = 8000
+    first_step: str = "complete"  # simple | complete: the first step's ambition (agent/planner.py)
     summarize_over_chars: int = 1500
     description_chars: int = 0
     context_tokens: int = 0  # without a selection, budget of the given-data block; 0 = every entry whole
@@ -74,14 +75,11 @@ class Agent:
         return {"filenames": view.filenames(state.entries), "data": data}
 
     def packages(self) -> str:
-        """Return the packages line for prompts, with what differs in pandas 3 when that is what imports here.
+        """Return the packages line for prompts, with what differs in the versions installed (agent/version_notes.py).
 
         Two runs lost a debugger round to pandas 3's string dtype; a model writes pandas 2 by habit.
         """
-        line = self.sandbox.packages()
-        if re.search(r"\bpandas (?:[3-9]|\d\d)\.", line):
-            return f"{line}\n- {template('pandas3').strip()}"
-        return line
+        return with_notes(self.sandbox.packages(), self.sandbox.versions())
 
     def scripting(self, state: AgentState) -> dict[str, str]:
         """Return what the roles that write scripts are told besides the data: the question, packages, budget."""

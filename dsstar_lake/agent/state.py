@@ -71,6 +71,11 @@ class AgentState:
     # Scripts whose read trace shows it was tampered with or cut ("round_00.py: ..."): files_used is then doubtful.
     trace_problems: list[str] = field(default_factory=list)
     backtracks: int = 0
+    # step_scripts[i] is the script (as run, fixes included) of the round whose plan ended at step i+1 ("" where a
+    # state saved before these were kept has none): a backtrack to step j gives the coder step j-1's script back.
+    step_scripts: list[str] = field(default_factory=list)
+    # Steps the router judged wrong, and why: {"round" (the round that showed it), "steps", "why"}, oldest first.
+    removed: list[dict[str, Any]] = field(default_factory=list)
     final_code: str = ""
     value: str = ""
     # The readings the answer rests on (agent/readings.py): the last verifier's while the loop runs, then

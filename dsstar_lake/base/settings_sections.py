@@ -50,6 +50,7 @@ class AgentSettings:
     context_tokens: int
     menu_k: int
     view_cap_tokens: int
+    first_step: str
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ import hashlib
 import json
 import re
 import unicodedata
+from collections.abc import Collection
 from itertools import count
 
 # Everything outside printable ASCII is looked at (plain text stays on the fast path); of that, these categories
@@ -21,6 +22,7 @@ _CANDIDATE = re.compile(r"[^\x20-\x7e]")
 _UNSAFE = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
 _NAMED = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
 _HEADING = re.compile(r"^([ \t]*)#", re.M)  # a line that would read as a Markdown heading (# Question, ## ...)
+_HEADING_LINE = re.compile(r"^([ \t]*)(#+)([^\n]*)$", re.M)
 
 
 def _unsafe(ch: str) -> bool:
@@ -70,20 +72,40 @@ def quote(name: object) -> str:
     return _CANDIDATE.sub(sub, json.dumps(str(name), ensure_ascii=False))
 
 
-def frame(text: object, kind: str, **attributes: object) -> str:
+def frame(text: object, kind: str, headings: Collection[str] | None = None, **attributes: object) -> str:
     """Return text between `<kind … tag=T>` and `</kind tag=T>` lines that it cannot close or pose as a section in.
 
     T comes from a hash of the content, so the same text frames the same way (prompts stay cacheable) and no text
     can hold its own tag; if one ever does, the tag changes. Lines that start with '#' get a backslash, so data
-    cannot look like the template's own `# Question` or `# Guidelines` headings.
+    cannot look like the template's own `# Question` or `# Guidelines` headings. With `headings` (the titles the
+    prompt templates use, as heading_title gives them) only lines that read as one of those get it: every other line
+    is shown as printed (a script's `# rows: 12` stays what the script printed).
     """
-    body = _HEADING.sub(r"\1\\#", for_prompt(text))
+    if headings is None:
+        body = _HEADING.sub(r"\1\\#", for_prompt(text))
+    else:
+        titles = frozenset(headings)
+
+        def defuse(match: re.Match[str]) -> str:
+            lead, hashes, rest = match.groups()
+            return f"{lead}\\{hashes}{rest}" if heading_title(rest) in titles else match.group()
+
+        body = _HEADING_LINE.sub(defuse, for_prompt(text))
     for salt in count():
         tag = hashlib.sha256(f"{salt}:{kind}:{body}".encode()).hexdigest()[:12]
         if tag not in body:
             break
     shown = "".join(f" {key}={quote(value)}" for key, value in attributes.items())
     return f"<{kind}{shown} tag={tag}>\n{body}\n</{kind} tag={tag}>"
+
+
+def heading_title(text: str) -> str:
+    """Return what a heading says, compared loosely: '# Given data: {x}' and '## given  DATA:' both give 'given data'.
+
+    The words before any ':', '(' or '{', lower case, single-spaced, without trailing punctuation.
+    """
+    words = re.split(r"[:({]", text.lstrip("#"), maxsplit=1)[0]
+    return " ".join(words.lower().split()).rstrip(".?!")
 
 
 def fence(code: str, language: str = "python") -> str:

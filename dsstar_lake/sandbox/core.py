@@ -118,6 +118,12 @@ class Sandbox:
 
         return packages_line(self.python, self.memory_mb)
 
+    def versions(self) -> dict[str, str]:
+        """Return the analysis packages scripts can import here: import name -> installed version."""
+        from dsstar_lake.sandbox.packages import importable
+
+        return dict(importable(self.python))
+
     @property
     def memory_limit(self) -> str:
         """Return the memory limit in force and how, for doctor, the run record and the safety table."""

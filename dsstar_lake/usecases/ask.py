@@ -14,6 +14,7 @@ from dsstar_lake.agent import context
 from dsstar_lake.agent.errors import LakeModified
 from dsstar_lake.agent.events import EventStream, recorder
 from dsstar_lake.agent.menu import candidates
+from dsstar_lake.agent.planner import check_first_step
 from dsstar_lake.agent.runtime import Agent
 from dsstar_lake.agent.state import AgentState, Answer
 from dsstar_lake.base.errors import CatalogError, DslakeError, UsageError
@@ -55,6 +56,7 @@ def ask(
     started = time.perf_counter()
     settings = setup.settings
     setup.check_model()
+    check_first_step(settings.agent.first_step)  # a wrong setting is one clear error before a run folder exists
     root = _lake_root(setup)
     kept = {**{key: settings[key] for key in RESUME_KEYS}, **setup.overrides}
     progress = progress or _quiet
@@ -251,7 +253,7 @@ def _solve(setup: RunSetup, record: RunRecord, state: AgentState, progress: Prog
         max_result_chars=limits.max_result_chars, summarize_over_chars=limits.summarize_over_chars,
         description_chars=limits.description_chars, context_tokens=max(0, limits.context_tokens),
         menu_k=max(1, limits.menu_k), fallback_k=max(1, setup.settings.retrieve.k),
-        view_cap_tokens=max(0, limits.view_cap_tokens), events=events,
+        view_cap_tokens=max(0, limits.view_cap_tokens), first_step=check_first_step(limits.first_step), events=events,
         spent_before=dict(state.spent), started=started, clarify=clarify,
     )
     record.event("start", phase=state.phase, round=state.round, backend=sandbox.backend,
