@@ -2,8 +2,9 @@
 
 The principles are a text a user can read and change (prompts/reading_principles.txt), in an order that settles
 their conflicts (the first that tells the readings apart decides); the finalyzer sees them too. Its evidence is
-the figures the data states: the scripts' `Stated:` lines and the notes of the files in view (catalog_figures.py). The chooser is one model call after the final script, made only when an alternative that answers in the
-answer's form differs from it (readings.settle keeps no other): readings that agree cost nothing. Its answer is
+the figures the data states: the scripts' `Stated:` lines and the notes of the files in view (catalog_figures.py).
+The chooser is one model call after the final script, made only when an alternative that answers in the answer's
+form differs from it (readings.settle keeps no other): readings that agree cost nothing. Its answer is
 
     Chosen: <number>. <reading> because <principle>
     Answer: <the chosen reading's answer, in the form the guidelines ask>
