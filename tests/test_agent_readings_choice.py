@@ -118,7 +118,7 @@ def test_alternatives_from_a_rejected_round_are_not_readings(lake):
 def test_the_principles_are_one_prompt_file_the_finalyzer_sees_too(lake):
     text = (PROMPTS_DIR / "reading_principles.txt").read_text()
     assert chooser.principles() == text.strip()
-    for principle in ("literal words and units", "data's own figures", "denominator", "taken as it is given"):
+    for principle in ("literal words and units", "figure the data states", "denominator", "taken as it is given"):
         assert principle in text
     provider = scripted(
         ("planner", "Sum the widget units in data/sales.csv."),

@@ -232,8 +232,10 @@ print(round(sum(vals) / len(vals), 2))
     assert trace(handle, row.run_id, "retrieval") == []
     assert "# Given data: " + ", ".join(f'"data/{g}"' for g in gold) + "\n" in prompts(provider, "planner")[0]
     finalyzer = prompts(provider, "finalyzer")[0]
-    assert "a JSON list on one line" in finalyzer
+    assert "Print only the final answer, on one line" in finalyzer  # the eval's guidelines, then the form's rules
+    assert "The answer's form, read from the question's words: a number." in finalyzer
     assert "Round the number to exactly 2 decimal places, as the question asks." in finalyzer
+    assert "JSON list" not in finalyzer  # a number's question gets no list rule
 
 
 def test_retrieval_without_a_catalog_is_one_clear_error(tmp_path):
@@ -304,18 +306,12 @@ def test_a_failing_judge_falls_back_to_fuzzy_and_says_so():
     assert "judge failed" in problem and "quota gone" in problem
 
 
-def test_guidelines_restate_the_form_the_question_asks_for():
-    question = (
-        "What is the average Potassium in ppm? Assume linear interpolation. "
-        "Round your answer to 4 decimal places."
-    )
-    text = benchmark_guidelines(question, extra="Use SI units.")
+def test_benchmark_guidelines_ask_for_an_answer_that_parses_and_leave_the_form_to_the_agent():
+    text = benchmark_guidelines(extra="Use SI units.")
     assert text.startswith("Print only the final answer")
-    assert text.splitlines()[-2:] == ["Round the number to exactly 4 decimal places, as the question asks.",
-                                      "Use SI units."]
-    assert "Assume linear interpolation" not in text  # a method sentence is not a format rule
-    plain = benchmark_guidelines("Which county had the most unhealthy days?")
-    assert plain == benchmark_guidelines("")  # nothing stated, nothing added
+    assert text.splitlines()[-1] == "Use SI units."
+    assert "Round" not in text and "JSON list" not in text  # the agent composes these from the question's form
+    assert benchmark_guidelines() == benchmark_guidelines("  ")
 
 
 def test_coverage_counts_family_globs_and_missing_files():

@@ -1,8 +1,10 @@
 """Chooser: when the readings give different answers, choose one by the principles, and record why.
 
-The principles are a text a user can read and change (prompts/reading_principles.txt); the finalyzer sees them
-too. The chooser is one model call after the final script, made only when an alternative that answers in the
-answer's form differs from it (readings.settle keeps no other): readings that agree cost nothing. Its answer is
+The principles are a text a user can read and change (prompts/reading_principles.txt), in an order that settles
+their conflicts (the first that tells the readings apart decides); the finalyzer sees them too. Its evidence is
+the figures the data states: the scripts' `Stated:` lines and the notes of the files in view (catalog_figures.py).
+The chooser is one model call after the final script, made only when an alternative that answers in the answer's
+form differs from it (readings.settle keeps no other): readings that agree cost nothing. Its answer is
 
     Chosen: <number>. <reading> because <principle>
     Answer: <the chosen reading's answer, in the form the guidelines ask>
@@ -18,12 +20,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from dsstar_lake.agent.catalog_figures import CatalogFigure, catalog_figures
 from dsstar_lake.agent.prompts import fill, template
 from dsstar_lake.agent.readings import Alternative, Readings, reading_key, same_value
 from dsstar_lake.agent.runtime import Agent
 from dsstar_lake.agent.state import AgentState
+from dsstar_lake.agent.view import shown
 from dsstar_lake.base.errors import BudgetExceeded
-from dsstar_lake.base.untrusted import frame
+from dsstar_lake.base.untrusted import frame, quote
 
 OWN_READING = "the reading the final script took"
 OWN_HOW = "the final script's answer"
@@ -57,6 +61,18 @@ def options(value: str, settled: Readings) -> list[Alternative]:
     """Return the readings to choose from: the final script's answer first, then the alternatives."""
     own = settled.assumptions[0] if settled.assumptions else OWN_READING
     return [Alternative(own, value, OWN_HOW), *settled.alternatives]
+
+
+def stated_evidence(settled: Readings, noted: list[CatalogFigure]) -> str:
+    """Return the chooser's evidence: the scripts' `Stated:` figures, then the catalog's notes on the files in view."""
+    parts = []
+    if settled.stated:
+        parts.append("From the scripts' `Stated:` lines:\n"
+                     + frame("\n".join(f"- {a.reading} = {a.value}" for a in settled.stated), "output"))
+    if noted:
+        parts.append("From the catalog's notes on the files in view (what each file states outside its rows):\n"
+                     + frame("\n".join(f"- {quote('data/' + f.path)}: {f.text}" for f in noted), "catalog"))
+    return "\n".join(parts) or "(none)"
 
 
 def _listed(readings: list[Alternative]) -> str:
@@ -115,10 +131,9 @@ def choose(agent: Agent, state: AgentState, settled: Readings, guidelines: str) 
             chosen = readings[picked - 1]
             # where the person picked it: the terminal's by default, a web page's or a notebook's pick says its own
             return Choice(picked, chosen.reading, str(getattr(agent.clarify, "because", PICKED)), chosen.value)
-    stated = "\n".join(f"- {a.reading} = {a.value}" for a in settled.stated) or "(none)"
     prompt = fill("chooser", question=state.question, principles=principles(),
                     candidates=frame(_listed(readings), "output"),
-                    stated=frame(stated, "output") if settled.stated else stated, guidelines=guidelines)
+                    stated=stated_evidence(settled, catalog_figures(shown(state.entries))), guidelines=guidelines)
     agent.events.emit("role", role="chooser", round=state.round)
     try:
         text = agent.llm.complete("chooser", prompt, allow_over_budget=agent.over_budget).text

@@ -20,7 +20,6 @@ from typing import Any
 from dslake_index.progress import Progress
 
 from dsstar_lake.base.errors import DslakeError, UsageError
-from dsstar_lake.eval.answer_form import form_rules
 from dsstar_lake.eval.answers import parse_answer
 from dsstar_lake.eval.filescore import coverage
 from dsstar_lake.eval.metrics import METRIC_OF, Score, score_best
@@ -40,7 +39,6 @@ from dsstar_lake.runs.setup import CACHE_NAME, RunSetup
 
 GUIDELINES_PATH = Path(__file__).resolve().with_name("guidelines.txt")
 FROM_SETTINGS: Any = object()  # judge=FROM_SETTINGS: eval.judge_model, else the run's own provider and model
-# Sentences of a question that say how the answer must look; the guidelines repeat them.
 
 
 @dataclass
@@ -93,14 +91,14 @@ def _base_guidelines() -> str:
     return GUIDELINES_PATH.read_text(encoding="utf-8").strip()
 
 
-def benchmark_guidelines(question: str, extra: str = "") -> str:
-    """Return the finalyzer guidelines of a benchmark run: an answer that parses, in the form the question asks.
+def benchmark_guidelines(extra: str = "") -> str:
+    """Return the guidelines a benchmark run is given: an answer that parses, then the user's own (`extra`).
 
-    The question's own wording about the answer's form comes first (the finalyzer sees the whole question);
-    the options it offers and the rounding it asks for are restated as rules (eval/answer_form.py).
+    The rules of the answer's form (a number's rounding, the options offered, a list's or a composite's format)
+    are composed by the agent from the question's words (agent/guidelines.py), as for any question; the task's
+    answer_type is not used, so a benchmark measures what a user's question gets.
     """
     parts = [_base_guidelines()]
-    parts += form_rules(question)
     if extra.strip():
         parts.append(extra.strip())
     return "\n".join(parts)
@@ -252,7 +250,7 @@ def run_task(
     started = time.perf_counter()
     answer, error = None, None
     try:
-        guidelines = benchmark_guidelines(task.query, setup.settings.agent.guidelines)
+        guidelines = benchmark_guidelines(setup.settings.agent.guidelines)
         flags = {"retrieve.k": options.k, "agent.guidelines": guidelines, "agent.max_rounds": options.max_rounds,
                  **options.overrides}
         answer = ask(setup.with_overrides(flags), task.query,

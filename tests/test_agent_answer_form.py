@@ -1,10 +1,11 @@
-"""Answer-form rules for each way the development questions word them (never their answers)."""
+"""The answer's form and rules read from each way the development questions word them (never their answers)."""
 
 from __future__ import annotations
 
 import pytest
 
-from dsstar_lake.eval.answer_form import form_rules, options, rounding
+from dsstar_lake.agent.answer_form import form_of, options, rounding
+from dsstar_lake.agent.guidelines import form_rules
 
 
 @pytest.mark.parametrize(("question", "offered"), [
@@ -39,7 +40,7 @@ def test_rounding(question, rule):
 def test_method_sentences_never_become_rules():
     question = ("A sample meets the standard if it contains fewer than 104 counts of Enterococcus per 100 "
                 "milliliters of water. Impute missing values with the median of the month.")
-    assert form_rules(question) == []
+    assert form_of(question).kind == "open" and form_rules(form_of(question))[1:] == []
 
 
 @pytest.mark.parametrize(("question", "offered"), [
@@ -58,11 +59,11 @@ def test_options_come_only_from_choice_wording(question, offered):
 def test_every_rounding_and_unit_the_question_states_reaches_the_rules():
     question = ("What was the total, rounded to the nearest thousand, and the share as a percentage to 2 decimal "
                 "places?")
-    rules = form_rules(question)
-    assert rules == [
+    rules = form_rules(form_of(question))
+    assert rules[1:] == [
         "Give the value as a percentage, as the question asks (a share of 0.452 is 45.2).",
         "Round the number to the nearest thousand (a multiple of 1000, printed in full as an integer), as the "
         "question asks.",
         "Round the number to exactly 2 decimal places, as the question asks.",
     ]
-    assert form_rules("What percentage of fires were human-caused?") == []  # names a percentage, asks no form
+    assert form_rules(form_of("What percentage of fires were human-caused?"))[1:] == []  # asks no percent form
