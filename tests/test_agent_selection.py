@@ -156,7 +156,7 @@ def test_near_identical_and_same_layout_files_are_candidates_of_their_own():
         "- data/beaches/constitution.csv · 1880 rows × 10 columns · Date 2001-05-24 to 2024-09-01 · columns: Date, "
         "Enterococcus",
         "  - data/beaches/wollaston.csv · 900 rows (near-identical to data/beaches/constitution.csv)",
-        "  - data/beaches/carson.csv · 700 rows (same layout as data/beaches/constitution.csv, another measure)"]
+        "  - data/beaches/carson.csv · 700 rows (same layout as data/beaches/constitution.csv)"]
     # A few chosen together are each described (their sites and columns differ).
     chosen = view.choose(menu, [("beaches/constitution.csv", "x"), ("beaches/wollaston.csv", "y")])
     assert frames(view.data_block(chosen)) == ["data/beaches/constitution.csv", "data/beaches/wollaston.csv"]

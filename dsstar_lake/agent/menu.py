@@ -38,7 +38,7 @@ def candidates(hits: Sequence[Any]) -> list[ContextEntry]:
         for i, (path, entry_id) in enumerate(zip(hit.kin, hit.kin_ids, strict=True)):
             note = notes[i] if i < len(notes) else f"data/{path}"
             if path in companions:
-                how, series = f" (same layout as data/{hit.path}, another measure)", ""
+                how, series = f" (same layout as data/{hit.path})", ""
             else:
                 how, series = f" (near-identical to data/{hit.path})", hit.path
             kind = kinds[i] if i < len(kinds) else hit.kind
