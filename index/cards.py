@@ -93,10 +93,10 @@ def word_cut(text: str, width: int) -> str:
     if len(text) <= width:
         return text
     cut = text[: width - 1]
-    space = max(cut.rfind(" "), cut.rfind("-"), cut.rfind("/"))
+    space = max(cut.rfind(" "), cut.rfind("\n"), cut.rfind("-"), cut.rfind("/"))
     if space >= width // 2:
-        cut = cut[: space + (cut[space] != " ")]
-    return cut.rstrip(" ,;:(") + "…"
+        cut = cut[: space + (cut[space] not in " \n")]
+    return cut.rstrip(" \n,;:(") + "…"
 
 
 def _column_line(c: Column) -> str:
@@ -305,7 +305,7 @@ def describe(profile: Profile, relpath: str) -> str:
             out.append(_indent(p.text_sample, 200))
         else:
             out.append("Text sample:")
-            out.append(_indent(p.text_sample[:900]))
+            out.append(_indent(word_cut(p.text_sample, 900)))
     text = "\n".join(out)
     return text if len(text) <= DESC_MAX else text[: DESC_MAX - 20].rsplit("\n", 1)[0] + "\n[... truncated]"
 

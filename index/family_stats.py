@@ -139,15 +139,18 @@ def _merged(col: Column, stored: list[dict[str, Any] | None]) -> Column:
         out.fill_count = counts[out.fill]
         if len(fills) > 1:
             out.dtype += "; other fill values in some members: " + ", ".join(str(f) for f in list(fills)[1:4])
-    if all(c.get("unique") == 1 for c in present) and out.min == out.max:
-        out.unique = 1
     out.kinds = _merged_kinds([c.get("kinds") or [] for c in present])
     if all(c.get("top_values") and len(c["top_values"]) == c.get("unique") for c in present):
+        # every member listed all its values: the family's distinct count is exact (two members holding one object
+        # each are 2 distinct, not 1)
         tops: Counter[Any] = Counter()
         for c in present:
             for value, n in c["top_values"]:
                 tops[value] += n
+        out.unique = len(tops)
         out.top_values = [[v, n] for v, n in sorted(tops.items(), key=lambda kv: (-kv[1], str(kv[0])))[:5]]
+    elif all(c.get("unique") == 1 for c in present) and out.min is not None and out.min == out.max:
+        out.unique = 1
     return out
 
 

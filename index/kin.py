@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
 from dslake_index.families import name_pattern
+from dslake_index.gist import cut_words
 
 # Files that differ by a word fold only when the word is a data value: one of a series of at least this many files
 # that differ in that slot alone (beaches, stations, states). Two files that differ by a word are two measures
@@ -32,6 +33,7 @@ _LETTERS = re.compile(r"[A-Za-z]")
 _DATE_RANGE = re.compile(r"^- ('[^']*'): [^;]*\(dates\)[^\n]*?(range \S+ \.\. \S+)")
 _WORDS = re.compile(r"[a-z]+|[0-9]+")
 _STANDS_FOR = re.compile(r"The '\*' stands for (.+?)\.(?: |$)")
+_FAMILY_GLOB = re.compile(r" matching `[^`]*`")  # a family line's glob repeats the path the kin line starts with
 
 
 @dataclass(frozen=True)
@@ -150,21 +152,21 @@ def kin_line(path: str, description: str) -> str:
         elif not load and stripped.startswith(("load: ", "Load: ")):
             load = stripped.split(": ", 1)[1]
         elif stripped.startswith("Family of "):
-            shape = shape or stripped.rstrip(".")
+            shape = shape or _FAMILY_GLOB.sub("", stripped).rstrip(".")
         if not stands_for and (found := _STANDS_FOR.search(stripped)):
             stands_for = found.group(1)
     parts = [f"data/{path}"]
     if title:
-        parts.append(repr(title[:120]))
+        parts.append(repr(cut_words(title, 120)))
     if shape:
-        parts.append(shape[:120])
+        parts.append(cut_words(shape, 120))
     if headings:
-        parts.append(f"headings {headings[:120]!r}")
+        parts.append(f"headings {cut_words(headings, 120)!r}")
     if dates:
-        parts.append(dates[:120])
+        parts.append(cut_words(dates, 120))
     if stands_for:
         # A family's glob can match its kin too: the values behind its '*' say which files are its own.
-        parts.append(f"'*' = {stands_for[:240]}")
+        parts.append(f"'*' = {cut_words(stands_for, 240)}")
     if load:
-        parts.append(f"load: {load[:240]}")
+        parts.append(f"load: {cut_words(load, 240)}")
     return " · ".join(parts)

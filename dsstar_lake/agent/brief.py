@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 
+from dslake_index.gist import cut_words
+
 BRIEF_MARK = ("[brief: value ranges, notes, first rows and member lists left out to fit the prompt; a step that names "
               "this file brings its full description]")
 
@@ -88,7 +90,11 @@ def brief(description: str) -> str:
 
 
 def _clip(line: str, limit: int = LINE_CHARS) -> str:
-    return line if len(line) <= limit else line[: limit - 1] + "…"
+    """Return the line whole when it fits, else cut between words with '…', its indentation kept."""
+    if len(line) <= limit:
+        return line
+    indent = line[: len(line) - len(line.lstrip())]
+    return indent + cut_words(line, limit - len(indent))
 
 
 def pointer(path: str, description: str) -> str:
@@ -98,15 +104,51 @@ def pointer(path: str, description: str) -> str:
 
 
 def one_line(path: str, description: str) -> str:
-    """Return an entry in one line: its data/ path, title, first table's shape and first column names."""
+    """Return an entry in one line: its data/ path, title, first table's shape and that table's first column names
+    (a file of stacked tables: how many more tables follow, not their headers run together)."""
     lines = description.splitlines()
     title = next((ln[len("Title: "):] for ln in lines if ln.startswith("Title: ")), "")
     first = next((ln.strip() for ln in lines if ln.startswith(("Table", "Family of"))), "")
-    names = [m.group(1) for m in map(_COLUMN.match, lines) if m][:POINTER_COLUMNS]
-    parts = [f"data/{path}"] + [p for p in (repr(title[:100]) if title else "", first[:100]) if p]
+    first = _FAMILY_GLOB.sub("", first).rstrip(".")  # the glob repeats the path the line starts with
+    names = first_table_columns(lines)
+    tables = sum(1 for ln in lines if _TABLE_HEAD.match(ln) and not ln.startswith("Table:"))
+    parts = [f"data/{path}"] + [p for p in (repr(cut_words(title, 100)) if title else "", cut_words(first, 100)) if p]
     if names:
-        parts.append("columns " + ", ".join(names) + (" …" if len(names) == POINTER_COLUMNS else ""))
+        shown = names[:POINTER_COLUMNS]
+        parts.append("columns " + ", ".join(shown) + (" …" if len(names) > POINTER_COLUMNS else ""))
+    if tables > 1:
+        parts.append(f"{tables - 1} more table{'s' * (tables > 2)}")
     return " · ".join(parts)
+
+
+_FAMILY_GLOB = re.compile(r" matching `[^`]*`")
+_TABLE_HEAD = re.compile(r"^Table(?: \d+)?(?: \([^)]*\))?: ")
+
+
+def first_table_columns(lines: list[str]) -> list[str]:
+    """Return the column names of the description's first table, each once, in order: a later table's (or the
+    first member's repeated) columns are not the first table's."""
+    names: list[str] = []
+    started = False
+    for line in lines:
+        if _TABLE_HEAD.match(line) or line.startswith(("Description of the first member", "Member description")):
+            if started:
+                break
+            continue
+        match = _COLUMN.match(line)
+        if match:
+            started = True
+            if match.group(1) not in names:
+                names.append(match.group(1))
+        elif started and line.strip().startswith("columns: "):
+            break
+        elif line.strip().startswith("columns: ") and not started:
+            started = True
+            names += [n for n in _QUOTED.findall(line) if n not in names]
+    return names
+
+
+_QUOTED = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
 
 
 def _kind(dtype: str) -> str:

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from dslake_index.gist import cut_words
+
 from dsstar_lake.agent.state import ContextEntry
 from dsstar_lake.base.untrusted import visible
 
@@ -76,7 +78,7 @@ def short_list(entries: Sequence[ContextEntry], shown: int = SHORT_SHOWN) -> str
 def _short(entry: ContextEntry) -> str:
     parts = (entry.line or f"data/{entry.path}").split(" · ")
     head = " · ".join(parts[:3])
-    return head if len(head) <= SHORT_CHARS else head[: SHORT_CHARS - 1] + "…"
+    return cut_words(head, SHORT_CHARS)
 
 
 def menu_text(entries: Sequence[ContextEntry]) -> str:
@@ -106,4 +108,4 @@ def _shown(entry: ContextEntry) -> str:
 
 
 def _clip(text: str, limit: int = LINE_CHARS) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return cut_words(text, limit)

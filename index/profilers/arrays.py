@@ -8,6 +8,7 @@ from typing import Any
 
 from dslake_index.profilers.base import Limits, Profile, ProfileError
 from dslake_index.profilers.stats import jsonable
+from dslake_index.profilers.textio import word_head
 
 STATS_MAX_BYTES = 16 << 20  # arrays up to this size are loaded for min/max/mean
 MAX_ARRAYS = 100
@@ -161,7 +162,7 @@ def profile_cdf(path: Path, size: int, limits: Limits) -> Profile:
                       "read any of them with cdflib.CDF(path).varget(name); "
                       "epoch variables convert with cdflib.cdfepoch.to_datetime")
     if isinstance(infolines, list) and infolines:
-        prof.text_sample = "\n".join(str(x) for x in infolines[:25])[:1500]
+        prof.text_sample = word_head("\n".join(str(x) for x in infolines[:25]), 1500)
     return prof
 
 

@@ -147,9 +147,23 @@ def count_lines(path: Path, size: int) -> int:
 
 
 def printable(text: str, limit: int) -> str:
-    """Return text with control characters replaced, cut to limit characters."""
-    out = "".join(ch if ch.isprintable() or ch in "\n\t" else "\ufffd" for ch in text[:limit])
+    """Return text with control characters replaced, cut to limit characters (between words when a space or line
+    break falls in the last half: a sample that ends 'Acceleration e' reads as a word of its own)."""
+    out = "".join(ch if ch.isprintable() or ch in "\n\t" else "\ufffd" for ch in word_head(text, limit))
     return out + ("…" if len(text) > limit else "")
+
+
+def word_head(text: str, limit: int) -> str:
+    """Return the first limit characters of text, ending before a word cut in half when a space or line break falls
+    in the last half (the text itself when it fits)."""
+    if len(text) <= limit:
+        return text
+    head = text[:limit]
+    if not text[limit].isspace():
+        space = max(head.rfind(" "), head.rfind("\n"), head.rfind("\t"))
+        if space >= limit // 2:
+            head = head[:space]
+    return head.rstrip()
 
 
 def clip(text: str, limit: int) -> str:
