@@ -14,7 +14,7 @@ import re
 import sqlite3
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from dslake_index.profilers.base import Column, Profile
@@ -27,6 +27,8 @@ ESTIMATE_MARGIN = 0.1  # an estimated share of repeated rows below this is withi
 MAX_NOTE_KINDS = 4  # notes some members have and the first lacks, shown
 NOTE_CHARS = 300
 TABLES_AGGREGATED = 3
+MEMBERS_LISTED = 4  # members whose coverage is listed one by one when they differ; past it, only the outliers
+SAID = 3  # gaps, or members that start later or end earlier, named in a line; the rest are counted
 WINDOWS_SPREAD = 2  # overlapping members whose union spans this many times one member's span are rolling windows
 
 
@@ -230,7 +232,72 @@ def _time_relation(members: list[MemberFacts]) -> tuple[str, list[str], bool, st
 
 
 def _describe_spans(name: str, spans: list[tuple[datetime, datetime, str]]) -> tuple[str, list[str], bool]:
+    """Return (line, card terms, members overlap): the family's time coverage, how members relate in time, where
+    they differ (each member's first and last time, or the ones that start later or end earlier) and the gaps no
+    member covers."""
     spans.sort()
+    text, card, overlap = _relation_of_spans(name, spans)
+    gaps = coverage_gaps(spans)
+    if gaps:
+        card.append(f"{len(gaps)} gap{'s' * (len(gaps) > 1)} " + ", ".join(f"{_iso(lo)[:10]} to {_iso(hi)[:10]}"
+                                                                       for lo, hi in gaps[:1])
+                    + (" …" if len(gaps) > 1 else ""))
+    return text + _differences(spans, gaps), card, overlap
+
+
+def coverage_gaps(spans: list[tuple[datetime, datetime, str]]) -> list[tuple[datetime, datetime]]:
+    """Return the periods (end of what is covered, start of the next member) that no member covers, beyond the usual
+    step between members: a missing day of daily files, a missing month or year; spans sorted by start."""
+    if len(spans) < 3:
+        return []  # two members give no usual step to tell a gap from the series' own spacing
+    steps = sorted(b[0] - a[0] for a, b in zip(spans, spans[1:], strict=False))
+    step = steps[len(steps) // 2]
+    length = sorted(s[1] - s[0] for s in spans)[len(spans) // 2]
+    expected = max(step - length, timedelta(0))  # the uncovered time between two successive members of the series
+    gaps = []
+    covered = spans[0][1]
+    for low, high, _ in spans[1:]:
+        if low - covered > expected + step / 2:
+            gaps.append((covered, low))
+        covered = max(covered, high)
+    return gaps
+
+
+def _differences(spans: list[tuple[datetime, datetime, str]], gaps: list[tuple[datetime, datetime]]) -> str:
+    """Return sentences with numbers on where members' coverage differs and what no member covers ('' when every
+    member covers the same period without gaps)."""
+    out = ""
+    if gaps:
+        shown = ", ".join(f"{_iso(lo)} .. {_iso(hi)} ({_span(hi - lo)})" for lo, hi in gaps[:SAID])
+        more = f" and {len(gaps) - SAID} more" if len(gaps) > SAID else ""
+        out += f" Gaps no member covers: {shown}{more}."
+    if len({(lo, hi) for lo, hi, _ in spans}) == 1:
+        return out
+    if len(spans) <= MEMBERS_LISTED:
+        out += " Per member: " + "; ".join(f"{_member(p)} {_iso(lo)} .. {_iso(hi)}" for lo, hi, p in spans) + "."
+        return out
+    first, last = spans[0][0], max(s[1] for s in spans)
+    starts = sorted({s[0] for s in spans})
+    if len(starts) > len(spans) / 2:
+        return out  # a series: each member starts later than the one before, which the relation line says
+    later = [s for s in spans if s[0] > first]
+    earlier = [s for s in spans if s[1] < last]
+    if later:
+        out += (f" {len(later)} of {len(spans)} members start after {_iso(first)}: "
+                + ", ".join(f"{_member(p)} ({_iso(lo)})" for lo, _, p in later[:SAID])
+                + (" …" if len(later) > SAID else "") + ".")
+    if earlier:
+        out += (f" {len(earlier)} of {len(spans)} members end before {_iso(last)}: "
+                + ", ".join(f"{_member(p)} ({_iso(hi)})" for _, hi, p in earlier[:SAID])
+                + (" …" if len(earlier) > SAID else "") + ".")
+    return out
+
+
+def _member(path: str) -> str:
+    return path.rsplit("/", 1)[-1]
+
+
+def _relation_of_spans(name: str, spans: list[tuple[datetime, datetime, str]]) -> tuple[str, list[str], bool]:
     first, last = spans[0][0], max(s[1] for s in spans)
     head = f"{name!r} covers {_iso(first)} .. {_iso(last)} over all members"
     card = [f"{name} {_iso(first)[:10]} to {_iso(last)[:10]}"]
@@ -258,7 +325,7 @@ def _describe_spans(name: str, spans: list[tuple[datetime, datetime, str]]) -> t
         return text, card, True
     text = f"{head}; each member spans about {_span(length)}"
     if gaps and len(pairs):
-        text += f"; members do not overlap ({len(gaps)} gap(s) between successive members)"
+        text += "; members do not overlap"
     return text + ".", card, False
 
 

@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterable
 
 WIDTH = 110  # characters per gist line: one terminal line beside a rank, a format and a score
+FAMILY_NAMES = 40  # characters of a family's member names on its first line (its dates and shape follow)
 FACTS = 2  # key-fact sections shown (places, values, units, keys, …)
 # Card sections, by the label cards.py gives them, in the order their facts are worth showing.
 FACT_LABELS = ("places", "values", "units", "keys", "variables", "arrays", "fields", "items", "satellites", "keywords")
@@ -22,7 +23,11 @@ _LABEL = re.compile(r"^(title|sheets|headings|columns|table(?: [^:\n]{0,200})?|u
                     r"arrays|variables|fields|keys|items|satellites): ?(.*)$")
 _SHAPE = re.compile(r"^(?:(?P<rows>[\d?,]+) rows x )?(?P<cols>\d+) columns(?P<rest>.*)$")
 _DATE_RANGE = re.compile(r"^(?P<col>.*?)\s*(?P<lo>-?\d{4}(?:-\d\d(?:-\d\d)?)?) to (?P<hi>-?\d{4}(?:-\d\d(?:-\d\d)?)?)$")
-_FAMILY = re.compile(r"^family of (?P<n>\d+) files (?P<pattern>\S+)(?: names (?P<names>.*?))?(?: rows in all (?P<rows>\d+))?\s*$")
+# A family card's first line (index/entries.py): 'family of 52 files <glob> names a, b rows in all 1,030,315 dates:
+# Timestamp 2013-11-29 to 2019-12-13; 1 gap 2019-04-11 to 2019-04-13'.
+_FAMILY = re.compile(r"^family of (?P<n>\d+) files (?P<pattern>\S.*?)(?: names (?P<names>.*?))?"
+                     r"(?: rows in all (?P<rows>[\d,]+))?(?: dates: (?P<dates>.*?))?\s*$")
+_GAPS = re.compile(r"^\d+ gaps? ")
 _TOKEN = re.compile(r"[^\W_]+")
 _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])|(?<=\D)(?=\d)|(?<=\d)(?=\D)")
 
@@ -92,12 +97,15 @@ def _shape(tables: list[tuple[str, str]]) -> str:
 
 
 def _dates(text: str) -> str:
-    """Return the first date range the card gives: 'date 2024-01-01 to 2024-11-25' (years or dates only)."""
-    for part in text.split("; "):
-        found = _DATE_RANGE.match(part.strip())
-        if found:
+    """Return the first date range the card gives: 'date 2024-01-01 to 2024-11-25' (years or dates only), and a
+    family's gaps after it: 'Timestamp 2013-11-29 to 2019-12-13 (1 gap 2019-04-11 to 2019-04-13)'."""
+    parts = [part.strip() for part in text.split("; ")]
+    gaps = next((part for part in parts if _GAPS.match(part)), "")  # a family's: what no member covers
+    for part in parts:
+        found = _DATE_RANGE.match(part)
+        if found and not _GAPS.match(part):
             span = found["lo"] if found["lo"] == found["hi"] else f"{found['lo']} to {found['hi']}"
-            return f"{found['col']} {span}".strip()
+            return f"{found['col']} {span}".strip() + (f" ({gaps})" if gaps else "")
     return ""
 
 
@@ -129,17 +137,20 @@ def gist(card: str, width: int = WIDTH) -> list[str]:
     head: list[str] = []
     family = _FAMILY.match(first.get("path", ""))
     if family:
-        head.append(", ".join(part for part in (f"{family['n']} files", family["names"] or "",
-                                                f"{family['rows']} rows in all" if family["rows"] else "") if part))
+        head.append(f"{family['n']} files" + (f", {family['rows']} rows in all" if family["rows"] else ""))
+    dates = _dates(first.get("dates", "") or (family["dates"] if family and family["dates"] else ""))
+    if dates:  # before the shape and the member names: the period is what a question's selection checks first
+        head.append(dates)
     shape = _shape(tables)
     if shape:
         head.append(shape)
-    dates = _dates(first.get("dates", ""))
-    if dates:
-        head.append(dates)
     if first.get("title"):  # the title gets what the shape and the dates leave of the line
         room = width - sum(len(part) + 3 for part in head)
         head.insert(0, cut_words(first["title"], max(room, 30)))
+    if family and family["names"]:  # the member names get what the rest leaves (the path's glob says their form)
+        room = width - sum(len(part) + 3 for part in head)
+        if room >= 20:
+            head.append("names " + cut_words(family["names"], min(room - 6, FAMILY_NAMES)))
     lines = [cut_words(" · ".join(head), width)] if head else []
     if first.get("sheets"):
         lines.append(fit_items("sheets", first["sheets"].split("; "), width))
@@ -187,7 +198,7 @@ def table_size(card: str) -> tuple[int | None, int | None]:
     cols: int | None = None
     for label, text in sections(card):
         if label == "path" and (family := _FAMILY.match(text)) and family["rows"]:
-            rows = int(family["rows"])
+            rows = int(family["rows"].replace(",", ""))
         elif label.startswith("table") and (found := _SHAPE.match(text)):
             cols = max(cols or 0, int(found["cols"]))
             if found["rows"] and found["rows"].replace(",", "").isdigit() and not _FAMILY.match(card):
