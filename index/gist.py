@@ -138,12 +138,12 @@ def gist(card: str, width: int = WIDTH) -> list[str]:
     family = _FAMILY.match(first.get("path", ""))
     if family:
         head.append(f"{family['n']} files" + (f", {family['rows']} rows in all" if family["rows"] else ""))
-    dates = _dates(first.get("dates", "") or (family["dates"] if family and family["dates"] else ""))
-    if dates:  # before the shape and the member names: the period is what a question's selection checks first
-        head.append(dates)
     shape = _shape(tables)
     if shape:
         head.append(shape)
+    dates = _dates(first.get("dates", "") or (family["dates"] if family and family["dates"] else ""))
+    if dates:  # before the member names: the period is what a question's selection checks first
+        head.append(dates)
     if first.get("title"):  # the title gets what the shape and the dates leave of the line
         room = width - sum(len(part) + 3 for part in head)
         head.insert(0, cut_words(first["title"], max(room, 30)))

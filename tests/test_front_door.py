@@ -62,7 +62,7 @@ NOT_YET_BEHIND_THE_DOOR = {
     "dslake_index.blobcache": {"BlobCache", "ObjectChanged", "Wanted"},  # the sandbox's view of an object lake
     "dslake_index.objectstore": {"check_access", "object_lake", "remote_lake"},  # opening a lake in a bucket
     "dslake_index.fulltext": {"query_terms"},  # the words a hit line highlights are the ones full text matched
-    "dslake_index.gist": {"gist", "matched_spans"},  # what a hit holds, in the card's own words
+    "dslake_index.gist": {"gist", "matched_spans", "cut_words"},  # what a hit holds, in the card's own words; lines cut between words
     "dslake_index.scan": {"lake_relative", "rescan_scope"},  # --watch's events
     # The summary's stored text format, which the index's rendering and the summarizer's parser share.
     "dslake_index.wordless": {"DESCRIPTION_HEAD", "FIELDS", "without_summary"},
