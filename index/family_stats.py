@@ -236,8 +236,8 @@ def _describe_spans(name: str, spans: list[tuple[datetime, datetime, str]]) -> t
     they differ (each member's first and last time, or the ones that start later or end earlier) and the gaps no
     member covers."""
     spans.sort()
-    text, card, overlap = _relation_of_spans(name, spans)
     gaps = coverage_gaps(spans)
+    text, card, overlap = _relation_of_spans(name, spans, bool(gaps))
     if gaps:
         card.append(f"{len(gaps)} gap{'s' * (len(gaps) > 1)} " + ", ".join(f"{_iso(lo)[:10]} to {_iso(hi)[:10]}"
                                                                        for lo, hi in gaps[:1])
@@ -297,7 +297,8 @@ def _member(path: str) -> str:
     return path.rsplit("/", 1)[-1]
 
 
-def _relation_of_spans(name: str, spans: list[tuple[datetime, datetime, str]]) -> tuple[str, list[str], bool]:
+def _relation_of_spans(name: str, spans: list[tuple[datetime, datetime, str]],
+                       gapped: bool) -> tuple[str, list[str], bool]:
     first, last = spans[0][0], max(s[1] for s in spans)
     head = f"{name!r} covers {_iso(first)} .. {_iso(last)} over all members"
     card = [f"{name} {_iso(first)[:10]} to {_iso(last)[:10]}"]
@@ -316,7 +317,8 @@ def _relation_of_spans(name: str, spans: list[tuple[datetime, datetime, str]]) -
         step = sorted(b[0] - a[0] for a, b in pairs)[len(pairs) // 2]
         depth = min(len(spans), round(length / step)) if step.total_seconds() > 0 else len(spans)
         text = (f"{head}. Members overlap: each spans about {_span(length)} and the next starts about {_span(step)} "
-                f"later, so a time is in about {depth} members.")
+                + ("later, in runs the gaps below separate." if gapped else
+                   f"later, so a time is in about {depth} members."))
         return text, card, True
     if touching and len(touching) >= len(pairs) / 2:
         a, b = touching[0]
