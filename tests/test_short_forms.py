@@ -78,7 +78,9 @@ def test_a_missing_day_is_a_gap_in_the_family_line_and_its_gist(tmp_path):
     head = gist(entry.card)[0]
     assert "7 files, 168 rows in all · 2 columns · Timestamp 2024-03-01 to 2024-03-08 (1 gap 2024-03-04 to 2024-03-06)" \
         in head
-    # The selector's menu line carries the family's period too.
+    # The one-line (named only) form carries the period and the gap, the menu line the period.
+    assert ("'Timestamp' 2024-03-01 .. 2024-03-08 23:00:00 (gaps: 2024-03-04 23:00:00 .. 2024-03-06 (1.0 days))"
+            in one_line(entry.path, entry.description))
     hit = SimpleNamespace(path=entry.path, kind="family", member_count=7, summary=gist(entry.card), card_line="")
     assert "Timestamp 2024-03-01 to 2024-03-08" in hit_line(hit)
 

@@ -113,6 +113,10 @@ def one_line(path: str, description: str) -> str:
     names = first_table_columns(lines)
     tables = sum(1 for ln in lines if _TABLE_HEAD.match(ln) and not ln.startswith("Table:"))
     parts = [f"data/{path}"] + [p for p in (repr(cut_words(title, 100)) if title else "", cut_words(first, 100)) if p]
+    coverage = next((m for m in map(_COVERS.match, lines) if m), None)
+    if coverage:  # a family's period and its gaps: what a question's period is checked against
+        parts.append(f"{coverage['column']} {coverage['span']}" + (f" (gaps: {cut_words(coverage['gaps'], 80)})"
+                                                                    if coverage["gaps"] else ""))
     if names:
         shown = names[:POINTER_COLUMNS]
         parts.append("columns " + ", ".join(shown) + (" …" if len(names) > POINTER_COLUMNS else ""))
@@ -122,6 +126,10 @@ def one_line(path: str, description: str) -> str:
 
 
 _FAMILY_GLOB = re.compile(r" matching `[^`]*`")
+# A family's coverage line (index/family_stats.py): "'Timestamp' covers 2014-01-28 .. 2019-12-16 over all members.
+# … Gaps no member covers: 2019-06-10 .. 2019-06-13 (3 days)."
+_COVERS = re.compile(r"^(?P<column>'[^']*'|\"[^\"]*\") covers (?P<span>.+?) over all members\b"
+                     r"(?:.*? Gaps no member covers: (?P<gaps>(?:[^()]+\([^)]*\),? ?)+(?:and \d+ more)?))?")
 _TABLE_HEAD = re.compile(r"^Table(?: \d+)?(?: \([^)]*\))?: ")
 
 
