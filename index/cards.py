@@ -385,6 +385,8 @@ def card(profile: Profile, relpath: str, family: bool = False) -> str:
         rows = "" if family else f"{t.n_rows if t.n_rows is not None else '?'} rows x "
         sections.append(f"table{' ' + t.name if t.name else ''}: {rows}{t.n_cols} columns"
                         + (", no header" if t.header_row is None else ""))
+    if len(p.tables) > 2:  # the two tables above are not all: a short form counts the rest from this
+        sections.append(f"tables: {len(p.tables)} in all")
     values, dates, places, units = _key_values(p)
     if family:
         dates = []

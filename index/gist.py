@@ -19,7 +19,7 @@ FAMILY_NAMES = 40  # characters of a family's member names on its first line (it
 FACTS = 2  # key-fact sections shown (places, values, units, keys, …)
 # Card sections, by the label cards.py gives them, in the order their facts are worth showing.
 FACT_LABELS = ("places", "values", "units", "keys", "variables", "arrays", "fields", "items", "satellites", "keywords")
-_LABEL = re.compile(r"^(title|sheets|headings|columns|table(?: [^:\n]{0,200})?|units|dates|places|values|keywords|"
+_LABEL = re.compile(r"^(title|sheets|headings|columns|tables|table(?: [^:\n]{0,200})?|units|dates|places|values|keywords|"
                     r"arrays|variables|fields|keys|items|satellites): ?(.*)$")
 _SHAPE = re.compile(r"^(?:(?P<rows>[\d?,]+) rows x )?(?P<cols>\d+) columns(?P<rest>.*)$")
 _DATE_RANGE = re.compile(r"^(?P<col>.*?)\s*(?P<lo>-?\d{4}(?:-\d\d(?:-\d\d)?)?) to (?P<hi>-?\d{4}(?:-\d\d(?:-\d\d)?)?)$")
@@ -28,6 +28,7 @@ _DATE_RANGE = re.compile(r"^(?P<col>.*?)\s*(?P<lo>-?\d{4}(?:-\d\d(?:-\d\d)?)?) t
 _FAMILY = re.compile(r"^family of (?P<n>\d+) files (?P<pattern>\S.*?)(?: names (?P<names>.*?))?"
                      r"(?: rows in all (?P<rows>[\d,]+))?(?: dates: (?P<dates>.*?))?\s*$")
 _GAPS = re.compile(r"^\d+ gaps? ")
+_LEADING_NUMBER = re.compile(r"\d*")
 _TOKEN = re.compile(r"[^\W_]+")
 _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])|(?<=\D)(?=\d)|(?<=\d)(?=\D)")
 
@@ -81,8 +82,9 @@ def fit_items(label: str, items: list[str], width: int = WIDTH) -> str:
     return head + ", ".join(shown)
 
 
-def _shape(tables: list[tuple[str, str]]) -> str:
-    """Return the shape of the entry's tables: '48 rows × 5 columns', or the first and how many more."""
+def _shape(tables: list[tuple[str, str]], total: int) -> str:
+    """Return the shape of the entry's tables: '48 rows × 5 columns', or the first and how many more (of total,
+    the card's count when it shows only the first tables)."""
     parts = []
     for name, text in tables:
         found = _SHAPE.match(text)
@@ -93,7 +95,8 @@ def _shape(tables: list[tuple[str, str]]) -> str:
         parts.append(f"{rows}{found['cols']} columns{found['rest'].replace(', no header', ', no header row')}{where}")
     if not parts:
         return ""
-    return parts[0] if len(parts) == 1 else f"{parts[0]} and {len(parts) - 1} more table{'s' * (len(parts) > 2)}"
+    more = max(total, len(parts)) - 1
+    return parts[0] if not more else f"{parts[0]} and {more} more table{'s' * (more > 1)}"
 
 
 def _dates(text: str) -> str:
@@ -127,7 +130,7 @@ def gist(card: str, width: int = WIDTH) -> list[str]:
     tables: list[tuple[str, str]] = []
     facts: list[tuple[str, str]] = []
     for label, text in found:
-        if label.startswith("table"):
+        if label.startswith("table") and label != "tables":
             tables.append((label[6:].strip(), text))
         elif label in FACT_LABELS:
             if len(facts) < FACTS and text:
@@ -138,7 +141,8 @@ def gist(card: str, width: int = WIDTH) -> list[str]:
     family = _FAMILY.match(first.get("path", ""))
     if family:
         head.append(f"{family['n']} files" + (f", {family['rows']} rows in all" if family["rows"] else ""))
-    shape = _shape(tables)
+    total = int(_LEADING_NUMBER.match(first.get("tables", "")).group(0) or 0) or len(tables)
+    shape = _shape(tables, total)
     if shape:
         head.append(shape)
     dates = _dates(first.get("dates", "") or (family["dates"] if family and family["dates"] else ""))
@@ -155,7 +159,9 @@ def gist(card: str, width: int = WIDTH) -> list[str]:
     if first.get("sheets"):
         lines.append(fit_items("sheets", first["sheets"].split("; "), width))
     if first.get("columns"):
-        lines.append(fit_items("columns", first["columns"].split("; "), width))
+        # one list of names over all tables: said as such, so stacked tables' headers do not read as one table's
+        label = f"columns of the {total} tables" if total > 1 else "columns"
+        lines.append(fit_items(label, first["columns"].split("; "), width))
     elif first.get("headings") and not first.get("sheets"):
         lines.append(fit_items("headings", first["headings"].split("; "), width))
     if first.get("text") and not first.get("columns"):  # a note or a script: its first words
@@ -199,7 +205,7 @@ def table_size(card: str) -> tuple[int | None, int | None]:
     for label, text in sections(card):
         if label == "path" and (family := _FAMILY.match(text)) and family["rows"]:
             rows = int(family["rows"].replace(",", ""))
-        elif label.startswith("table") and (found := _SHAPE.match(text)):
+        elif label.startswith("table") and label != "tables" and (found := _SHAPE.match(text)):
             cols = max(cols or 0, int(found["cols"]))
             if found["rows"] and found["rows"].replace(",", "").isdigit() and not _FAMILY.match(card):
                 rows = (rows or 0) + int(found["rows"].replace(",", ""))

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from types import SimpleNamespace
 
-from dslake_index.cards import describe
+from dslake_index.cards import card, describe
 from dslake_index.entries import family_entry
 from dslake_index.family_stats import family_view
 from dslake_index.gist import gist
@@ -30,6 +30,13 @@ def _stacked_tables(root):
     path = root / "contributors.csv"
     path.write_text("Data Contributors,,,\n,,,\n" + ",,,\n".join(blocks))
     return describe(profile_path(path, Limits()), "contributors.csv")
+
+
+def test_the_gist_counts_every_stacked_table_and_says_its_columns_are_theirs(tmp_path):
+    _stacked_tables(tmp_path)
+    head, columns = gist(card(profile_path(tmp_path / "contributors.csv", Limits()), "contributors.csv"))[:2]
+    assert "12 rows × 4 columns (FTC) and 2 more tables" in head
+    assert columns == "columns of the 3 tables: Year, Data Contributor, # of Reports, %"
 
 
 def test_one_line_lists_the_first_tables_columns_once_and_counts_the_other_tables(tmp_path):
