@@ -377,8 +377,9 @@ def card(profile: Profile, relpath: str, family: bool = False) -> str:
     cols: list[str] = []
     for t in p.tables[:8]:
         for c in t.columns:
-            if c.name not in cols and not c.name.startswith("Unnamed: ") and not c.name.isdigit():
-                cols.append(c.name)
+            name = " ".join(c.name.split())  # ' # of Reports  ' in one table and '# of Reports' in the next: one name
+            if name and name not in cols and not name.startswith("Unnamed: ") and not name.isdigit():
+                cols.append(name)
     if cols:
         sections.append("columns: " + "; ".join(c[:60] for c in cols[:80]))
     for t in p.tables[:2]:
