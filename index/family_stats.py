@@ -97,10 +97,12 @@ def family_view(representative: Profile, facts: list[MemberFacts]) -> FamilyView
         elif across:
             lines[-1] += (" The load line keeps them: one copy each (.drop_duplicates()) is right for totals "
                           "across members, but a member's own counts need its copy (a metro area listed under each "
-                          "of its states). Such a row holds the whole entity's count in each member, not the "
-                          "member's part of it: over a member's own total (a metro area's reports over one of its "
-                          "states' reports) its share can pass 100%, and a member's sum counts entities that reach "
-                          "past it.")
+                          "of its states).")
+            if coverage is None:  # rows without a time are entities (a metro area), not readings of parallel series
+                lines[-1] += (" Such a row holds the whole entity's count in each member, not the member's part of "
+                              "it: over a member's own total (a metro area's reports over one of its states' "
+                              "reports) its share can pass 100%, and a member's sum counts entities that reach past "
+                              "it.")
         elif overlap:
             lines[-1] += (f" Members cover overlapping {time_name!r} times but share no rows: they are different "
                           "series over one period (other objects, stations or versions), not copies.")
