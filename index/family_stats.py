@@ -100,6 +100,11 @@ def family_view(representative: Profile, facts: list[MemberFacts]) -> FamilyView
             lines[-1] += (" The load line keeps them: one copy each (.drop_duplicates()) is right for totals "
                           "across members, but a member's own counts need its copy (a metro area listed under each "
                           "of its states).")
+            if coverage is None:  # rows without a time are entities (a metro area), not readings of parallel series
+                lines[-1] += (" Such a row holds the whole entity's count in each member, not the member's part of "
+                              "it: over a member's own total (a metro area's reports over one of its states' "
+                              "reports) its share can pass 100%, and a member's sum counts entities that reach past "
+                              "it.")
         elif overlap:
             lines[-1] += (f" Members cover overlapping {time_name!r} times but share no rows: they are different "
                           "series over one period (other objects, stations or versions), not copies.")
@@ -359,12 +364,13 @@ def _repeats(members: list[MemberFacts]) -> tuple[str, int, int] | None:
     distinct_each = [t["n_rows"] - t["duplicate_rows"] for t in tables]
     sketches = [set(t["row_hashes"]) for t in tables]
     total = sum(t["n_rows"] for t in tables)
-    sharing = 0
+    sharing, spread = 0, ""
     if all(len(s) == n for s, n in zip(sketches, distinct_each, strict=True)):
         distinct = len(set().union(*sketches))
         across = sum(distinct_each) - distinct
         holders = Counter(h for s in sketches for h in s)
         sharing = sum(1 for s in sketches if any(holders[h] > 1 for h in s))
+        spread = _spread(holders, sketches, members)
         about = ""
     else:
         across = 0
@@ -383,13 +389,27 @@ def _repeats(members: list[MemberFacts]) -> tuple[str, int, int] | None:
     if across > 0:
         who = f" ({sharing} of the {len(members)} members share rows with another)" if sharing else ""
         parts.append(f"Rows repeated across members: {about}{across:,} of the {total:,} rows are copies of a row in "
-                     f"another member{who}; {about}{distinct:,} distinct rows in all")
+                     f"another member{who}; {about}{distinct:,} distinct rows in all{spread}")
     else:
         parts.append("No row repeats across members" + (" (estimated from row samples)" if about else ""))
     if within:
         dup_members = [m.path.rsplit("/", 1)[-1] for m, t in zip(members, tables, strict=True) if t["duplicate_rows"]]
         parts.append(f"{within:,} duplicate row(s) inside {len(dup_members)} member(s), e.g. {dup_members[0]}")
     return "; ".join(parts) + ".", across, within
+
+
+def _spread(holders: Counter[int], sketches: list[set[int]], members: list[MemberFacts]) -> str:
+    """Say in how many members a repeated row stands, with the members of the most repeated one: a metro area
+    listed with its whole count in each of its 2-4 states' files."""
+    repeated = {h: n for h, n in holders.items() if n > 1}
+    if not repeated:
+        return ""
+    low, high = min(repeated.values()), max(repeated.values())
+    widest = max(repeated, key=lambda h: (repeated[h], -h))
+    where = [m.path.rsplit("/", 1)[-1] for m, s in zip(members, sketches, strict=True) if widest in s]
+    count = f"{low}" if low == high else f"{low}-{high}"
+    return (f" (a repeated row stands in {count} members, e.g. one in {', '.join(where[:4])}"
+            + (f" and {len(where) - 4} more" if len(where) > 4 else "") + ")")
 
 
 # ---- notes that differ by member ---------------------------------------------------------------------------------

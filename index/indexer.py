@@ -548,6 +548,8 @@ def _rebuild_folder(conn: sqlite3.Connection, key: str, folders: list[str], opti
     wanted.update({row.id: row for row in timed_out_entries(conn, folders, options.script_memory_mb)})
     with phase("entries: family grouping"):
         groups = group_files(members, options.min_members)
+    with phase("entries: folder totals"):
+        yearly, folder_notes = _folder_totals(conn, folders, groups, hashes, load)
     for group in groups:
         layout = linked_layout(group.members, docs)
         parts = parts_entry(group, rows, load, options)
@@ -569,17 +571,43 @@ def _rebuild_folder(conn: sqlite3.Connection, key: str, folders: list[str], opti
             linked = bool(group.sidecars) or group.documents is not None or layout is not None
             # An analysed or linked file is always rebuilt: its analysis or its partner may be newer than its row;
             # so is every file when descriptions and cards are written differently (force: a new render version).
+            # A file with yearly sums is rebuilt too: a sibling's change may add or take away its folder note.
             if (not force and old is not None and old["kind"] == "file" and old["content_hash"] == hashes[path]
-                    and hashes[path] not in analyses and not linked):
+                    and hashes[path] not in analyses and not linked and path not in yearly):
                 wanted[entry_id] = None  # unchanged single file: keep its row as it is
                 conn.execute("UPDATE files SET entry_id = ? WHERE path = ?", (entry_id, path))
                 continue
             with phase("entries: descriptions and cards"):
-                row = streamed(file_entry(path, folder, hashes[path], load(hashes[path]),
+                profile = load(hashes[path])
+                if path in folder_notes:
+                    profile = dataclasses.replace(profile, notes=profile.notes + folder_notes[path])
+                row = streamed(file_entry(path, folder, hashes[path], profile,
                                           analyses.get(hashes[path])), group.members[0], options.script_memory_mb)
                 wanted[entry_id] = _with_layout(with_relations(row, group, related) if linked else row, layout)
     with phase("entries: manifest rows and full text"):
         _write_entries(conn, existing, wanted, [record for _, record in datasets])
+
+
+def _folder_totals(conn: sqlite3.Connection, folders: list[str], groups: list[Group], hashes: dict[str, str],
+                   load: Callable[[str], Profile]) -> tuple[set[str], dict[str, list[str]]]:
+    """Return the single files of these folders whose profiles keep yearly sums, and the lines on yearly sums
+    that disagree between them, per path (folder_totals.py). Only profiles that hold yearly sums are decoded."""
+    from dslake_index.folder_totals import disagreements, year_tables
+
+    singles = {g.members[0].path for g in groups if not g.is_family}
+    marks = ",".join("?" * len(folders))
+    yearly = {row[0] for row in conn.execute(
+        f"SELECT f.path FROM files f JOIN profiles p ON p.hash = f.hash WHERE f.folder IN ({marks}) "
+        "AND f.status = 'ok' AND instr(p.profile, '\"year_sums\": {') > 0", folders) if row[0] in singles}
+    if len(yearly) < 2:
+        return yearly, {}
+    by_folder: dict[str, list[Any]] = {}
+    for path in sorted(yearly):
+        by_folder.setdefault(path.rpartition("/")[0], []).extend(year_tables(path, load(hashes[path]).tables))
+    notes: dict[str, list[str]] = {}
+    for found in by_folder.values():
+        notes.update(disagreements(found))
+    return yearly, notes
 
 
 def _write_entries(conn: sqlite3.Connection, existing: dict[str, Any], wanted: dict[str, EntryRow | None],

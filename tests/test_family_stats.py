@@ -73,6 +73,9 @@ def test_state_files_count_data_rows_share_rows_and_add_up_kinds(tmp_path):
     text = "\n".join(view.lines)
     assert "1 of the 5 rows are copies of a row in another member (2 of the 3 members share rows" in text
     assert view.dedup == "" and "a member's own counts need its copy" in text  # said, not done
+    # the per-part share: a repeated row is the whole area's count in each state's file
+    assert "(a repeated row stands in 2 members, e.g. one in NewHampshire.csv, Vermont.csv)" in text
+    assert "its share can pass 100%" in text
     kinds = view.profile.tables[0].columns[0].kinds
     assert [(k[1], k[2]) for k in kinds] == [("Metropolitan Statistical Area", 3), ("Micropolitan Statistical Area", 2)]
     reports = view.profile.tables[0].columns[1]

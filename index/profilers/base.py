@@ -84,6 +84,9 @@ class Table:
     # rows they share (rolling windows, a metro area listed in each of its states' files) without a second read
     row_hashes: list[int] = field(default_factory=list)
     edge_hashes: list[int] = field(default_factory=list)  # hashes of the first and the last row (a shared boundary)
+    # a table keyed by year (one row a year): its int columns' sums per year, which the folder's other tables are
+    # checked against (types summing to more than the yearly total): {"key", "years", "columns", "sums"}
+    year_sums: dict[str, Any] | None = None
 
 
 @dataclass

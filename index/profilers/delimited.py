@@ -13,6 +13,7 @@ from typing import Any
 
 from dslake_index.profilers.base import PATH_PLACEHOLDER, Limits, Profile, Table
 from dslake_index.profilers.codes import zero_led_codes
+from dslake_index.profilers.repeats import duplicate_rows_note
 from dslake_index.profilers.stats import (
     _MONEY_PCT,
     _THOUSANDS,
@@ -29,6 +30,7 @@ from dslake_index.profilers.stats import (
     year_outliers,
 )
 from dslake_index.profilers.textio import clip, count_lines, decode_head, detect_encoding, read_at
+from dslake_index.profilers.totals import total_disagreements, year_sums
 
 DELIMITERS = [",", "\t", ";", "|"]
 WHITESPACE = r"\s+"
@@ -669,6 +671,9 @@ def profile_delimited(path: Path | None, head: bytes, size: int, limits: Limits,
                          + "; the row count is estimated from the average line length")
     describe_columns(table, stats_df, limits)
     notes += fill_notes(table.columns) + repeated_times(table.columns) + share_totals(df)
+    notes += total_disagreements(lay.footer + [p for p in lay.preamble if p], [("the table", df)])
+    if table.n_rows == len(df):
+        table.year_sums = year_sums(df)
     if whole and lay.data_lines is None and not lay.repeats and not lay.comment:
         data_start = lay.first_line + (1 if lay.header_line is not None else 0)
         rest = lines[data_start:]
@@ -679,8 +684,10 @@ def profile_delimited(path: Path | None, head: bytes, size: int, limits: Limits,
         data_start = lay.first_line + (1 if lay.header_line is not None else 0)
         body = [ln for ln in lines[data_start:] if ln and not ln.isspace() and not _is_comment(ln)][: lay.data_lines]
         table.duplicate_rows, table.row_hashes, table.edge_hashes = line_facts(body)
+    hashed = len(body) if table.row_hashes else len(stats_df)
     if table.duplicate_rows is None:
         table.duplicate_rows, table.row_hashes = row_facts(stats_df)
+    notes += duplicate_rows_note(table.duplicate_rows, hashed, whole=table.n_rows_exact and hashed == table.n_rows)
     table.sample_rows = sample_rows(df, limits)
     table.read_hint = hint_of(kw)
     if len(df.columns) > limits.max_columns:

@@ -9,6 +9,7 @@ from typing import Any
 
 from dslake_index.profilers.base import Limits, Table
 from dslake_index.profilers.delimited import WHITESPACE, hint_of
+from dslake_index.profilers.repeats import repeated_keys_note
 from dslake_index.profilers.stats import describe_columns, line_facts, row_facts, sample_rows
 
 _NUMERIC_TOKEN = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eEdD][-+]?\d+)?$|^\d{1,4}[-/:]\d{1,2}([-/:]\d{1,4})*$")
@@ -118,11 +119,16 @@ def tle_facts(lines: list[str]) -> tuple[dict[str, Any], list[str]]:
     """Describe a TLE file: satellites, element-set count, epoch range and the fixed column layout."""
     sats: dict[str, int] = {}
     epochs: list[str] = []
-    for ln in lines:
+    keys: list[tuple[str, str]] = []
+    records: list[tuple[str, str]] = []
+    for i, ln in enumerate(lines):
         if _TLE1.match(ln):
             sat = ln[2:7].strip()
             sats[sat] = sats.get(sat, 0) + 1
             epochs.append(ln[18:32].strip())
+            keys.append((sat, epochs[-1]))
+            second = lines[i + 1] if i + 1 < len(lines) and _TLE2.match(lines[i + 1]) else ""
+            records.append((ln.rstrip(), second.rstrip()))
     structure = {"satellites": dict(sorted(sats.items())[:20]), "element_sets": sum(sats.values()),
                  "first_epoch": epochs[0] if epochs else None, "last_epoch": epochs[-1] if epochs else None,
                  "first_date": _tle_date(epochs[0]) if epochs else None,
@@ -137,6 +143,10 @@ def tle_facts(lines: list[str]) -> tuple[dict[str, Any], list[str]]:
         "parse by fixed columns, e.g. [l[18:32] for l in open(path) if l.startswith('1 ')], "
         "or with sgp4.api.Satrec.twoline2rv(line1, line2)",
     ]
+    notes += repeated_keys_note(
+        keys, records, "element sets", "epoch",
+        "a set issued again for one satellite and epoch; keep one per (satellite, epoch), e.g. the last in the "
+        "file, before counting, averaging or fitting over epochs")
     return structure, notes
 
 

@@ -8,7 +8,8 @@ from typing import Any
 
 from dslake_index.profilers.base import Limits, Profile, Table
 from dslake_index.profilers.fallback import text_fallback
-from dslake_index.profilers.stats import describe_columns, jsonable, sample_rows
+from dslake_index.profilers.repeats import duplicate_rows_note
+from dslake_index.profilers.stats import describe_columns, jsonable, row_facts, sample_rows
 from dslake_index.profilers.textio import count_lines, decode_head, detect_encoding
 
 JSON_FULL_BYTES = 32 << 20  # json up to this size is parsed whole; beyond, records are decoded from the head
@@ -67,23 +68,27 @@ def _flatten(records: list[dict[str, Any]]) -> Any:
 
 
 def _records_table(records: list[Any], total: int | None, exact: bool, hint: str, limits: Limits,
-                   name: str | None = None) -> Table | None:
+                   name: str | None = None, notes: list[str] | None = None) -> Table | None:
+    """Return the records (dicts) as a described table, or None; notes gets how many repeat an earlier one."""
     dicts = [r for r in records if isinstance(r, dict)]
     if not dicts or len(dicts) < 0.9 * len(records):
         return None
     df = _flatten(dicts[: limits.max_rows_scanned])
     table = Table(name=name, n_rows=total, n_rows_exact=exact, n_cols=len(df.columns), read_hint=hint)
     describe_columns(table, df, limits)
+    table.duplicate_rows, table.row_hashes = row_facts(df)
     table.sample_rows = sample_rows(df, limits)
+    if notes is not None:
+        notes += duplicate_rows_note(table.duplicate_rows, len(df), whole=exact and total == len(df))
     return table
 
 
-def find_table(data: Any, limits: Limits) -> Table | None:
+def find_table(data: Any, limits: Limits, notes: list[str] | None = None) -> Table | None:
     """Return the tabular part of parsed JSON: a records list, a dict of columns, a mapping, or a nested list."""
     import pandas as pd
 
     if isinstance(data, list):
-        return _records_table(data, len(data), True, "pd.read_json({path})", limits)
+        return _records_table(data, len(data), True, "pd.read_json({path})", limits, notes=notes)
     if not isinstance(data, dict) or not data:
         return None
     values = list(data.values())
@@ -103,7 +108,7 @@ def find_table(data: Any, limits: Limits) -> Table | None:
     for key, v in data.items():
         if isinstance(v, list) and v and all(isinstance(x, dict) for x in v[:50]):
             hint = f"pd.json_normalize(json.load(open({{path}}))[{key!r}])"
-            return _records_table(v, len(v), True, hint, limits, name=str(key))
+            return _records_table(v, len(v), True, hint, limits, name=str(key), notes=notes)
     return None
 
 
@@ -142,7 +147,7 @@ def profile_json(path: Path, head: bytes, size: int, limits: Limits) -> Profile:
                 return profile_jsonl(path, head, size, limits, note="a .json file holding JSON lines")
             return text_fallback(text, size, encoding, notes + [f"not valid JSON: {str(exc)[:120]}"])
         prof.structure = tree(data)
-        table = find_table(data, limits)
+        table = find_table(data, limits, prof.notes)
     else:
         text = decode_head(head, encoding, False)
         records = _head_records(text)
@@ -150,7 +155,7 @@ def profile_json(path: Path, head: bytes, size: int, limits: Limits) -> Profile:
         prof.notes.append(f"large JSON: {len(records)} records decoded from the first {len(head):,} bytes")
         prof.structure = tree(records)
         prof.structure["note"] = "top-level array, cut after the sampled records"
-        table = _records_table(records, None, False, "pd.read_json({path})", limits)
+        table = _records_table(records, None, False, "pd.read_json({path})", limits, notes=prof.notes)
     if table is not None:
         prof.tables.append(table)
         prof.read_hint = table.read_hint
@@ -190,7 +195,7 @@ def profile_jsonl(path: Path, head: bytes, size: int, limits: Limits, note: str 
     else:
         total, exact = int(size / max(1, len(head) / max(1, len(lines)))), False
     prof.structure = tree(records[:ITEMS_MERGED])
-    table = _records_table(records, total, exact, prof.read_hint, limits)
+    table = _records_table(records, total, exact, prof.read_hint, limits, notes=prof.notes)
     if table is not None:
         prof.tables.append(table)
     if not whole:

@@ -33,6 +33,7 @@ from dslake_index.profilers.stats import (
     year_outliers,
 )
 from dslake_index.profilers.textio import clip
+from dslake_index.profilers.totals import total_disagreements, year_sums
 
 
 @dataclass
@@ -166,6 +167,7 @@ def profile_stacked(text: str, lay: Layout, stack: Stack, encoding: str, size: i
     base = {k: v for k, v in read_kwargs(lay, encoding).items() if k not in ("skiprows", "header", "nrows")}
     tables: list[Table] = []
     table_notes: list[str] = []
+    frames: list[tuple[str, Any]] = []
     for i, b in enumerate(stack.tables):
         kw: dict[str, Any] = dict(base)
         if b.start:
@@ -182,6 +184,8 @@ def profile_stacked(text: str, lay: Layout, stack: Stack, encoding: str, size: i
         t.sample_rows = sample_rows(df, limits)
         t.read_hint = hint_of(kw)
         tables.append(t)
+        frames.append((f"table {i + 1}", df))
+        t.year_sums = year_sums(df)
         if not b.header and len(df) <= 12:  # label/value lines: every value is worth seeing, and they are few
             lines_ = [": ".join(str(v).strip() for v in row if str(v).strip() and str(v) != "nan")
                       for row in df.astype(str).itertuples(index=False)]
@@ -201,6 +205,7 @@ def profile_stacked(text: str, lay: Layout, stack: Stack, encoding: str, size: i
     between = [f"line {k + 1}: {clip(t, 1000)}" for k, t in stack.notes]
     if between:
         head.append("text lines between and after the tables (titles, footnotes): " + " | ".join(between))
+    head += total_disagreements([t for _, t in stack.notes] + [p for p in lay.preamble if p], frames)
     if len({tuple(c.name for c in t.columns) for t in tables}) == 1:
         head.append(f"all {len(tables)} tables have the same columns: pd.concat of their loads gives one table "
                     "(add each table's title as a column to keep them apart)")

@@ -10,6 +10,7 @@ from dslake_index.layouts import parse_layouts
 from dslake_index.profilers import document
 from dslake_index.profilers.base import Limits, Profile, Table
 from dslake_index.profilers.fixedwidth import find_runs, is_sp3, is_tle, run_table, sp3_facts, tle_facts
+from dslake_index.profilers.repeats import duplicate_rows_note
 from dslake_index.profilers.stats import describe_columns, fill_notes, sample_rows
 from dslake_index.profilers.textio import count_lines, decode_head, detect_encoding, printable
 
@@ -123,6 +124,8 @@ def profile_text(path: Path, head: bytes, size: int, limits: Limits, ext: str) -
         prof.tables = []
     for table in prof.tables:
         prof.notes += fill_notes(table.columns)
+        if table.duplicate_rows and table.n_rows:
+            prof.notes += duplicate_rows_note(table.duplicate_rows, table.n_rows, table.n_rows_exact)
     if prof.tables and (prof.tables[0].n_rows or 0) >= 0.5 * max(1, nonblank if whole else len(lines)):
         prof.format = "fixed-width"
         main = prof.tables[0]
