@@ -20,7 +20,7 @@ import os
 import signal
 import threading
 from collections.abc import Callable, Iterable
-from multiprocessing import context, forkserver, popen_forkserver, reduction, spawn, util
+from multiprocessing import context, forkserver, popen_forkserver, reduction, resource_tracker, spawn, util
 from typing import Any
 
 _MAIN_KEYS = ("init_main_from_path", "init_main_from_name")
@@ -140,7 +140,16 @@ def _spawn_deaf_to_ctrl_c(spawn_server: Callable[[], None]) -> None:
     this early (a hand-over's first 0.1 s), a Ctrl-C soon after the command began caught it importing that very
     module and printed a traceback. This process ignores Ctrl-C only for the spawn itself (a few milliseconds)."""
     if threading.current_thread() is not threading.main_thread():
-        spawn_server()  # signal handlers can only be changed from the main thread
+        # Handlers can only be changed from the main thread, but a thread's signal mask is its own, and a child
+        # inherits it through fork and exec: the server starts with Ctrl-C blocked (the embedding warm-up starts it
+        # from its thread; a Ctrl-C then caught the new interpreter in `site` and printed a fatal error). The
+        # resource tracker is started first: starting it unblocks Ctrl-C in this thread when it is done.
+        resource_tracker.ensure_running()
+        previous_mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            spawn_server()
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, previous_mask)
         return
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
