@@ -1,11 +1,11 @@
 """The round's view of the data: one set of files, at one level each, that every role of a round sees.
 
 An entry is shown whole (its description), brief (agent/brief.py), or as its menu line. The levels live on the
-state's entries, so the planner, coder, verifier, router, debugger, finalyzer and chooser of a round render the same
-block; they change only where the loop says (the selection, a step that names a menu file, a re-selection for missing
-data), never by which role is asking. Chosen files are whole: no budget cuts them; only the hard cap on whole
-descriptions (agent.view_cap_tokens) does, and the prompt says so when it is reached. Several chosen files of one series
-of near-identical files are one description plus the others' lines.
+state's entries, so the roles that see data (planner, coder, router, debugger, finalyzer) render the same block in
+a round; the levels change only where the loop says (the selection, a step that names a menu file, a re-selection
+for missing data), never by which role is asking. Chosen files are whole: no budget cuts them; only the hard cap on
+whole descriptions (agent.view_cap_tokens) does, and the prompt says so when it is reached. More than SERIES_WHOLE
+chosen files of one series of near-identical files are one description plus the others' lines.
 """
 
 from __future__ import annotations
