@@ -35,23 +35,14 @@ def test_a_budget_keeps_the_best_match_whole_and_the_block_within_it(samples_lak
     assert all(f'path="data/{e.path}"' in block for e in entries)
 
 
-def test_entries_a_script_read_and_entries_the_user_gave_stay_whole(samples_lake):
+def test_entries_the_user_gave_stay_whole(samples_lake):
     entries = _entries(samples_lake)
     tight = shown_forms(entries, budget_tokens=300)
     squeezed = next(i for i, (form, _) in enumerate(tight) if form != "full")
     target = entries[squeezed]
-    # A script reads a file: the file itself, or one member of a family.
-    read = [target.path] if target.kind == "file" else _member_paths(samples_lake, target.path)[:1]
-    assert shown_forms(entries, budget_tokens=300, read=read)[squeezed][0] == "full"
     entries[squeezed] = ContextEntry(target.entry_id, target.kind, target.path, target.description,
                                      target.member_count, "given")
     assert shown_forms(entries, budget_tokens=300)[squeezed][0] == "full"
-
-
-def _member_paths(samples_lake, glob: str) -> list[str]:
-    conn = Lake.open(samples_lake).connection()
-    rows = conn.execute("SELECT f.path FROM files f JOIN entries e ON f.entry_id = e.id WHERE e.path = ?", (glob,))
-    return [row[0] for row in rows]
 
 
 def test_a_brief_keeps_load_hints_and_column_types_and_drops_statistics(samples_lake):
@@ -169,8 +160,3 @@ def test_a_text_names_a_file_by_its_name_and_a_family_by_a_member(samples_lake):
     plan = f"Read data/sales.csv and every data/{family.path.rsplit('/', 1)[0]}/{member}, then join on the date."
     assert set(named_in(entries, plan)) == {"sales.csv", family.path}
     assert named_in(entries, "Count the rows of the ozone table.") == []
-    # with a focus, the others are brief; without one (the plan named nothing), the budget decides as before
-    forms = shown_forms(entries, focus=["sales.csv"])
-    assert forms[[e.path for e in entries].index("sales.csv")][0] == "full"
-    assert {form for form, _ in forms} == {"full", "brief"}
-    assert shown_forms(entries, focus=[]) == shown_forms(entries)

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
-from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,17 +32,15 @@ def filenames(entries: list[ContextEntry]) -> str:
     return ", ".join(quote(shown_path(e)) for e in entries) or "(no files)"
 
 
-def data_block(entries: list[ContextEntry], max_chars: int = 0, budget_tokens: int = 0,
-               read: Iterable[str] = (), question: str = "", focus: Iterable[str] | None = None) -> str:
+def data_block(entries: list[ContextEntry], max_chars: int = 0, budget_tokens: int = 0, question: str = "") -> str:
     """Return every entry's description in its own <data path=… tag=…> frame (the paper's {filename}/{summary}).
 
     With a budget, entries are taken in order of relevance (relevance.py): each is shown whole while the block
     stays within budget_tokens, else in its brief form, else as one line; the block keeps the rank order. The
-    first entry, entries the user gave and entries whose files a script has read are always whole: the model is
-    working with them. focus: lake paths the prompt's task is about (what the scripts read, for the finalyzer; what
-    the plan names, for the first coder); when one of them is given, the entries of the others are brief at most.
+    first entry and entries the user gave are always whole. The agent's prompts render its view (agent/view.py);
+    this block is the report's, and the relevance budget is the view's fallback without a selection.
     """
-    forms = shown_forms(entries, max_chars, budget_tokens, read, question, focus)
+    forms = shown_forms(entries, max_chars, budget_tokens, question)
     parts = []
     for e, (form, text) in zip(entries, forms, strict=True):
         if visible(shown_path(e)) != shown_path(e):
@@ -57,14 +53,8 @@ def data_block(entries: list[ContextEntry], max_chars: int = 0, budget_tokens: i
 
 
 def shown_forms(entries: list[ContextEntry], max_chars: int = 0, budget_tokens: int = 0,
-                read: Iterable[str] = (), question: str = "",
-                focus: Iterable[str] | None = None) -> list[tuple[str, str]]:
+                question: str = "") -> list[tuple[str, str]]:
     """Return (form, text) per entry: form is full, brief or named, as data_block shows it."""
-    read_paths = list(read)
-    focused = list(focus or [])
-    if focused and any(_was_read(e, focused) for e in entries):
-        return [("full", capped(e.description.strip(), max_chars)) if _was_read(e, focused) or e.source == "given"
-                else _brief_form(e, max_chars) for e in entries]
     budget = budget_tokens * CHARS_PER_TOKEN if budget_tokens > 0 else 0
     fulls = [capped(e.description.strip(), max_chars) for e in entries]
     named = [pointer(e.path, full) for e, full in zip(entries, fulls, strict=True)]
@@ -72,7 +62,7 @@ def shown_forms(entries: list[ContextEntry], max_chars: int = 0, budget_tokens: 
     reserve = sum(len(text) + _FRAME_CHARS + 2 * len(e.path) for e, text in zip(entries, named, strict=True))
     used = 0
     out: dict[int, tuple[str, str]] = {}
-    pinned = [i == 0 or e.source == "given" or _was_read(e, read_paths) for i, e in enumerate(entries)]
+    pinned = [i == 0 or e.source == "given" for i, e in enumerate(entries)]
     # What the model works with first, then the rest by relevance to the question (rank order without one).
     order = [i for i in range(len(entries)) if pinned[i]]
     order += [i for i in allocation_order(entries, fulls, question) if not pinned[i]]
@@ -122,25 +112,11 @@ def _glob_regex(pattern: str) -> str:
 _PATHLIKE = re.compile(r"[^\s'\"`/(),]+\.[A-Za-z0-9]{1,8}")  # file names as a plan writes them
 
 
-def _brief_form(entry: ContextEntry, max_chars: int) -> tuple[str, str]:
-    full = capped(entry.description.strip(), max_chars)
-    short = brief(full)
-    return ("brief", short) if len(short) < len(full) else ("full", full)
-
-
 def capped(text: str, max_chars: int) -> str:
     """Return a description cut at max_chars (0: whole), saying where it was cut."""
     if max_chars and len(text) > max_chars:
         return text[:max_chars].rstrip() + f"\n[... description cut at {max_chars} characters ...]"
     return text
-
-
-def _was_read(entry: ContextEntry, read_paths: list[str]) -> bool:
-    if entry.kind == "family":
-        return any(fnmatchcase(path, entry.path) for path in read_paths)
-    if entry.kind == "dataset":  # a dataset or table: any file below its folder
-        return any(path.startswith(entry.path + "/") for path in read_paths)
-    return entry.path in read_paths
 
 
 def example_path(entries: list[ContextEntry]) -> str:
