@@ -30,7 +30,7 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
 
 @pytest.fixture(autouse=True)
 def _isolated_user_config(tmp_path_factory, monkeypatch):
-    """Keep the developer's ~/.config/dslake, ~/.local/state/dslake and DSLAKE_* variables out of every test; sandboxes started ahead
+    """Keep the developer's ~/.config/dslake, ~/.local/state/dslake, DSLAKE_* variables and model keys out of every test; sandboxes started ahead
     import nothing while they wait (DSLAKE_SANDBOX_PRELOAD="")."""
     config_home = tmp_path_factory.mktemp("config-home")
     monkeypatch.setenv("XDG_CONFIG_HOME", str(config_home))
@@ -40,6 +40,12 @@ def _isolated_user_config(tmp_path_factory, monkeypatch):
     for name in list(os.environ):
         if name.startswith("DSLAKE_"):
             monkeypatch.delenv(name)
+    # Nor the developer's model keys: a key in the environment makes `eval retrieval` ask the selector, and tests are
+    # offline (a test that wants a key sets its own).
+    from llm_harness import LLM_ENV_VARS
+
+    for name in LLM_ENV_VARS:
+        monkeypatch.delenv(name, raising=False)
     # The suite's scripts read CSVs with the csv module: a sandbox started ahead that imported pandas (the default
     # guess, sandbox.preload) spent ~1 CPU-s per script that no test used, ~100 s of the suite on 2 cores. The
     # default is tested end to end where it matters (test_sandbox_warm.py); flags and overrides still win over this.

@@ -11,19 +11,12 @@ from agent_helpers import rules_file
 from click.testing import CliRunner
 from conftest import write_table_lake
 from dslake_cli.cli import cli
-from llm_harness import LLM_ENV_VARS
 
 from dsstar_lake.lake import Lake
 
 NORTH = "How many widget units were sold in the north region, and which county had the most unhealthy ozone days?"
 OZONE = "Which county had the most unhealthy ozone days in 2024?"
 SENSOR = "What was the mean temperature of sensor s1 on 2024-01-03?"
-
-
-@pytest.fixture(autouse=True)
-def no_model_keys(monkeypatch):
-    for name in LLM_ENV_VARS:
-        monkeypatch.delenv(name, raising=False)
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,6 @@ import pytest
 from agent_helpers import FAST, SUM_WIDGETS, fenced, run_dir
 from click.testing import CliRunner
 from dslake_cli.cli import cli
-from llm_harness import LLM_ENV_VARS
 
 from dsstar_lake.eval.filescore import FileScore, coverage, file_score, selection_score
 from dsstar_lake.eval.results import BenchmarkReport, TaskResult
@@ -125,10 +124,7 @@ def test_each_row_carries_the_runs_selection_and_the_scores_of_its_selection_and
     assert (result.reads_precision, result.reads_recall, result.reads_f1) == (1.0, 1.0, 1.0)
 
 
-def test_the_command_prints_the_file_scores_per_task_and_per_domain_and_json_keeps_them(indexed, tmp_path,
-                                                                                          monkeypatch):
-    for name in LLM_ENV_VARS:
-        monkeypatch.delenv(name, raising=False)
+def test_the_command_prints_the_file_scores_per_task_and_per_domain_and_json_keeps_them(indexed, tmp_path):
     (tmp_path / "tasks.json").write_text(json.dumps([{"id": "tiny-sel-2", "query": WIDGETS, "answer": 14,
                                                       "answer_type": "numeric_exact",
                                                       "data_sources": ["sales.csv"]}]))

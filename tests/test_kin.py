@@ -10,7 +10,6 @@ from click.testing import CliRunner
 from dslake_cli.cli import cli
 from dslake_index.kin import are_kin, kin_key
 from dslake_index.retrieve import with_folder_prior
-from llm_harness import LLM_ENV_VARS
 
 from dsstar_lake.lake import Lake
 
@@ -41,9 +40,7 @@ def write_beach_lake(root: Path) -> Path:
     return root
 
 
-def test_datasheets_that_differ_in_sites_share_one_slot_and_still_count_as_found(tmp_path, monkeypatch):
-    for name in LLM_ENV_VARS:  # no model: eval retrieval asks no selector
-        monkeypatch.delenv(name, raising=False)
+def test_datasheets_that_differ_in_sites_share_one_slot_and_still_count_as_found(tmp_path):
     root = write_beach_lake(tmp_path / "lake")
     lake = Lake.open(root)
     lake.index()

@@ -6,7 +6,6 @@ import json
 
 from click.testing import CliRunner
 from dslake_cli.cli import cli
-from llm_harness import LLM_ENV_VARS
 
 from dsstar_lake.lake import Lake
 
@@ -31,9 +30,7 @@ def test_excluded_entries_are_skipped_and_k_is_respected(samples_lake):
     assert [h.entry_id for h in again[:2]] == [h.entry_id for h in first[1:3]]
 
 
-def test_eval_retrieval_matches_hand_computed_recall(samples_lake, tmp_path, monkeypatch):
-    for name in LLM_ENV_VARS:  # no model: eval retrieval asks no selector
-        monkeypatch.delenv(name, raising=False)
+def test_eval_retrieval_matches_hand_computed_recall(samples_lake, tmp_path):
     lake = Lake.open(samples_lake)
     ranked = [h.path for h in lake.search("units sold per region", k=5)]
     tasks = tmp_path / "tasks.jsonl"
