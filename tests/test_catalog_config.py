@@ -195,7 +195,8 @@ def test_a_catalog_config_cannot_lift_the_users_call_budget_for_a_run(tmp_path):
            "--scripted-file", rules)
     code, output = run(*ask)
     # The user's 3 calls: planner, coder, verifier; the finalyzer's would be the 4th.
-    assert code != 0 and "LLM call budget reached: 3 of llm.max_llm_calls=3" in output, output
+    assert code == 6 and "LLM call budget reached: 3 of llm.max_llm_calls=3" in output, output  # BudgetExceeded
+    assert "dslake runs resume" in output, output  # the spent run goes on from its last round with a new budget
     runs = set((lake / ".dslake" / "runs").iterdir())
     (lake / ".dslake" / "config.toml").write_text(
         (lake / ".dslake" / "config.toml").read_text() + "[llm]\nmax_llm_calls = 1000\nmax_cost = 500.0\n")

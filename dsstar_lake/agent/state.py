@@ -160,11 +160,13 @@ class Answer:
         return asdict(self)
 
     def raise_if_unfinished(self) -> None:
-        """Raise the one-line error of a run that stopped on a provider failure (it can be resumed)."""
+        """Raise the one-line error of a run that stopped before its answer (it can be resumed): BudgetExceeded
+        when its budget ran out, else ProviderError."""
         if self.resumable:
-            from dsstar_lake.base.errors import ProviderError
+            from dsstar_lake.base.errors import BudgetExceeded, ProviderError
 
-            raise ProviderError(f"run {self.run_id} stopped: {self.error}",
+            stopped = BudgetExceeded if self.stop_reason == "budget" else ProviderError
+            raise stopped(f"run {self.run_id} stopped: {self.error}",
                                 hint=f"continue it with `dslake runs resume {self.run_id}`")
 
     @classmethod

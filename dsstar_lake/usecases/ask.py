@@ -17,7 +17,7 @@ from dsstar_lake.agent.menu import candidates
 from dsstar_lake.agent.planner import check_first_step
 from dsstar_lake.agent.runtime import Agent
 from dsstar_lake.agent.state import AgentState, Answer
-from dsstar_lake.base.errors import CatalogError, DslakeError, UsageError
+from dsstar_lake.base.errors import BudgetExceeded, CatalogError, DslakeError, UsageError
 from dsstar_lake.runs.record import RunRecord
 from dsstar_lake.runs.setup import CACHE_NAME, RunSetup, run_setup
 
@@ -271,8 +271,10 @@ def _solve(setup: RunSetup, record: RunRecord, state: AgentState, progress: Prog
         _clean_work(record)
         raise
     except DslakeError as exc:
-        # A provider that failed for good (or a model not configured after all): resumable from the last round.
-        answer = _stop(agent, record, _saved(record, state), "interrupted", str(exc))
+        # A provider that failed for good, a budget spent before the answer was printed (or a model not configured
+        # after all): resumable from the last round.
+        answer = _stop(agent, record, _saved(record, state), "interrupted", str(exc),
+                       stop_reason="budget" if isinstance(exc, BudgetExceeded) else "interrupted")
         progress("interrupted", {"error": str(exc), "run_id": record.id})
         return answer
     except KeyboardInterrupt:
@@ -306,14 +308,16 @@ def _clean_work(record: RunRecord) -> None:
     record.event("work_cleaned", kept=kept)
 
 
-def _stop(agent: Agent, record: RunRecord, state: AgentState, status: str, error: str) -> Answer:
-    """Record a run that ended early: the state keeps what was spent, answer.json says why."""
+def _stop(agent: Agent, record: RunRecord, state: AgentState, status: str, error: str,
+          stop_reason: str | None = None) -> Answer:
+    """Record a run that ended early: the state keeps what was spent, answer.json says why (`stop_reason`, the
+    status unless told: "budget" for a resumable run that spent its budget)."""
     record.event(status, error=error, round=state.round)
     state.spent = agent.spent()
     if status == "interrupted":
         record.save_state(state.to_dict())
     answer = build_answer(record, state, state.spent, error=error, resumable=status == "interrupted")
-    answer.stop_reason = status
+    answer.stop_reason = stop_reason or status
     record.write_answer(answer.to_dict())
     record.set_status(status, error)
     return answer
