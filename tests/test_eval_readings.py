@@ -78,6 +78,7 @@ def test_an_alternative_that_matches_is_counted_beside_an_unchanged_score(base, 
     # alternative (issue 28).
     assert missed["chosen"] == {"reading": "Both regions are counted.", "value": "14",
                                 "because": "the question's words ask for the total"}
+    assert missed["overridden"] == right["overridden"] == {}  # the answers are what the final scripts printed
     assert (overall["wrong"], overall["truth_in_alternatives"], overall["chosen"]) == (1, 1.0, 2)
     assert "100% of the 1 wrong answer(s) had the truth among their alternatives" in report["readings"]
     flat = " ".join(text.stdout.split())

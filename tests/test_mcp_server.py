@@ -142,6 +142,8 @@ def test_ask_is_offered_with_a_model_and_answers_end_to_end(tmp_path):
     record = json.loads((root / ".dslake" / "runs" / answer["run_id"] / "answer.json").read_text())
     assert record["value"] == "14"  # the run is on disk, as `dslake ask` leaves it
     assert (answer["selection"], answer["selected_by"]) == (record["selection"], record["selected_by"])
+    assert (answer["readings"], answer["overridden"]) == (record["readings"], record["overridden"])
+    assert answer["overridden"] == {}  # the final script's print stood
     # a run the model's provider stopped is a tool error that says how to go on, and the server goes on
     assert stopped.is_error and "stopped: " in text(stopped) and "server went away" in text(stopped)
     assert "dslake runs resume" in text(stopped)

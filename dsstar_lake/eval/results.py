@@ -77,6 +77,8 @@ class TaskResult:
     reads_precision: float | None = None
     reads_recall: float | None = None
     reads_f1: float | None = None
+    # When the answer is not what the final script printed (Answer.overridden): by, final_script, answer, reason.
+    overridden: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for name in _PATH_FIELDS:

@@ -288,7 +288,7 @@ def run_task(
     row.recall, row.context_recall = coverage(gold, row.files_used), coverage(gold, row.context)
     row.verified, row.stop_reason, row.rounds = answer.verified, answer.stop_reason, answer.rounds
     row.assumptions, row.alternatives = list(answer.assumptions), [dict(a) for a in answer.alternatives]
-    row.chosen = dict(answer.chosen)
+    row.chosen, row.overridden = dict(answer.chosen), dict(answer.overridden)
     row.selection, row.selected_by = [dict(e) for e in answer.selection], answer.selected_by
     row.score_files()
     row.input_tokens, row.output_tokens = answer.input_tokens, answer.output_tokens

@@ -124,6 +124,12 @@ class AskResult(BaseModel):
                                                         "chosen: path (a lake file, or a family's glob) and reason.")
     selected_by: str = Field(default="", description="Who chose them: 'selector' (a model), 'relevance' (the "
                                                      "fallback, no model choice) or 'given' (the files were named).")
+    readings: list[dict[str, Any]] = Field(default_factory=list,
+                                           description="Every reading the run's roles named: kind, label, value, "
+                                                       "how, by, status (open, rejected or chosen) and reason.")
+    overridden: dict[str, str] = Field(default_factory=dict,
+                                       description="When the answer is not what the final script printed: by, "
+                                                   "final_script, answer and reason; empty otherwise.")
     cost_usd: float
 
 
@@ -230,7 +236,8 @@ def ask_result(answer: Answer) -> AskResult:
                      stop_reason=answer.stop_reason, error=answer.error,
                      assumptions=list(answer.assumptions or []), alternatives=list(answer.alternatives or []),
                      chosen=dict(answer.chosen or {}), selection=[dict(e) for e in answer.selection or []],
-                     selected_by=str(answer.selected_by or ""), cost_usd=float(answer.cost_usd or 0.0))
+                     selected_by=str(answer.selected_by or ""), readings=[dict(r) for r in answer.readings or []],
+                     overridden=dict(answer.overridden or {}), cost_usd=float(answer.cost_usd or 0.0))
 
 
 def _show_result(record: dict[str, Any]) -> ShowResult:
