@@ -34,3 +34,24 @@ def test_a_stopped_prewarm_opens_nothing(tmp_path: Path) -> None:
     assert warm._thread is not None
     warm._thread.join(timeout=120)
     assert not (tmp_path / "catalog" / CHROMA_DIR).exists()
+
+
+def test_stop_does_not_wait_forever_for_a_load_that_never_ends() -> None:
+    """A load stuck waiting (on an import lock the stopping thread holds, say) must not hang Ctrl-C (issue 46)."""
+    import threading
+
+    never = threading.Event()
+    entered = threading.Event()
+
+    def stuck_store() -> None:
+        entered.set()
+        never.wait()
+
+    warm = Prewarm(lambda: None, stuck_store)
+    warm.load_wait_s = 0.2
+    warm.start()
+    assert entered.wait(timeout=120)  # the store's open is under way: stop() has a load to wait for
+    warm.stop()  # returns: the thread is left waiting, as a daemon
+    assert warm._thread is not None and warm._thread.is_alive()
+    never.set()
+    warm._thread.join(timeout=120)

@@ -77,8 +77,15 @@ class Prewarm:
             self._child = start_in_child(export_onnx, str(embedder.cache_dir), embedder.threads)
         self._child.join()
 
+    # How long stop() waits for a load under way. A load takes ~0.3 s; one that takes longer is waiting, not
+    # loading: e.g. on an import lock that the thread calling stop() took when Ctrl-C caught it mid-import (a
+    # one-file index hung so about one Ctrl-C in 14). Past this the process exits beside it: a rare crash beats a
+    # certain hang.
+    load_wait_s = 5.0
+
     def stop(self) -> None:
-        """Skip the steps not begun, end an export under way (the next run starts it again), wait for a load."""
+        """Skip the steps not begun, end an export under way (the next run starts it again), wait for a load
+        (at most load_wait_s)."""
         with self._state:
             self._stopped = True
             loading, child = self._loading, self._child
@@ -86,4 +93,4 @@ class Prewarm:
             child.terminate()
             child.join()
         if loading and self._thread is not None:
-            self._thread.join()
+            self._thread.join(timeout=self.load_wait_s)
