@@ -38,9 +38,10 @@ MAGIC: list[tuple[bytes, str]] = [
 
 
 _TEXT_BYTES = bytes([9, 10, 12, 13, 27]) + bytes(range(32, 256))
-# The share of a head's bytes that may be undecodable as UTF-8 in text that also holds a control byte (random bytes:
-# about 0.4; Latin-1 text: its accented letters, a few in a hundred).
-UNDECODABLE_SHARE = 0.3
+_ASCII = bytes(range(128))
+# The share of bytes above 0x7f from which a head that holds control bytes and is not UTF-8 is binary (random bytes:
+# one half; Latin-1 text: its accented letters, a few in a hundred).
+NON_ASCII_SHARE = 0.3
 
 
 def read_head(path: Path, n: int) -> bytes:
@@ -75,7 +76,7 @@ def sniff_magic(head: bytes) -> str | None:
 
 def looks_binary(head: bytes) -> bool:
     """Return True when the bytes are not text: NUL bytes, many control characters, or control characters among
-    bytes of which a large share is not UTF-8."""
+    many bytes above 0x7f that are not UTF-8."""
     sample = head[:65536]
     if not sample:
         return False
@@ -87,9 +88,12 @@ def looks_binary(head: bytes) -> bool:
     if control > max(2, len(sample) // 100):
         return True
     # A small file of random bytes can hold too few control bytes for the share above (a 32-byte one did, one time
-    # in three). Text in a one-byte code page (Cyrillic cp1251: most letters above 0x7f) is mostly not UTF-8 either,
-    # but it holds no control byte: together the two say binary.
-    return control > 0 and sample.decode("utf-8", errors="replace").count("\ufffd") >= UNDECODABLE_SHARE * len(sample)
+    # in three). Text in a one-byte code page (Cyrillic cp1251: most letters above 0x7f, not UTF-8 either) holds no
+    # control byte, and Latin-1 text few bytes above 0x7f: control bytes among many such bytes that are not UTF-8
+    # say binary.
+    if not control or len(sample.translate(None, _ASCII)) < NON_ASCII_SHARE * len(sample):
+        return False
+    return not _decodes(sample, "utf-8", final=False)
 
 
 def _decodes(data: bytes, encoding: str, final: bool) -> bool:
