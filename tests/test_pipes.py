@@ -351,3 +351,16 @@ def test_search_into_head_gives_its_first_line_and_0(scene):
                           stdin=subprocess.DEVNULL)
     assert (done.returncode, done.stderr) == (0, "")
     assert done.stdout.split() == ["#", "entry", "format", "score", "dense", "text"]
+
+
+def test_a_broken_pipe_that_is_not_stdouts_is_raised_as_ever():
+    """A child process that died under a write is a failure to report, not a reader that left."""
+    from dsstar_lake.terminal.closed_pipe import reader_may_leave
+
+    with pytest.raises(BrokenPipeError), reader_may_leave():
+        read, write = os.pipe()
+        os.close(read)
+        try:
+            os.write(write, b"to a child that is gone")
+        finally:
+            os.close(write)

@@ -20,13 +20,17 @@ from typing import NoReturn
 
 @contextlib.contextmanager
 def reader_may_leave() -> Iterator[None]:
-    """Run the block; when stdout's reader has gone, end the process quietly with 0 (a chosen exit code is kept).
+    """Run the block; when stdout's reader has gone, end the process quietly with 0.
 
-    stdout is flushed before the block ends, so that a closed pipe shows here and not at the interpreter's exit.
+    stdout is flushed before the block ends, so that a closed pipe shows here and not at the interpreter's exit; an
+    exit code the command had already chosen when only that last flush failed is kept. A broken pipe that is not
+    stdout's (a child process that died, a server's socket) is raised as ever.
     """
     try:
         yield
     except BrokenPipeError:
+        if not _reader_gone(_fd_of(sys.stdout)) and not _reader_gone(_fd_of(sys.stderr)):
+            raise
         leave_quietly()
     except SystemExit:
         _flush_or_silence()  # a command's own exit code (8: problems reported) stays what it said
@@ -43,7 +47,7 @@ def leave_quietly() -> NoReturn:
 
 
 def _flush_or_silence() -> bool:
-    """Flush stdout and stderr; return False, with both pointed at /dev/null, when a reader has gone."""
+    """Flush stdout and stderr; return False, with the closed output pointed at /dev/null, when a reader has gone."""
     try:
         for stream in (sys.stdout, sys.stderr):
             if stream is not None:
@@ -79,5 +83,22 @@ def _fd_of(stream: object) -> int | None:
 def _same_file(a: int, b: int) -> bool:
     try:
         return os.path.sameopenfile(a, b)
+    except OSError:
+        return False
+
+
+def _reader_gone(fd: int | None) -> bool:
+    """Tell whether fd is a pipe or socket whose reader has gone (poll says so on the writing end)."""
+    import select
+    import stat
+
+    if fd is None or not hasattr(select, "poll"):
+        return False
+    try:
+        if not stat.S_ISFIFO(mode := os.fstat(fd).st_mode) and not stat.S_ISSOCK(mode):
+            return False
+        poller = select.poll()
+        poller.register(fd, select.POLLOUT)
+        return any(events & (select.POLLERR | select.POLLHUP) for _, events in poller.poll(0))
     except OSError:
         return False
