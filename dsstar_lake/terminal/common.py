@@ -23,6 +23,7 @@ from dsstar_lake.base.modelflags import (
     role_flag,
 )
 from dsstar_lake.base.modelnames import ROLES
+from dsstar_lake.terminal.closed_pipe import reader_may_leave
 from dsstar_lake.terminal.console import make_console
 from dsstar_lake.terminal.help import HiddenChoice, SectionedCommand, SectionOption
 
@@ -52,9 +53,20 @@ class DslakeGroup(click.Group):
             ctx.meta[JSON_ASKED] = True
         return super().parse_args(ctx, args)
 
+    def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None,
+                     **extra: Any) -> click.Context:
+        with reader_may_leave():  # `dslake --help | head -1`
+            return super().make_context(info_name, args, parent, **extra)
+
     def invoke(self, ctx: click.Context) -> Any:
+        with reader_may_leave():  # `dslake search ... | head -1` ends quietly with 0, as `ls | head` does
+            return self._invoke_telling_errors(ctx)
+
+    def _invoke_telling_errors(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except BrokenPipeError:  # the reader left: nothing to tell it (reader_may_leave ends the command)
+            raise
         except DslakeError as exc:
             from dsstar_lake.terminal.results import (
                 safe,  # a message can quote a file name or a model's words

@@ -1,57 +1,126 @@
-"""The rich consoles the CLI prints to: on a terminal as rich draws them; into a pipe or a file, every character kept."""
+"""The consoles the CLI prints to: on a terminal as rich draws them; into a pipe or a file, plain text.
+
+The one rule every command's output follows: frames, boxes and colour are for a person at a terminal. Into a pipe
+or a file (`dslake models | grep`, `dslake runs > runs.txt`) a table is aligned columns, one line per row with
+every character of its cells, and a framed box is `title: text`; no box-drawing character and no ANSI code is
+written (rich writes no colour off a terminal; FORCE_COLOR, which rich honours, still asks for a terminal's look).
+The commands print rich tables and panels as they would on a terminal; this console decides how they look.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from rich.console import Console, ConsoleDimensions
+from rich.cells import cell_len
+from rich.console import Console
 from rich.panel import Panel
 from rich.table import Table
+from rich.text import Text
 
-# Width of a pipe or a file when COLUMNS does not say (rich's own default, 80, splits most tables' cells).
-PIPE_WIDTH = 120
+from dsstar_lake.terminal.closed_pipe import leave_quietly
+
+COLUMN_GAP = "  "
+LONG_CELL = 60  # a cell longer than this does not widen its column when most of the column's cells are shorter
 
 
 class CliConsole(Console):
-    """A Console that, when its stream is not a terminal, wraps instead of cutting.
+    """A Console that draws on a terminal and writes plain text anywhere else.
 
-    Plain lines are never wrapped (soft wrap: a pager or an editor wraps them); tables get at least PIPE_WIDTH
-    columns (COLUMNS, when set, wins) and fold a long cell over several lines instead of ending it with an
-    ellipsis, so that `dslake runs | cat` or `dslake search ... > hits.txt` keeps every character.
+    Plain lines are never wrapped (soft wrap: a pager or an editor wraps them, `grep` sees whole lines).
     """
 
     def __init__(self, **kwargs: Any) -> None:
         kwargs.setdefault("soft_wrap", True)
         super().__init__(**kwargs)
 
-    @property  # type: ignore[override]
-    def size(self) -> ConsoleDimensions:
-        """Return the terminal's size, or at least PIPE_WIDTH columns for a pipe (COLUMNS wins when set)."""
-        size = Console.size.fget(self)  # type: ignore[attr-defined]
-        if self.is_terminal or self._width is not None:
-            return size
-        return ConsoleDimensions(max(size.width, PIPE_WIDTH), size.height)
-
-    @size.setter
-    def size(self, new_size: tuple[int, int]) -> None:
-        Console.size.fset(self, new_size)  # type: ignore[attr-defined]
+    def on_broken_pipe(self) -> None:
+        """End the command quietly with 0 when the reader has gone (rich's own answer exits 1)."""
+        leave_quietly()
 
     def print(self, *objects: Any, **kwargs: Any) -> None:
-        """Print as rich does; into a pipe, with every table's cells folded rather than cut."""
-        if not self.is_terminal:
-            for obj in objects:
-                fold_cells(obj)
-        super().print(*objects, **kwargs)
+        """Print as rich does on a terminal; elsewhere, tables and panels as plain lines."""
+        if self.is_terminal or not any(isinstance(obj, (Table, Panel)) for obj in objects):
+            super().print(*objects, **kwargs)
+            return
+        for obj in objects:
+            if isinstance(obj, (Table, Panel)):
+                lines = plain_lines(obj)
+                if lines:
+                    super().print("\n".join(lines), markup=False, highlight=False, emoji=False)
+            else:
+                super().print(obj, **kwargs)
 
 
-def fold_cells(renderable: Any) -> None:
-    """Make the tables in a renderable (a table, or a panel holding one) wrap long cells instead of cutting them."""
+def plain_lines(renderable: Table | Panel | str | Text) -> list[str]:
+    """Return a table, a panel or a text as plain lines (no frame, no style, trailing spaces dropped)."""
     if isinstance(renderable, Panel):
-        fold_cells(renderable.renderable)
+        return _panel_lines(renderable)
     if isinstance(renderable, Table):
-        for column in renderable.columns:
-            column.no_wrap = False
-            column.overflow = "fold"
+        return _table_lines(renderable)
+    return plain_text(renderable).splitlines()
+
+
+def plain_text(cell: Any) -> str:
+    """Return the words of a cell or title: markup read (so escaped brackets print as brackets), styles dropped."""
+    if cell is None:
+        return ""
+    if isinstance(cell, Text):
+        return cell.plain
+    if isinstance(cell, str):
+        return Text.from_markup(cell, emoji=False).plain
+    if isinstance(cell, (Table, Panel)):
+        return "\n".join(plain_lines(cell))
+    return str(cell)
+
+
+def _panel_lines(panel: Panel) -> list[str]:
+    """A panel as `title: text` when its text is one line, else the title line, the text and a blank line."""
+    title = plain_text(panel.title).strip()
+    body = plain_text(panel.renderable).rstrip("\n").splitlines() or [""]
+    if not title:
+        return body
+    if len(body) == 1 and not isinstance(panel.renderable, (Table, Panel)):
+        return [f"{title}: {body[0]}".rstrip()]
+    return [f"{title}:", *body, ""]
+
+
+def _table_lines(table: Table) -> list[str]:
+    """A table as aligned columns: its title, a header line, one line per row, then its caption.
+
+    A cell of several lines (a hit's summary lines) keeps its first line in the row; the others follow the row,
+    each starting at the cell's column, so that a row's first line always holds every column.
+    """
+    columns = table.columns
+    rows = [[plain_text(c.header) for c in columns]] if table.show_header else []
+    cells = [list(c.cells) for c in columns]
+    rows += [[plain_text(column[r]) if r < len(column) else "" for column in cells] for r in range(table.row_count)]
+    split = [[cell.splitlines() or [""] for cell in row] for row in rows]
+    widths = [_column_width([cell_len(row[i][0]) for row in split]) for i in range(len(columns))]
+    starts = [sum(widths[:i]) + len(COLUMN_GAP) * i for i in range(len(columns))]
+    lines = [plain_text(table.title)] if table.title else []
+    for row in split:
+        firsts = [_justified(cell[0], widths[i], columns[i].justify) for i, cell in enumerate(row)]
+        lines.append(COLUMN_GAP.join(firsts).rstrip())
+        for i, cell in enumerate(row):
+            lines += [(" " * starts[i] + more).rstrip() for more in cell[1:]]
+    if table.caption:
+        lines.append(plain_text(table.caption))
+    return lines
+
+
+def _column_width(lengths: list[int]) -> int:
+    """Return a column's width: its longest cell, or, when only a few cells are long, its longest short cell.
+
+    One long value (a list of patterns in `dslake config`) would otherwise push every row's next columns far to
+    the right; its own row is then the one that is not aligned, and still holds every character.
+    """
+    short = [n for n in lengths if n <= LONG_CELL]
+    return max(short) if short and len(short) > len(lengths) // 2 else max(lengths, default=0)
+
+
+def _justified(text: str, width: int, justify: str | None) -> str:
+    pad = " " * max(0, width - cell_len(text))
+    return pad + text if justify == "right" else text + pad
 
 
 def make_console(stderr: bool = False) -> CliConsole:

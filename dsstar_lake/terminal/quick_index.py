@@ -119,7 +119,11 @@ def answer_from_console_script(module_name: str) -> None:
     if module_name != "dslake_cli.cli" or os.path.basename(script) != CONSOLE_SCRIPT:
         return
     try:
-        answered = answer(sys.argv[1:])
+        answered = answer(sys.argv[1:])  # it flushes what it printed: a closed pipe shows here
+    except BrokenPipeError:  # `dslake index LAKE | head -0`: the reader left; quiet, as the full CLI
+        from dsstar_lake.terminal.closed_pipe import leave_quietly
+
+        leave_quietly()
     except KeyboardInterrupt:  # as the full CLI ends on Ctrl-C (terminal/common.py), without a traceback
         sys.stderr.write("interrupted\n")
         sys.exit(130)

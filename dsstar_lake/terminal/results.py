@@ -1,4 +1,4 @@
-"""Rich rendering of command results for the terminal (cli.py calls these; JSON output bypasses them)."""
+"""What commands print: rich tables and panels, plain text into a pipe (terminal/console.py); JSON bypasses them."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ from rich.panel import Panel
 from rich.table import Table
 
 from dsstar_lake.base.untrusted import visible
-from dsstar_lake.terminal.console import CliConsole
 from dsstar_lake.terminal.quick_index import summary_line
 
 
@@ -158,11 +157,8 @@ def print_show(console: Console, result: dict[str, Any]) -> None:
         if entry["kind"] == "family":
             console.print(f"member of family [bold]{safe(entry['path'])}[/bold] ({entry['member_count']} files)")
         for title in ("description", "card"):
-            text = safe(entry[title], multiline=True)
-            if console.is_terminal:
-                console.print(Panel(text, title=title, title_align="left"))
-            else:  # piped: the text as stored, without a frame to cut its lines or to strip when copying
-                console.print(f"[bold]{title}:[/bold]\n{text}\n", highlight=False)
+            # piped, the console prints the text as stored under `title:`, with no frame to cut or strip
+            console.print(Panel(safe(entry[title], multiline=True), title=title, title_align="left"))
 
 
 def print_hits(console: Console, hits: list[Any], timing: Any = None, query: str = "") -> None:
@@ -225,8 +221,6 @@ def print_retrieval_report(console: Console, report: Any) -> None:
     """Print recall@K / all-found@K / context tokens and the first prompt's levels per domain and overall; when the
     selector was asked, its choice per task and per domain."""
     summary = report.summary()
-    if not console.is_terminal:
-        console = CliConsole(file=console.file, width=max(console.width, 180))  # piped: keep the table whole
     table = Table("domain", "n", *[f"R@{k}" for k in report.ks], *[f"all@{k}" for k in report.ks],
                   *[f"tok@{k}" for k in report.ks], "all whole", "strict", "files whole/kin/brief/named/absent",
                   "prompt tok",
@@ -354,8 +348,6 @@ def print_benchmark_report(console: Console, report: Any) -> None:
         return "/".join("-" if row[f"{which}_{part}"] is None else f"{100 * row[f'{which}_{part}']:.0f}"
                         for part in ("precision", "recall", "f1"))
 
-    if not console.is_terminal:
-        console = CliConsole(file=console.file, width=max(console.width, 160))  # piped: keep the table whole
     mode = "oracle files" if report.oracle else "retrieval"
     table = Table("domain", "n", "score %", "errors", "alt matched", "selected P/R/F1 %", "read P/R/F1 %", "R ctx %",
                   "tokens", "$", "calls", "s", title=f"KramaBench ({mode})",

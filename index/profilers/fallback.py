@@ -31,6 +31,9 @@ DETECTED = {
     "parquet": "Parquet file",
 }
 
+# Kinds whose bytes are compressed or pixels: their printable runs are chance characters, as in random bytes.
+WORDLESS_KINDS = frozenset({"gzip", "bzip2", "xz", "zstd", "7z", "png", "jpeg", "gif"})
+
 
 def strings_of(head: bytes, limit: int = HEAD_CHARS) -> str:
     """Return the printable ASCII runs of binary data, like the `strings` tool, cut to limit characters."""
@@ -44,10 +47,20 @@ def empty_profile() -> Profile:
 
 
 def binary_profile(head: bytes, size: int, kind: str | None, notes: list[str] | None = None) -> Profile:
-    """Return the profile of a binary file no profiler can read: its detected type and printable strings."""
+    """Return the profile of a binary file no profiler can read: its detected type and, where the format keeps
+    words (names, metadata), its printable strings.
+
+    Bytes of no known format (random bytes, a truncated download, an encrypted blob behind a `.csv` name) and
+    compressed or image data are said to be binary, with their size and no sample: the printable runs of such bytes
+    are chance characters, which a sample would pass off as the file's words in its description and card.
+    """
     detected = DETECTED.get(kind or "", "unrecognised binary data")
     prof = Profile(format="binary", size=size, structure={"detected_type": detected, "magic": head[:8].hex()},
                    notes=list(notes or []))
+    if kind not in DETECTED or kind in WORDLESS_KINDS:
+        what = detected if kind in DETECTED else "no format dslake knows"
+        prof.notes.append(f"binary content, not text ({size:,} bytes): {what}; no profiler reads it")
+        return prof
     prof.notes.append(f"binary content ({detected}); no profiler reads it")
     prof.text_sample = strings_of(head) or None
     return prof
