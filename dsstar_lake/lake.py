@@ -146,6 +146,11 @@ class Lake:
         """Return whether this catalog is used without writing (its folder is not writable, or it was asked)."""
         return self.catalog.readonly
 
+    def catalog_warning(self) -> str | None:
+        """Return what a reader of this catalog should hear before its results, or None: a catalog a newer dslake
+        wrote is read as it is and never written (index and ask refuse it)."""
+        return self.catalog.newer_warning()
+
     @property
     def db_path(self) -> Path:
         """Return the manifest's path."""
@@ -291,7 +296,9 @@ class Lake:
             raise UsageError("the search question is empty")
         from dsstar_lake.views.notebook import SearchResults
 
-        return SearchResults(self.retriever().search(query, k), query)
+        hits = self.retriever().search(query, k)
+        # No hit at all: the catalog holds no entry, and the results say why (an index running, none finished yet).
+        return SearchResults(hits, query, empty_state=None if hits else self.catalog.emptiness())
 
     @manifest_errors
     def timed_search(self, query: str, k: int | None = None) -> tuple[SearchResults, SearchTiming]:

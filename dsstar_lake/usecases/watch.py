@@ -23,8 +23,14 @@ def prepare_watch(lake: Any) -> None:
     lake.vector_store().query(vector, 1)  # loads the collection's index, which Chroma keeps for this process
 
 
-def watch_lake(lake: Any, report: Callable[[Any], None], console: Console) -> None:
-    """Block, re-indexing the lake after each burst of changes, until Ctrl-C."""
+def watch_lake(lake: Any, failures: Iterable[tuple[str, str]], report: Callable[[Any, list[tuple[str, str]]], None],
+               console: Console) -> None:
+    """Block, re-indexing the lake after each burst of changes, until Ctrl-C.
+
+    failures: (path, error) of the files that failed when the watch began (the first index reported them). Each
+    pass is reported with its summary and the failures new since the last report, or whose error changed: a file
+    that keeps failing is listed once, not again at every change elsewhere in the lake.
+    """
     from watchfiles import watch
 
     catalog = os.path.join(os.path.realpath(lake.catalog_dir), "")
@@ -35,9 +41,12 @@ def watch_lake(lake: Any, report: Callable[[Any], None], console: Console) -> No
         # By its real path: a link in the lake may lead into the catalog (`history -> .dslake/runs`).
         return not os.path.join(os.path.realpath(path), "").startswith(catalog)
 
+    known = dict(failures)
     try:
         for changes in watch(lake.root, watch_filter=outside_catalog, debounce=debounce, step=200):
-            report(lake.index(paths=changed_paths(Path(lake.root), {path for _, path in changes})))
+            summary = lake.index(paths=changed_paths(Path(lake.root), {path for _, path in changes}))
+            fresh, known = new_failures(known, summary.failures)
+            report(summary, fresh)
     except KeyboardInterrupt:
         console.print("stopped watching")
 
@@ -49,3 +58,10 @@ def changed_paths(root: Path, paths: Iterable[str]) -> list[str] | None:
     base = root.resolve()
     rels = [rel for rel in (lake_relative(base, path) for path in paths) if rel is not None]  # None: outside
     return rescan_scope(rels)
+
+
+def new_failures(known: dict[str, str], failures: list[tuple[str, str]]) -> tuple[list[tuple[str, str]],
+                                                                                dict[str, str]]:
+    """Return the failures not among the known ones (a new file, or a new error), and what is known after them: a
+    file that was fixed and fails again is new again."""
+    return [(path, error) for path, error in failures if path not in known or known[path] != error], dict(failures)
