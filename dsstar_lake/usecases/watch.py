@@ -28,8 +28,8 @@ def watch_lake(lake: Any, failures: Iterable[tuple[str, str]], report: Callable[
     """Block, re-indexing the lake after each burst of changes, until Ctrl-C.
 
     failures: (path, error) of the files that failed when the watch began (the first index reported them). Each
-    pass is reported with its summary and the failures new since the last report, or whose error changed: a file
-    that keeps failing is listed once, not again at every change elsewhere in the lake.
+    pass is reported with its summary and the failures to list (new_failures): a file that keeps failing is listed
+    when it fails first and when it is changed, not again at every change elsewhere in the lake.
     """
     from watchfiles import watch
 
@@ -44,8 +44,9 @@ def watch_lake(lake: Any, failures: Iterable[tuple[str, str]], report: Callable[
     known = dict(failures)
     try:
         for changes in watch(lake.root, watch_filter=outside_catalog, debounce=debounce, step=200):
-            summary = lake.index(paths=changed_paths(Path(lake.root), {path for _, path in changes}))
-            fresh, known = new_failures(known, summary.failures)
+            touched = changed_paths(Path(lake.root), {path for _, path in changes})
+            summary = lake.index(paths=touched)
+            fresh, known = new_failures(known, summary.failures, touched or [])
             report(summary, fresh)
     except KeyboardInterrupt:
         console.print("stopped watching")
@@ -60,8 +61,16 @@ def changed_paths(root: Path, paths: Iterable[str]) -> list[str] | None:
     return rescan_scope(rels)
 
 
-def new_failures(known: dict[str, str], failures: list[tuple[str, str]]) -> tuple[list[tuple[str, str]],
-                                                                                dict[str, str]]:
-    """Return the failures not among the known ones (a new file, or a new error), and what is known after them: a
-    file that was fixed and fails again is new again."""
-    return [(path, error) for path, error in failures if path not in known or known[path] != error], dict(failures)
+def new_failures(known: dict[str, str], failures: list[tuple[str, str]],
+                 touched: list[str]) -> tuple[list[tuple[str, str]], dict[str, str]]:
+    """Return the failures to list after a pass, and what is known after it.
+
+    Listed: a file that did not fail before (a fixed file that fails again included), one whose error changed, and
+    one the pass looked at because it changed (touched: lake-relative files and folders), which still fails.
+    """
+    def in_touched(path: str) -> bool:
+        return any(path == rel or path.startswith(rel.rstrip("/") + "/") for rel in touched)
+
+    fresh = [(path, error) for path, error in failures
+             if path not in known or known[path] != error or in_touched(path)]
+    return fresh, dict(failures)
