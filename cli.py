@@ -115,8 +115,13 @@ def index(lake: str | None, paths: tuple[str, ...], lake_path: str | None, catal
     handle = open_lake(lake, catalog, llm_flags(params), **{"catalog.chroma_url": chroma_url, "index.jobs": jobs,
                                                         "index.follow_symlinks": follow_symlinks,
                                                         "agent.analyzer": analyzer, "index.cluster": cluster})
+    from dsstar_lake.terminal.nearest import second_catalog_note
+
+    second = second_catalog_note(handle.root, handle.catalog_dir, handle.settings.catalog.dirname)
     with index_progress(err, enabled=not as_json) as progress:
         summary = handle.index(progress=progress, rebuild=rebuild, given=list(paths) or None)
+    if second:
+        summary.notes.append(second)
     if watch:
         from dsstar_lake.usecases.watch import prepare_watch, watch_lake
 

@@ -89,3 +89,21 @@ def test_the_nearest_catalog_wins_and_a_named_lake_is_not_searched_for(indexed: 
     monkeypatch.chdir(tmp_path)
     named = CliRunner().invoke(cli, ["status", str(indexed), "--json"])
     assert named.exit_code == 0 and json.loads(named.stdout)["lake"] == str(indexed)
+
+
+def test_a_first_index_of_a_folder_inside_an_indexed_lake_notes_the_second_catalog(indexed: Path) -> None:
+    sub = indexed / "sensors"
+    try:
+        first = CliRunner().invoke(cli, ["index", str(sub)])
+        assert first.exit_code == 0, first.output
+        assert (f"note: {indexed} above is a lake with a catalog of its own: this index made a second catalog in "
+                f"{sub / '.dslake'}; to keep one, index the folder into the lake's: dslake index {indexed} sensors"
+                ) in first.stdout
+        again = CliRunner().invoke(cli, ["index", str(sub)])
+        assert again.exit_code == 0 and "note:" not in again.stdout  # said once, when the catalog was made
+    finally:
+        import shutil
+
+        shutil.rmtree(sub / ".dslake", ignore_errors=True)
+    elsewhere = CliRunner().invoke(cli, ["index", str(sub), "--catalog", str(indexed.parent / "elsewhere")])
+    assert elsewhere.exit_code == 0 and "note:" not in elsewhere.stdout  # a catalog named elsewhere is meant

@@ -38,3 +38,19 @@ def nearest_lake(start: Path, dirname: str) -> Path:
         hint="run the command inside an indexed lake (any of its subfolders will do), or give the lake (--lake LAKE) "
              "or its catalog (--catalog DIR); a lake not indexed yet: `dslake index LAKE` with its top folder",
     )
+
+
+def second_catalog_note(root: Path | None, catalog_dir: Path, dirname: str) -> str | None:
+    """Return the note for a first index of a folder inside a lake that has a catalog already (a second catalog
+    is then made beside the first, which is seldom meant), or None: root already has its catalog, or lies in no
+    indexed lake, or the catalog is elsewhere (--catalog)."""
+    if root is None or catalog_dir != root / dirname or (catalog_dir / MANIFEST_NAME).exists():
+        return None
+    above = next((folder for folder in root.parents if holds_catalog(folder, dirname)), None)
+    if above is None:
+        return None
+    import shlex
+
+    inside = shlex.quote(root.relative_to(above).as_posix())
+    return (f"{above} above is a lake with a catalog of its own: this index made a second catalog in {catalog_dir}; "
+            f"to keep one, index the folder into the lake's: dslake index {shlex.quote(str(above))} {inside}")
