@@ -143,7 +143,8 @@ class Lake:
 
     @property
     def readonly(self) -> bool:
-        """Return whether this catalog is used without writing (its folder is not writable, or it was asked)."""
+        """Return whether this catalog is used without writing (its folder is not writable, it was asked, or a newer
+        dslake wrote it)."""
         return self.catalog.readonly
 
     def catalog_warning(self) -> str | None:

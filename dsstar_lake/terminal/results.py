@@ -84,8 +84,8 @@ def _print_estimate(console: Console, event: str, data: dict[str, Any]) -> None:
 def print_index_summary(console: Console, summary: Any, failures: list[tuple[str, str]] | None = None) -> None:
     """Print the one summary line of an index run (and the failures, if any).
 
-    failures: the failed files to list (None: all of them); --watch lists only those new since its last report,
-    the summary line still counts them all.
+    failures: the failed files to list (None: all of them); --watch lists only the new ones, those whose error
+    changed and those of files that changed (usecases/watch.py), and the summary line still counts them all.
     """
     s = summary
     listed = s.failures if failures is None else failures
