@@ -18,7 +18,7 @@ from typing import Any
 
 import click
 
-from dsstar_lake.base.errors import STATUS_PROBLEMS
+from dsstar_lake.base.errors import INDEX_FAILURES, STATUS_PROBLEMS
 from dsstar_lake.base.modelnames import KEYED_PROVIDERS
 from dsstar_lake.terminal.common import (
     DslakeGroup,
@@ -48,12 +48,24 @@ def open_lake(lake: str | None, catalog: str | None, llm: Any = None, **override
 
 
 def open_existing(lake: str | None, catalog: str | None, llm: Any = None, **overrides: Any) -> Any:
-    """Open the catalog of a command that reads one: --lake, else --catalog alone, else the current folder.
+    """Open the catalog of a command that reads one: --lake, else --catalog alone, else the nearest lake from the
+    current folder up (terminal/nearest.py); warn on stderr when a newer dslake wrote it (read-only then).
 
     A subcommand takes what its group was given: `dslake runs --lake LAKE show ID`.
     """
     lake, catalog = lake or group_param("lake_path"), catalog or group_param("catalog")
-    return open_lake(lake or (None if catalog else "."), catalog, llm, **overrides)
+    if not (lake or catalog):
+        from pathlib import Path
+
+        from dsstar_lake.base.settings import Settings
+        from dsstar_lake.terminal.nearest import nearest_lake
+
+        lake = str(nearest_lake(Path.cwd(), Settings.load().catalog.dirname))
+    handle = open_lake(lake, catalog, llm, **overrides)
+    warning = handle.catalog_warning()
+    if warning:
+        err.print(f"warning: {warning}", highlight=False, markup=False)  # the path may hold brackets
+    return handle
 
 
 @click.group(cls=DslakeGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -72,6 +84,8 @@ def cli() -> None:
 @click.option("--follow-symlinks", is_flag=True, default=None, help="Follow symlinks that leave the lake.")
 @click.option("--rebuild", is_flag=True, help="Rebuild a damaged catalog from the lake, keeping cached descriptions.")
 @click.option("--watch", is_flag=True, help="Keep running and re-index files as they change.")
+@click.option("--strict", is_flag=True, help="Exit with 9 when any file failed to index (for CI); without it, "
+                                             "failed files are listed and the exit code is 0.")
 @click.option("--cluster", help="Profile on a Dask cluster: tcp://HOST:PORT of its scheduler (the lake on a shared "
                                 "filesystem or in object storage).")
 @click.option("--analyzer", type=click.Choice(["profile", "llm", "auto"]),
@@ -83,7 +97,7 @@ def cli() -> None:
 @json_option
 def index(lake: str | None, paths: tuple[str, ...], lake_path: str | None, catalog: str | None,
           chroma_url: str | None, jobs: int | None, follow_symlinks: bool | None, rebuild: bool, watch: bool, analyzer: str | None, as_json: bool,
-          cluster: str | None = None, **params: Any) -> None:
+          cluster: str | None = None, strict: bool = False, **params: Any) -> None:
     """Describe every file of LAKE into its catalog (only what changed since the last run).
 
     PATHS (files or folders in the lake, from here or from the lake root) limit the run to them: what a job that
@@ -96,11 +110,18 @@ def index(lake: str | None, paths: tuple[str, ...], lake_path: str | None, catal
     lake, paths = index_target(lake, paths, lake_path, catalog)
     if rebuild and paths:
         raise click.UsageError("--rebuild rescans the whole lake: give no PATHS with it")
+    if strict and watch:
+        raise click.UsageError("--strict ends the run with an exit code, --watch never ends: give one of them")
     handle = open_lake(lake, catalog, llm_flags(params), **{"catalog.chroma_url": chroma_url, "index.jobs": jobs,
                                                         "index.follow_symlinks": follow_symlinks,
                                                         "agent.analyzer": analyzer, "index.cluster": cluster})
+    from dsstar_lake.terminal.nearest import second_catalog_note
+
+    second = second_catalog_note(handle.root, handle.catalog_dir, handle.settings.catalog.dirname)
     with index_progress(err, enabled=not as_json) as progress:
         summary = handle.index(progress=progress, rebuild=rebuild, given=list(paths) or None)
+    if second:
+        summary.notes.append(second)
     if watch:
         from dsstar_lake.usecases.watch import prepare_watch, watch_lake
 
@@ -108,8 +129,12 @@ def index(lake: str | None, paths: tuple[str, ...], lake_path: str | None, catal
     print_json(summary.to_dict(), final=not watch) if as_json else print_index_summary(out, summary)
     if not as_json:
         _print_notes(summary.notes)
+    if strict and summary.failed:
+        err.print(f"--strict: {summary.failed} file{'s' if summary.failed != 1 else ''} failed to index", highlight=False)
+        sys.exit(INDEX_FAILURES)
     if watch:
-        watch_lake(handle, lambda s: print_json(s.to_dict(), final=False) if as_json else print_index_summary(out, s), err)
+        watch_lake(handle, summary.failures, lambda s, fresh: print_json(s.to_dict(), final=False) if as_json
+                   else print_index_summary(out, s, failures=fresh), err)
 
 
 def _print_notes(notes: list[str]) -> None:

@@ -143,8 +143,14 @@ class Lake:
 
     @property
     def readonly(self) -> bool:
-        """Return whether this catalog is used without writing (its folder is not writable, or it was asked)."""
+        """Return whether this catalog is used without writing (its folder is not writable, it was asked, or a newer
+        dslake wrote it)."""
         return self.catalog.readonly
+
+    def catalog_warning(self) -> str | None:
+        """Return what a reader of this catalog should hear before its results, or None: a catalog a newer dslake
+        wrote is read as it is and never written (index and ask refuse it)."""
+        return self.catalog.newer_warning()
 
     @property
     def db_path(self) -> Path:
@@ -291,7 +297,9 @@ class Lake:
             raise UsageError("the search question is empty")
         from dsstar_lake.views.notebook import SearchResults
 
-        return SearchResults(self.retriever().search(query, k), query)
+        hits = self.retriever().search(query, k)
+        # No hit at all: the catalog holds no entry, and the results say why (an index running, none finished yet).
+        return SearchResults(hits, query, empty_state=None if hits else self.catalog.emptiness())
 
     @manifest_errors
     def timed_search(self, query: str, k: int | None = None) -> tuple[SearchResults, SearchTiming]:

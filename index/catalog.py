@@ -197,6 +197,39 @@ def pending_migrations(conn: sqlite3.Connection) -> list[str]:
     return [name for name, _ in MIGRATIONS if name not in done]
 
 
+def unknown_migrations(conn: sqlite3.Connection) -> list[str]:
+    """Return the migrations this manifest records that this code does not know, in order: a newer dslake wrote it
+    (migrations are append-only, so a name this code lacks can only come from a later version)."""
+    try:
+        done = [row[0] for row in conn.execute("SELECT name FROM _migrations ORDER BY name")]
+    except sqlite3.OperationalError:
+        return []
+    known = {name for name, _ in MIGRATIONS}
+    return [name for name in done if name not in known]
+
+
+def newer_schema(db_path: Path) -> list[str]:
+    """Return the unknown migrations of the manifest at db_path (unknown_migrations), read without writing
+    anything (no side file, no lock); [] when there is no manifest or it cannot be read (opening it says why)."""
+    if not db_path.exists():
+        return []
+    try:
+        conn = _connect_readonly(db_path)
+    except sqlite3.Error:
+        return []
+    try:
+        return unknown_migrations(conn)
+    except sqlite3.Error:
+        return []
+    finally:
+        conn.close()
+
+
+def known_schema() -> str:
+    """Return the name of the last migration this code knows (the schema it writes)."""
+    return MIGRATIONS[-1][0]
+
+
 def migrate(conn: sqlite3.Connection) -> list[str]:
     """Apply pending migrations in order; return the names applied."""
     conn.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at REAL)")
@@ -269,6 +302,28 @@ def writer_lock(catalog_dir: Path) -> Iterator[None]:
         yield
     finally:
         os.close(fd)
+
+
+def writer_running(catalog_dir: Path) -> bool:
+    """Tell whether a process holds the catalog's writer lock (an index is running), without writing anything.
+
+    It asks for a shared lock and lets it go at once: an index that starts in that instant is refused as if
+    another were running, so callers ask only when a running index is what they need to tell apart (a catalog
+    with no entry yet), never on a busy path.
+    """
+    try:
+        fd = os.open(catalog_dir / LOCK_NAME, os.O_RDONLY)
+    except OSError:
+        return False  # no lock file: no index ever ran here
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)  # closing the descriptor lets the shared lock go
+    return False
 
 
 def get_meta(conn: sqlite3.Connection, key: str) -> str | None:

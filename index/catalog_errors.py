@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from dslake_index.errors import CatalogError, DiskFull, is_disk_full
+from dslake_index.errors import CatalogError, CatalogTooNew, DiskFull, is_disk_full
 
 # A Python caller's wording of the advice cli.py gives as `dslake index LAKE --rebuild`.
 REBUILD_API_HINT = "rebuild it from the lake with lake.index(rebuild=True), keeping valid cached descriptions"
@@ -60,3 +60,21 @@ def read_only(catalog_dir: Path, why: str) -> CatalogError:
                         "writable; search, show and status work read-only",
                         api_hint="use a writable copy of the catalog (Lake.open(lake, catalog=COPY)), or run it where "
                         "the catalog is writable; search, show, load and status work read-only")
+
+
+def newer_schema_words(catalog_dir: Path, unknown: list[str]) -> str:
+    """Return what is said of a catalog a newer dslake wrote: where it is, and its schema against this code's."""
+    from dslake_index.catalog import known_schema
+
+    return (f"the catalog at {catalog_dir} was written by a newer dslake (schema {unknown[-1]}; this one knows up "
+            f"to {known_schema()})")
+
+
+def too_new(catalog_dir: Path, unknown: list[str], why: str) -> CatalogTooNew:
+    """Return the error for a command that must write to a catalog a newer dslake wrote (unknown: its migrations
+    this code does not know): this code never writes one, whatever its folder allows."""
+    return CatalogTooNew(f"{newer_schema_words(catalog_dir, unknown)} and {why}; this dslake never writes to it",
+                         hint="upgrade dslake to write to it, or index into another catalog (--catalog DIR); "
+                         "search, show and status work read-only",
+                         api_hint="upgrade dslake to write to it, or index into another catalog "
+                         "(Lake.open(lake, catalog=DIR)); search, show, load and status work read-only")

@@ -66,6 +66,10 @@ class CatalogCaught(CatalogError):
     """A script was caught changing the catalog (without bubblewrap): it is refused until it is rebuilt."""
 
 
+class CatalogTooNew(CatalogError):
+    """The catalog was written by a newer dslake (a migration this code does not know): read, never written."""
+
+
 class CatalogLocked(CatalogError):
     """Another process holds the catalog's writer lock."""
 

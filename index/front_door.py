@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from dslake_index import catalog as catalog_db
 from dslake_index import census, lookup
-from dslake_index.catalog_errors import REBUILD_API_HINT, disk_full, read_only
+from dslake_index.catalog_errors import REBUILD_API_HINT, disk_full, read_only, too_new
 from dslake_index.errors import CatalogError, CatalogLocked, ConfigError, UsageError, is_disk_full
 from dslake_index.progress import Progress
 
@@ -129,6 +129,7 @@ class Catalog:
         self.catalog_dir = catalog_dir
         self.settings = settings
         self._readonly = readonly  # None: decided on first use, from whether the folder is writable
+        self._newer: list[str] | None = None  # the manifest's migrations this code does not know (newer_schema)
         self._rebuilding = False  # a rebuild reads nothing of the old catalog: the one time a caught one is opened
         self._mark_places: tuple[str, ...] | None = None  # where a caught catalog's mark would be (index/caught.py)
         import threading  # here: a no-change index imports this module and opens no Catalog
@@ -144,13 +145,34 @@ class Catalog:
 
     @property
     def readonly(self) -> bool:
-        """Return whether this catalog is used without writing (its folder is not writable, or it was asked)."""
+        """Return whether this catalog is used without writing (its folder is not writable, it was asked, or a newer
+        dslake wrote it)."""
         if self._readonly is None:
             self._readonly = self.catalog_dir.is_dir() and not catalog_db.writable(self.catalog_dir)
-        return self._readonly
+        return self._readonly or bool(self.newer_schema())
+
+    def newer_schema(self) -> list[str]:
+        """Return the migrations the manifest records that this code does not know: a newer dslake wrote it, and
+        this code reads it as it is but never writes to it (its migrations may have changed what writing means).
+        [] for a catalog of this version or an older one (which the first connection migrates), or none yet.
+        Read once per Catalog, without writing anything."""
+        if self._newer is None:
+            if not self.db_path.exists():
+                return []  # not remembered: an index may create it
+            self._newer = catalog_db.newer_schema(self.db_path)
+        return self._newer
+
+    def newer_warning(self) -> str | None:
+        """Return the warning for a catalog a newer dslake wrote (newer_schema), or None."""
+        from dslake_index.catalog_errors import newer_schema_words
+
+        unknown = self.newer_schema()
+        return f"{newer_schema_words(self.catalog_dir, unknown)}: read as it is, never written" if unknown else None
 
     def require_writable(self, why: str) -> None:
         """Raise the read-only error when this catalog must not be written (why: what would write it)."""
+        if self.newer_schema():
+            raise too_new(self.catalog_dir, self.newer_schema(), why)
         if self.readonly:
             raise read_only(self.catalog_dir, why)
 
@@ -204,7 +226,8 @@ class Catalog:
         try:
             if self.readonly:
                 conn = catalog_db.connect(self.db_path, readonly=True)
-                if catalog_db.pending_migrations(conn):
+                # A newer catalog holds every migration this code knows (they are append-only) and more.
+                if not self.newer_schema() and catalog_db.pending_migrations(conn):
                     conn.close()
                     raise read_only(self.catalog_dir, "was written by an older dslake (its schema needs an update)")
                 return conn
@@ -377,6 +400,20 @@ class Catalog:
                         "files": row["member_count"], "rows": rows, "columns": columns,
                         "summary": gist(row["card"] or "")})
         return out
+
+    def emptiness(self) -> str | None:
+        """Say why the catalog holds no entry, or None when it holds some (or has no manifest here: a catalog whose
+        vectors are on a server): 'indexing' while an index runs that has written none yet (a first index),
+        'unfinished' when a first index was cut off before it wrote any, 'empty' when the last index found nothing
+        it could describe (an empty lake, or every file failed or was skipped)."""
+        if not self.db_path.exists():
+            return None
+        conn = self.connection()
+        if conn.execute("SELECT EXISTS (SELECT 1 FROM entries)").fetchone()[0]:
+            return None
+        if catalog_db.writer_running(self.catalog_dir):
+            return "indexing"
+        return "empty" if catalog_db.get_meta(conn, "last_index_at") else "unfinished"
 
     def status(self, check_vectors: bool = False) -> CatalogStatus:
         """Summarise the catalog, and compare it with the lake (stale, new, removed files).
@@ -555,8 +592,7 @@ class Catalog:
         if given:
             paths = self.scope_of(given)
         passes = list(enrichers()) if enrichers is not None else []
-        if self.readonly:
-            raise read_only(self.catalog_dir, "indexing writes to it")
+        self.require_writable("indexing writes to it")
         from dslake_index.caught import caught, clear_caught
 
         was_caught = rebuild and caught(self.catalog_dir) is not None
@@ -606,6 +642,8 @@ class Catalog:
                     clear_caught(self.catalog_dir)
                     summary.notes.append("the catalog a script had changed was rebuilt from the lake alone: "
                                          "nothing of its old manifest was kept")
+                if not (summary.entries or summary.added or summary.changed or summary.unchanged):
+                    summary.notes.append(empty_lake_note(summary.skipped))
                 if drift.total:
                     summary.vectors_repaired = drift.total
                     summary.notes.append(f"the vector store had drifted from the manifest ({drift.describe()}): "
@@ -670,6 +708,13 @@ class Catalog:
 
         self.close()
         rebuild_catalog(self.catalog_dir, self.db_path, self.vector_store, salvage=salvage)
+
+
+def empty_lake_note(skipped: int) -> str:
+    """Return the note of an index that found no file to describe: "0 entries" alone reads like a failure."""
+    why = f" ({skipped} skipped, each listed with why)" if skipped else ""
+    return (f"the lake holds no file to index{why}: the catalog has no entries, and search finds nothing until "
+            "files are added to the lake and indexed")
 
 
 def index_if_unchanged(root: Path, catalog_dir: Path, inputs: str, named: bool,

@@ -116,6 +116,8 @@ def answer_if_unchanged(root: Path, catalog_dir: Path, chroma_dir: Path, inputs:
     db_path = catalog_dir / catalog_db.MANIFEST_NAME
     if not (os.access(db_path, os.R_OK | os.W_OK) and os.access(catalog_dir, os.W_OK)):
         return None  # none yet, or read-only: the pipeline says so
+    if catalog_db.newer_schema(db_path):
+        return None  # a newer dslake wrote it: not even the lock file is touched, the pipeline refuses it
     try:
         with catalog_db.writer_lock(catalog_dir):
             conn = catalog_db.connect(db_path)

@@ -253,7 +253,7 @@ def test_exit_codes_are_in_the_readme():
         kinds.extend(k for k in kind.__subclasses__() if k not in seen and k.__module__.startswith(("dsstar_lake",
                                                                                                 "index")))
         assert kind.exit_code in listed and f"`{kind.__name__}`" in table, f"{kind.__name__} is not in the table"
-    assert {0, errors.STATUS_PROBLEMS, 130} <= listed
+    assert {0, errors.STATUS_PROBLEMS, errors.INDEX_FAILURES, 130} <= listed
     assert dsstar_lake.agent.errors.LakeModified in seen
 
 

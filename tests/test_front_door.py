@@ -30,7 +30,7 @@ FRONT_DOOR = {
                               "RetrieveSettings", "typed_section"},  # the typed settings sections index/ reads
     "dslake_index.enrich": {"Enricher", "Enrichment"},  # the model passes plug into the pipeline through it
     "dslake_index.progress": {"Progress"},  # the progress callback's type
-    "dslake_index.errors": {"CatalogCaught", "CatalogError", "CatalogLocked", "ConfigError", "DiskFull", "DslakeError", "LakeNotFound",
+    "dslake_index.errors": {"CatalogCaught", "CatalogError", "CatalogLocked", "CatalogTooNew", "ConfigError", "DiskFull", "DslakeError", "LakeNotFound",
                             "UsageError", "is_disk_full"},  # re-exported by dsstar_lake/base/errors.py
     "dslake_index.catalog_errors": {"REBUILD_API_HINT", "disk_full", "manifest_errors", "read_only"},
     # bubblewrap's allow-list of the host: scripts and the index's readers of lake bytes are confined alike

@@ -10,6 +10,7 @@ from dslake_index.errors import (
     CatalogCaught,
     CatalogError,
     CatalogLocked,
+    CatalogTooNew,
     ConfigError,
     DiskFull,
     DslakeError,
@@ -19,13 +20,15 @@ from dslake_index.errors import (
 )
 
 __all__ = [
-    "STATUS_PROBLEMS", "BudgetExceeded", "CatalogCaught", "CatalogError", "CatalogLocked", "ConfigError", "DiskFull", "DslakeError", "LakeNotFound",
+    "INDEX_FAILURES", "STATUS_PROBLEMS", "BudgetExceeded", "CatalogCaught", "CatalogError", "CatalogLocked", "CatalogTooNew", "ConfigError", "DiskFull", "DslakeError", "LakeNotFound",
     "LoadError", "ModelNotConfigured", "ProviderError", "RunNotFound", "UsageError", "is_disk_full",
 ]
 
 # `dslake status` exits with this when it reports a problem in the catalog, and `dslake doctor` when a check
 # failed (each printed what, and how to fix it).
 STATUS_PROBLEMS = 8
+# `dslake index --strict` exits with this when any file of the lake failed to index (the summary listed them).
+INDEX_FAILURES = 9
 
 
 class ModelNotConfigured(UsageError):

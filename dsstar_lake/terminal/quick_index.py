@@ -7,7 +7,7 @@ option) it finds the catalog as the Lake facade would and asks the front door wh
 the settings' inputs are as the last plain index left them (index_if_unchanged, which writes what a no-change
 index writes). Then it prints exactly the lines `print_index_summary` prints and exits 0.
 Anything it is not sure of (another option, a changed file, a lock held, a setting or file it cannot read, an
-environment that makes rich draw differently) hands over to the full CLI, which finds nothing done yet but the scan.
+environment that makes rich draw differently, a lake without files, whose note the full CLI adds) hands over to the full CLI, which finds nothing done yet but the scan.
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ def answer(argv: list[str]) -> bool:
     inputs = settings_inputs([str(catalog_dir / CATALOG_CONFIG), user_config_path()])  # Lake.open's order
     terminal = sys.stdout.isatty()
     report = index_if_unchanged(root, catalog_dir, inputs, named=catalog is not None,
-                                accept=lambda r: _verbatim(r, terminal))
+                                accept=lambda r: r.unchanged > 0 and _verbatim(r, terminal))
     if report is None:
         return False
     lines = [summary_line(report)]

@@ -80,14 +80,19 @@ def _print_estimate(console: Console, event: str, data: dict[str, Any]) -> None:
         console.print(safe(data["line"]), highlight=False)
 
 
-def print_index_summary(console: Console, summary: Any) -> None:
-    """Print the one summary line of an index run (and the failures, if any)."""
+def print_index_summary(console: Console, summary: Any, failures: list[tuple[str, str]] | None = None) -> None:
+    """Print the one summary line of an index run (and the failures, if any).
+
+    failures: the failed files to list (None: all of them); --watch lists only the new ones, those whose error
+    changed and those of files that changed (usecases/watch.py), and the summary line still counts them all.
+    """
     s = summary
+    listed = s.failures if failures is None else failures
     console.print(summary_line(s), highlight=False)  # the line a no-change index prints before rich loads, too
-    for path, error in s.failures[:20]:
+    for path, error in listed[:20]:
         console.print(f"  [yellow]failed[/yellow] {safe(path)}: {safe(error or '')}", highlight=False)
-    if len(s.failures) > 20:
-        console.print(f"  … and {len(s.failures) - 20} more (dslake status)")
+    if len(listed) > 20:
+        console.print(f"  … and {len(listed) - 20} more (dslake status)")
     skipped = getattr(s, "skipped_files", [])
     for path, why in skipped[:20]:
         console.print(f"  [dim]skipped[/dim] {safe(path)}: {safe(why)}", highlight=False)
@@ -167,8 +172,13 @@ def print_hits(console: Console, hits: list[Any], timing: Any = None, query: str
     summary line whole beneath its entry (a line never wraps or is cut)."""
     from rich.text import Text
 
+    from dsstar_lake.views.empty_states import empty_words
     from dsstar_lake.views.hitlines import FOLDED_NOTE, folded_lines, marked_rich, terms_of
 
+    words = empty_words(getattr(hits, "empty_state", None)) if not hits else None
+    if words:  # a catalog without entries: why, instead of a bare header
+        console.print(words, markup=False, highlight=False)
+        return
     if not console.is_terminal:
         _print_plain_hits(console, hits)
     else:

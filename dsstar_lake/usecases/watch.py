@@ -23,8 +23,14 @@ def prepare_watch(lake: Any) -> None:
     lake.vector_store().query(vector, 1)  # loads the collection's index, which Chroma keeps for this process
 
 
-def watch_lake(lake: Any, report: Callable[[Any], None], console: Console) -> None:
-    """Block, re-indexing the lake after each burst of changes, until Ctrl-C."""
+def watch_lake(lake: Any, failures: Iterable[tuple[str, str]], report: Callable[[Any, list[tuple[str, str]]], None],
+               console: Console) -> None:
+    """Block, re-indexing the lake after each burst of changes, until Ctrl-C.
+
+    failures: (path, error) of the files that failed when the watch began (the first index reported them). Each
+    pass is reported with its summary and the failures to list (new_failures): a file that keeps failing is listed
+    when it fails first and when it is changed, not again at every change elsewhere in the lake.
+    """
     from watchfiles import watch
 
     catalog = os.path.join(os.path.realpath(lake.catalog_dir), "")
@@ -35,9 +41,13 @@ def watch_lake(lake: Any, report: Callable[[Any], None], console: Console) -> No
         # By its real path: a link in the lake may lead into the catalog (`history -> .dslake/runs`).
         return not os.path.join(os.path.realpath(path), "").startswith(catalog)
 
+    known = dict(failures)
     try:
         for changes in watch(lake.root, watch_filter=outside_catalog, debounce=debounce, step=200):
-            report(lake.index(paths=changed_paths(Path(lake.root), {path for _, path in changes})))
+            touched = changed_paths(Path(lake.root), {path for _, path in changes})
+            summary = lake.index(paths=touched)
+            fresh, known = new_failures(known, summary.failures, touched or [])
+            report(summary, fresh)
     except KeyboardInterrupt:
         console.print("stopped watching")
 
@@ -49,3 +59,18 @@ def changed_paths(root: Path, paths: Iterable[str]) -> list[str] | None:
     base = root.resolve()
     rels = [rel for rel in (lake_relative(base, path) for path in paths) if rel is not None]  # None: outside
     return rescan_scope(rels)
+
+
+def new_failures(known: dict[str, str], failures: list[tuple[str, str]],
+                 touched: list[str]) -> tuple[list[tuple[str, str]], dict[str, str]]:
+    """Return the failures to list after a pass, and what is known after it.
+
+    Listed: a file that did not fail before (a fixed file that fails again included), one whose error changed, and
+    one the pass looked at because it changed (touched: lake-relative files and folders), which still fails.
+    """
+    def in_touched(path: str) -> bool:
+        return any(path == rel or path.startswith(rel.rstrip("/") + "/") for rel in touched)
+
+    fresh = [(path, error) for path, error in failures
+             if path not in known or known[path] != error or in_touched(path)]
+    return fresh, dict(failures)

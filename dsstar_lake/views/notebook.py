@@ -63,14 +63,18 @@ def hit_what(hit: Any) -> str:
 class SearchResults(list):  # type: ignore[type-arg]
     """The hits of one search, best first: a list of Hit that shows as a table in Jupyter."""
 
-    def __init__(self, hits: Iterable[Any] = (), query: str = "") -> None:
+    def __init__(self, hits: Iterable[Any] = (), query: str = "", empty_state: str | None = None) -> None:
         super().__init__(hits)
         self.query = query
+        self.empty_state = empty_state  # why the catalog holds no entry (Catalog.emptiness), when it holds none
 
     def __repr__(self) -> str:
+        from dsstar_lake.views.empty_states import empty_words
+
         lines = [f"SearchResults({self.query!r}: {len(self)} hit{'s' if len(self) != 1 else ''})"]
         lines += [f"  {i}. {h.path}  [{hit_what(h)}, score {h.score:.3f}]" for i, h in enumerate(self, 1)]
-        return "\n".join(lines)
+        words = empty_words(self.empty_state) if not self else None
+        return "\n".join(lines + ([f"  {words}"] if words else []))
 
     def _repr_html_(self) -> str:
         from dsstar_lake.views.hitlines import folded_lines, marked_html, terms_of
@@ -82,6 +86,11 @@ class SearchResults(list):  # type: ignore[type-arg]
             folded = "".join(f"<br><small>{html.escape(line)}</small>" for line in folded_lines(h))
             rows.append(f"<tr><td>{i}</td><td>{_esc(h.path, 400)}</td><td>{_esc(hit_what(h))}</td>"
                         f"<td>{_esc(h.score)}</td><td>{holds}{folded}</td></tr>")
+        from dsstar_lake.views.empty_states import empty_words
+
+        words = empty_words(self.empty_state) if not self else None
+        if words:
+            return f"<p>search: {_esc(self.query, 400)}: {html.escape(words)}</p>"
         return (f"<table><caption>search: {_esc(self.query, 400)}</caption><thead><tr><th>#</th><th>path</th>"
                 "<th>what</th><th>score</th><th>holds</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>")
 
