@@ -56,7 +56,9 @@ def test_every_command_reads_a_newer_catalog_and_none_writes_it(newer_lake: Path
 
     status = runner.invoke(cli, ["status", str(newer_lake), "--json"])
     assert status.exit_code == 0, status.output
-    assert json.loads(status.stdout)["entries"] == 4
+    data = json.loads(status.stdout)
+    assert data["entries"] == 4 and data["schema"] == "dslake.status/1"
+    assert data["manifest_schema"] == NEWER  # the manifest's last migration, beside the command's schema
     assert status.stderr.count("\n") == 1 and status.stderr.startswith(warning)  # one warning line
     assert "read as it is, never written" in status.stderr
 

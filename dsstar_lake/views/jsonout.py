@@ -106,7 +106,9 @@ def envelope(command: str, data: Any) -> dict[str, Any]:
     body = normalize(data)
     if not isinstance(body, dict):
         body = {LIST_KEYS.get(command, "items"): body}
-    return {"schema": schema_name(command), **{k: v for k, v in body.items() if k != "schema"}}
+    if "schema" in body:  # a result's own schema (status: the manifest's last migration) keeps its value
+        body = {("manifest_schema" if k == "schema" else k): v for k, v in body.items()}
+    return {"schema": schema_name(command), **body}
 
 
 ERROR_SCHEMA = f"{SCHEMA_PREFIX}error/1"  # what every command's --json prints instead of its result when it fails
