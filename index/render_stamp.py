@@ -13,7 +13,7 @@ import hashlib
 from pathlib import Path
 
 RENDER_MODULES = ("cards", "families", "family_stats", "layouts", "entries", "datasets", "dataset_entries",
-                  "profilers/redaction")  # the analyses and a table log's bounds are redacted as they are rendered
+                  "dataset_build", "profilers/redaction")  # the analyses and a table log's bounds are redacted as they are rendered
 
 
 def render_version() -> str:
