@@ -383,7 +383,7 @@ def card(profile: Profile, relpath: str, family: bool = False) -> str:
     if cols:
         sections.append("columns: " + "; ".join(c[:60] for c in cols[:80]))
     for t in p.tables[:2]:
-        rows = "" if family else f"{t.n_rows if t.n_rows is not None else '?'} rows x "
+        rows = "" if family else f"{card_rows(t)} rows x "
         sections.append(f"table{' ' + t.name if t.name else ''}: {rows}{t.n_cols} columns"
                         + (", no header" if t.header_row is None else ""))
     if len(p.tables) > 2:  # the two tables above are not all: a short form counts the rest from this
@@ -414,6 +414,14 @@ def card(profile: Profile, relpath: str, family: bool = False) -> str:
             break
         out = f"{out}\n{s}" if out else s
     return out
+
+
+def card_rows(t: Table) -> str:
+    """Return a table's rows as a card says them: '48', 'about 304738' when estimated (a big file's count from its
+    average line length), '?' when unknown; the gist and the entries page read the 'about' back."""
+    if t.n_rows is None:
+        return "?"
+    return f"{t.n_rows}" if t.n_rows_exact else f"about {t.n_rows}"
 
 
 def _structure_terms(p: Profile) -> list[str]:

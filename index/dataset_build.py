@@ -113,4 +113,5 @@ def streamed(row: EntryRow, member: Any, budget_mb: int) -> EntryRow:
             block = []
         else:
             lines.append(line)
-    return replace(row, description="\n".join(lines), card=row.card + " too big for memory duckdb")
+    # a line of its own: appended to the card's last line, these words read as that line's values in a hit
+    return replace(row, description="\n".join(lines), card=row.card + "\nload: too big for memory, duckdb")

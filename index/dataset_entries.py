@@ -129,11 +129,17 @@ def _files_entry(unit: DatasetUnit, profile_of: Callable[[str], Profile],
     lines += ["", "One file of the dataset, for its columns and values (read the dataset with the line above, not "
               f"file by file: a single file lacks {lacks}):",
               describe(first, members[0].path)]
+    rows_card = "?" if known_rows is None else f"{known_rows}" if exact else f"about {known_rows}"
     head = (f"dataset {unit.root} {fmt} {'partitioned by ' + ', '.join(keys) if keys else 'parts'} "
-            f"{len(members)} files rows in all {rows_text} "
-            + " ".join(f"{k} {_card_values(v)}" for k, v in keys.items()))
+            f"{len(members)} files rows in all {'' if exact or known_rows is None else 'about '}{rows_text}")
+    # The first file's card gives the columns and values; its table line (one file's shape) gives way to the
+    # dataset's: every file's rows, and the columns a whole load returns (partition columns too).
+    own = [line for line in card(first, unit.root, family=True).split("\n") if not line.startswith("table")]
+    own.append(f"table: {rows_card} rows x {len(record.columns)} columns")
+    if keys:
+        own.append("partitions: " + "; ".join(f"{k} {_card_values(v)}" for k, v in keys.items()))
     row = EntryRow(record.entry_id, "dataset", unit.root, unit.root, fmt, None, len(members), "\n".join(lines),
-                   head + "\n" + card(first, unit.root, family=True), [m.path for m in members])
+                   head + "\n" + "\n".join(own), [m.path for m in members])
     return row, record
 
 
@@ -229,7 +235,9 @@ def _stray_lines(unit: DatasetUnit, skipped: bool) -> list[str]:
 
 
 def _card_values(values: list[str]) -> str:
-    return values[0] if len(values) == 1 else f"{values[0]} … {values[-1]}" if len(values) > 8 else " ".join(values)
+    if len(values) > 8:
+        return f"{values[0]} … {values[-1]} ({len(values)} values)"
+    return ", ".join(values)
 
 
 # ---- Delta and Iceberg: facts from the log or metadata ----
@@ -296,9 +304,15 @@ def _table_entry(unit: DatasetUnit, lake: Path | TableStore | None, budget_mb: i
         st = facts.stats.get(col, {})
         lines.append(_column_line({"name": col, "dtype": dtype, **st}))
     lines += [f"Note: {n}" for n in facts.notes]
-    card_text = (f"{unit.kind} table {unit.root} {' '.join(unit.root.split('/'))} rows {facts.rows} "
-                 f"columns: {'; '.join(c for c, _ in facts.columns[:80])}"
-                 + (f" partitioned by {', '.join(facts.partition_columns)}" if facts.partition_columns else ""))
+    rows = "?" if facts.rows is None else f"{facts.rows}" if facts.rows_exact else f"about {facts.rows}"
+    history = (f"version {facts.version}, {facts.history} commits" if unit.kind == "delta"
+               else f"{facts.history} snapshots")  # an Iceberg snapshot's id is a random number: no word to search
+    card_lines = [f"{unit.kind} table {unit.root} {' '.join(unit.root.split('/'))}",
+                  f"columns: {'; '.join(c for c, _ in facts.columns[:80])}",
+                  f"table: {rows} rows x {len(facts.columns)} columns",
+                  *([f"partitions: {', '.join(facts.partition_columns)}"] if facts.partition_columns else []),
+                  f"versions: {history}"]
+    card_text = "\n".join(card_lines)
     return EntryRow(record.entry_id, "dataset", unit.root, unit.root, unit.kind, None, len(members),
                     "\n".join(lines), card_text, members), record
 

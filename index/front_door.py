@@ -390,15 +390,15 @@ class Catalog:
 
     def entries(self) -> list[dict[str, Any]]:
         """Return every entry, by path: path, kind, format, files, rows and columns (None where the card does not
-        say) and what it holds (the search hit's summary lines)."""
+        say; rows_exact False when the rows were estimated) and what it holds (the search hit's summary lines)."""
         from dslake_index.gist import gist, table_size
 
         out = []
         for row in lookup.all_entries(self.connection()):
-            rows, columns = table_size(row["card"] or "")
+            size = table_size(row["card"] or "")
             out.append({"path": row["path"], "kind": row["kind"], "format": row["format"],
-                        "files": row["member_count"], "rows": rows, "columns": columns,
-                        "summary": gist(row["card"] or "")})
+                        "files": row["member_count"], "rows": size.rows, "rows_exact": size.rows_exact,
+                        "columns": size.columns, "summary": gist(row["card"] or "")})
         return out
 
     def emptiness(self) -> str | None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from typing import NamedTuple
 
 WIDTH = 110  # characters per gist line: one terminal line beside a rank, a format and a score
 FAMILY_NAMES = 40  # characters of a family's member names on its first line (its dates and shape follow)
@@ -20,8 +21,14 @@ FACTS = 2  # key-fact sections shown (places, values, units, keys, …)
 # Card sections, by the label cards.py gives them, in the order their facts are worth showing.
 FACT_LABELS = ("places", "values", "units", "keys", "variables", "arrays", "fields", "items", "satellites", "keywords")
 _LABEL = re.compile(r"^(title|sheets|headings|columns|tables|table(?: [^:\n]{0,200})?|units|dates|places|values|keywords|"
-                    r"arrays|variables|fields|keys|items|satellites): ?(.*)$")
-_SHAPE = re.compile(r"^(?:(?P<rows>[\d?,]+) rows x )?(?P<cols>\d+) columns(?P<rest>.*)$")
+                    r"arrays|variables|fields|keys|items|satellites|partitions|versions|load): ?(.*)$")
+# 'about' marks a count estimated from part of a big file (cards.card_rows)
+_SHAPE = re.compile(r"^(?:(?P<about>about )?(?P<rows>[\d?,]+) rows x )?(?P<cols>\d+) columns(?P<rest>.*)$")
+# A dataset's first line (index/dataset_entries.py): 'dataset sales parquet partitioned by year, month 4 files rows
+# in all 8,000', and a Delta or Iceberg table's: 'delta table trips trips' ('… unreadable' when its log is not).
+_DATASET = re.compile(r"^dataset .+ (?:partitioned by .+|parts) (?P<n>\d+) files rows in all ")
+_TABLE = re.compile(r"^(?P<kind>delta|iceberg) table \S.*?(?P<unreadable> unreadable)?$")
+TABLE_NAMES = {"delta": "Delta table", "iceberg": "Iceberg table"}
 _DATE_RANGE = re.compile(r"^(?P<col>.*?)\s*(?P<lo>-?\d{4}(?:-\d\d(?:-\d\d)?)?) to (?P<hi>-?\d{4}(?:-\d\d(?:-\d\d)?)?)$")
 # A family card's first line (index/entries.py): 'family of 52 files <glob> names a, b rows in all 1,030,315 dates:
 # Timestamp 2013-11-29 to 2019-12-13; 1 gap 2019-04-11 to 2019-04-13'.
@@ -90,13 +97,42 @@ def _shape(tables: list[tuple[str, str]], total: int) -> str:
         found = _SHAPE.match(text)
         if not found:
             continue
-        rows = f"{found['rows']} rows × " if found["rows"] else ""
+        rows = f"{found['about'] or ''}{_grouped(found['rows'])} rows × " if found["rows"] else ""
         where = f" ({name})" if name and len(tables) > 1 else ""
         parts.append(f"{rows}{found['cols']} columns{found['rest'].replace(', no header', ', no header row')}{where}")
     if not parts:
         return ""
     more = max(total, len(parts)) - 1
     return parts[0] if not more else f"{parts[0]} and {more} more table{'s' * (more > 1)}"
+
+
+def _grouped(number: str) -> str:
+    """Return a card's row count with thousands separators ('304738' reads as '304,738'); '?' stays."""
+    digits = number.replace(",", "")
+    return f"{int(digits):,}" if digits.isdigit() else number
+
+
+def _dataset_head(first: dict[str, str]) -> list[str]:
+    """Return what a dataset's or table's hit says before its shape: its kind or file count; after the shape come
+    its partitions, versions and a too-big file's way to read (_dataset_tail)."""
+    path = first.get("path", "")
+    if table := _TABLE.match(path):
+        return [TABLE_NAMES[table["kind"]] + (", unreadable (its log or metadata cannot be read)"
+                                               if table["unreadable"] else "")]
+    if dataset := _DATASET.match(path):
+        return [f"{dataset['n']} files"]
+    return []
+
+
+def _dataset_tail(first: dict[str, str]) -> list[str]:
+    parts = []
+    if first.get("partitions"):
+        parts.append("partitions " + first["partitions"])
+    if first.get("versions"):
+        parts.append(first["versions"])
+    if first.get("load"):
+        parts.append("too big to load whole: query it with DuckDB")
+    return parts
 
 
 def _dates(text: str) -> str:
@@ -137,7 +173,7 @@ def gist(card: str, width: int = WIDTH) -> list[str]:
                 facts.append((label, text))
         else:
             first.setdefault(label, text)
-    head: list[str] = []
+    head: list[str] = _dataset_head(first)
     family = _FAMILY.match(first.get("path", ""))
     if family:
         head.append(f"{family['n']} files" + (f", {family['rows']} rows in all" if family["rows"] else ""))
@@ -148,6 +184,7 @@ def gist(card: str, width: int = WIDTH) -> list[str]:
     dates = _dates(first.get("dates", "") or (family["dates"] if family and family["dates"] else ""))
     if dates:  # before the member names: the period is what a question's selection checks first
         head.append(dates)
+    head += _dataset_tail(first)
     if first.get("title"):  # the title gets what the shape and the dates leave of the line
         room = width - sum(len(part) + 3 for part in head)
         head.insert(0, cut_words(first["title"], max(room, 30)))
@@ -197,11 +234,21 @@ def matched_spans(text: str, terms: Iterable[str]) -> list[tuple[int, int]]:
     return spans
 
 
-def table_size(card: str) -> tuple[int | None, int | None]:
+class TableSize(NamedTuple):
+    """The rows and columns a card gives (None where it does not say); rows_exact is False when a count was
+    estimated (a big file's, from its average line length)."""
+
+    rows: int | None
+    columns: int | None
+    rows_exact: bool = True
+
+
+def table_size(card: str) -> TableSize:
     """Return the rows and columns the card gives: its tables' rows summed (a family's rows in all) and the widest
     table's columns; None where the card does not say."""
     rows: int | None = None
     cols: int | None = None
+    exact = True
     for label, text in sections(card):
         if label == "path" and (family := _FAMILY.match(text)) and family["rows"]:
             rows = int(family["rows"].replace(",", ""))
@@ -209,4 +256,5 @@ def table_size(card: str) -> tuple[int | None, int | None]:
             cols = max(cols or 0, int(found["cols"]))
             if found["rows"] and found["rows"].replace(",", "").isdigit() and not _FAMILY.match(card):
                 rows = (rows or 0) + int(found["rows"].replace(",", ""))
-    return rows, cols
+                exact = exact and not found["about"]
+    return TableSize(rows, cols, exact)

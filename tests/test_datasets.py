@@ -84,6 +84,28 @@ def test_load_gives_partition_columns_and_current_table_versions(lake_dir):
     assert len(lake.load("wh/ns/events")) == 16
 
 
+def test_search_hits_and_the_entries_list_say_rows_partitions_and_versions(lake_dir):
+    from dsstar_lake.agent.menu import hit_line
+
+    lake = Lake.open(lake_dir)
+    hits = {h.path: h for h in lake.search("order amount trips fare events kind page clicks", k=20)}
+    assert hits["sales"].summary[0] == "4 files · 12 rows × 4 columns · partitions year 2023, 2024; month 01, 02"
+    assert hits["clicks"].summary[0] == "2 files · 4 rows × 3 columns · partitions day 1, 2"
+    assert hits["events"].summary[0] == "3 files · 12 rows × 2 columns"
+    assert hits["trips"].summary[:2] == ["Delta table · 16 rows × 3 columns · partitions city · version 2, 3 commits",
+                                         "columns: trip_id, city, fare"]
+    assert hits["wh/ns/events"].summary[0] == "Iceberg table · 16 rows × 2 columns · 3 snapshots"
+    # the selector's menu line says the same
+    assert hit_line(hits["trips"]).startswith("data/trips · dataset folder of ") and \
+        "· Delta table · 16 rows × 3 columns · partitions city · version 2, 3 commits ·" in hit_line(hits["trips"])
+    broken = {h.path: h for h in lake.search("gap garbled delta table", k=20)}
+    assert broken["gap"].summary == ["Delta table, unreadable (its log or metadata cannot be read)"]
+    listed = {e["path"]: e for e in lake.entries()}
+    assert (listed["trips"]["rows"], listed["trips"]["columns"], listed["trips"]["rows_exact"]) == (16, 3, True)
+    assert (listed["sales"]["rows"], listed["sales"]["columns"]) == (12, 4)
+    assert (listed["wh/ns/events"]["rows"], listed["wh/ns/events"]["columns"]) == (16, 2)
+
+
 @pytest.mark.parametrize(("table", "reason"), [
     ("gap", "commit file(s) missing from _delta_log: 00000000000000000001.json"),
     ("garbled", ""),
@@ -145,6 +167,26 @@ def test_a_file_or_dataset_too_big_for_a_script_gets_a_streaming_line_and_load_r
         lake.load("sales")
     (check,) = check_catalog_datasets(root, sqlite3.connect(root / ".dslake" / "manifest.sqlite"))
     assert check.matched == 1 and rows == 80_000  # the streaming line counts every row, partition columns too
+    (hit,) = [h for h in lake.search("big station value") if h.path == "big.csv"]
+    assert hit.summary[0] == "40,000 rows × 2 columns · too big to load whole: query it with DuckDB"
+    assert hit.summary[1:] == ["columns: station, value", "station: s0, s1, s2, s3, s4"]  # no card words in values
+
+
+def test_a_big_csv_whose_rows_are_estimated_says_about_in_its_hit_and_the_entries_list(tmp_path):
+    root = tmp_path / "lake"
+    root.mkdir()
+    (root / "big.csv").write_text("station,shift\n" + "".join(f"s{i % 7},{'day' if i % 3 else 'night'}\n"
+                                                              for i in range(300_000)))
+    # sampled past 1 MB (the default reads 64 MB whole): its rows are estimated from the average line length
+    lake = Lake.open(root, overrides={"profile.max_bytes_full_read": 1 << 20, "sandbox.memory_mb": 1})
+    lake.index()
+    (hit,) = lake.search("big station shift")
+    rows = _entries(root)["big.csv"]["description"].split("Table: ", 1)[1].split(" (approximate)", 1)[0]
+    assert hit.summary[0] == f"about {rows} rows × 2 columns · too big to load whole: query it with DuckDB"
+    # the card's last line, its own words only (the too-big words once ran on into it: 'night too big for memory')
+    assert hit.summary[2].startswith("station: s") and hit.summary[2].endswith(" · shift: day, night")
+    (entry,) = lake.entries()
+    assert entry["rows"] == int(rows.replace(",", "")) and entry["rows_exact"] is False
 
 
 def test_duckdb_in_the_sandbox_runs_under_the_sandbox_limits(tmp_path):

@@ -269,6 +269,25 @@ def test_pages_render_in_headless_chromium(served, browser, tmp_path):
     print(f"screenshots in {tmp_path}")
 
 
+# Measured in the page: how wide the document is, and each row of the entries table whose cells are blank or cut.
+MEASURE_ENTRIES = """() => {
+  const rows = [...document.querySelectorAll('#entries tr')].slice(1);
+  return {width: document.documentElement.scrollWidth, rows: rows.length,
+          blank: rows.filter(r => [...r.cells].some(c => !c.innerText.trim())).map(r => r.cells[0].innerText),
+          cut: rows.filter(r => [...r.cells].some(c => c.scrollWidth > c.clientWidth + 1)).map(r => r.cells[0].innerText)};
+}"""
+
+
+def test_the_entries_page_fits_a_1280_pixel_window_with_every_cell_filled(served, browser, tmp_path):
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto(served["server"].url("/entries"))
+    measured = page.evaluate(MEASURE_ENTRIES)
+    shot(page, tmp_path, "entries")
+    page.close()
+    assert measured["rows"] == len(served["lake"].entries())
+    assert measured["width"] <= 1280 and measured["blank"] == [] and measured["cut"] == [], measured
+
+
 def post(url: str, fields: dict[str, str], origin: str | None) -> tuple[int, str, str]:
     """POST a form as a browser does (with its Origin): status, body and the URL it ended on after redirects."""
     import urllib.error
@@ -388,6 +407,11 @@ def test_a_person_searches_opens_an_entry_and_is_the_model_in_chromium(manual, b
         assert role in MANUAL_ANSWERS and page.locator("section.pending").count() == 1, role
         if not answered:
             shot(page, tmp_path, "4-prompt")
+            # what to answer comes first, in the first screen, above the question and data it rests on
+            instructions = section.locator("pre.instructions").bounding_box()
+            assert instructions is not None and instructions["y"] < 900, instructions
+            assert section.locator("pre.instructions").inner_text().startswith("# Your task")
+            assert section.locator("pre.prompt").bounding_box()["y"] > instructions["y"]
         section.locator("textarea").fill(MANUAL_ANSWERS[role])
         with page.expect_navigation():
             section.locator("button").click()
@@ -420,7 +444,8 @@ def test_entries_page_json_twins_404_and_an_arranged_preview(served):
     assert f"{len(entries)} of {len(entries)} entries" in page
     code, page, _ = fetch(server.url("/entries?sort=rows&desc=1"))
     most = max((e for e in entries if e["rows"] is not None), key=lambda e: e["rows"])
-    assert re.search(r'<table id="entries">.*?<a href="/entries/([^"]+)"', page, re.S).group(1) == quote(most["path"])
+    assert re.search(r'<table id="entries"[^>]*>.*?<a href="/entries/([^"]+)"', page, re.S).group(1) == \
+        quote(most["path"])
     code, page, _ = fetch(server.url("/entries?format=xlsx&q=station"))
     assert "stations.xlsx" in page and "layout.xlsx" not in page and "sales.csv" not in page
 

@@ -128,7 +128,9 @@ class Asks:
             if not STEM.match(stem) or (folder / f"{stem}.response.md").exists() or prompt.is_symlink():
                 continue
             if run_id is None or _run_of(folder, stem) == run_id:
-                out.append({"stem": stem, "prompt": prompt.read_text(encoding="utf-8", errors="replace")})
+                text = prompt.read_text(encoding="utf-8", errors="replace")
+                context, instructions = split_instructions(text)
+                out.append({"stem": stem, "prompt": text, "context": context, "instructions": instructions})
         return out
 
     def answer(self, stem: str, text: str) -> bool:
@@ -151,3 +153,19 @@ def _run_of(folder: Path, stem: str) -> str | None:
     except (OSError, ValueError):
         return None
     return meta.get("run_id") if isinstance(meta, dict) else None
+
+
+# The heading under which a prompt says what to answer (agent/prompts/*.txt: '# Your task', '# Task', '# Requirement',
+# a repeated prompt's '# Reminder'); the question and the data come above it.
+_TASK_HEADING = re.compile(r"^# (?:Your task|Task|Requirements?|Reminder)\b.*$", re.M)
+
+
+def split_instructions(prompt: str) -> tuple[str, str]:
+    """Return (what a prompt gives: question and data, what it asks: from its last task heading to the end), so a
+    person reads what to answer first; ('', prompt) when it has no such heading. The last heading: the data above
+    it is the lake's text and may hold a heading of the same name."""
+    found = list(_TASK_HEADING.finditer(prompt))
+    if not found:
+        return "", prompt
+    at = found[-1].start()
+    return prompt[:at].rstrip("\n"), prompt[at:]
