@@ -59,7 +59,7 @@ def content_span(tables: list[Any], time_span: list[str] | None, sampled: bool, 
         if str(_get(col, "dtype") or "").startswith(TIME_DTYPES):
             first, last = _when(_get(col, "min")), _when(_get(col, "max"))
             if first and last:
-                return Span(repr(str(_get(col, "name"))), first, last)
+                return Span(f"{str(_get(col, 'name'))!r} times", first, last)
             return None
     return None
 

@@ -13,7 +13,8 @@ import hashlib
 from pathlib import Path
 
 RENDER_MODULES = ("cards", "families", "family_stats", "layouts", "entries", "datasets", "dataset_entries",
-                  "profilers/redaction")  # the analyses and a table log's bounds are redacted as they are rendered
+                  "profilers/redaction",  # the analyses and a table log's bounds are redacted as they are rendered
+                  "name_checks", "name_dates", "name_fields", "id_periods")  # what names claim, checked at render
 
 
 def render_version() -> str:

@@ -51,7 +51,7 @@ def test_a_names_date_that_holds_none_of_the_content_is_said_and_a_true_one_is_n
             "00:00:00 .. 2018-10-02 00:49:50 (it starts 18 s after the name's start): none falls on 2018-10-01") in orbit
     assert "content dates 2018-10-02 to 2018-10-02, not the dates in the names (2018-10-01" in orbit  # the card
     export = _description(lake, "logs/export_20200101.csv")
-    assert ("The name states 2020-01-01 but the content's 'Timestamp' cover 2020-01-02 00:00:00 .. 2020-01-03 05:00:00 (it "
+    assert ("The name states 2020-01-01 but the content's 'Timestamp' times cover 2020-01-02 00:00:00 .. 2020-01-03 05:00:00 (it "
             "starts 24 h after the name's start): none falls on 2020-01-01") in export
     assert "The name states" not in _description(lake, "logs/readings_2020-03-05.csv")
 
