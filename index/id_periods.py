@@ -14,6 +14,7 @@ import re
 import statistics
 from dataclasses import dataclass
 
+from dslake_index.families import name_pattern, name_values
 from dslake_index.name_dates import Span
 
 MIN_SHARED = 3  # ids two families must share before their periods are compared
@@ -59,6 +60,20 @@ def prefix_of(ids: dict[str, str]) -> set[str]:
     return {m.group(1).lower() for i in ids if (m := _TOKEN.match(i))}
 
 
+def literal_glob(names: list[str]) -> str:
+    """Return the name pattern of names with the values all of them share kept literal ('omni2-wu*-*_to_*.csv',
+    not 'omni*-wu*-…')."""
+    parts = name_pattern(names[0]).split("*")
+    values = [name_values(n) for n in names]
+    if any(len(v) != len(parts) - 1 for v in values):
+        return name_pattern(names[0])
+    out = parts[0]
+    for i, part in enumerate(parts[1:]):
+        same = {v[i] for v in values}
+        out += (same.pop() if len(same) == 1 else "*") + part
+    return out
+
+
 def _day_span(seconds: float) -> str:
     if abs(seconds) >= 2 * 86400:
         return f"{seconds / 86400:.0f} days"
@@ -94,18 +109,18 @@ def periods_line(found: IdPeriods) -> str | None:
     theirs = statistics.median((b.last - b.first).total_seconds() for _, b in pairs.values())
     if len(after) >= len(before):
         gap = statistics.median(after)
-        where = (f"there an id's member starts {_day_span(gap)} after this family's member of that id ends"
-                 if gap else "there an id's member starts where this family's member of that id ends")
+        where = (f"there an id's member starts {_day_span(gap)} (median) after this family's member of that id "
+                 "ends" if gap else "there an id's member starts where this family's member of that id ends")
     else:
         gap = statistics.median(before)
-        where = (f"there an id's member ends {_day_span(gap)} before this family's member of that id starts"
-                 if gap else "there an id's member ends where this family's member of that id starts")
+        where = (f"there an id's member ends {_day_span(gap)} (median) before this family's member of that id "
+                 "starts" if gap else "there an id's member ends where this family's member of that id starts")
     example = sorted(pairs)[0]
     a, b = pairs[example]
     boundary = f" ({touching:,} share only their boundary time)" if touching else ""
     return (f"Ids in member names are shared with `{found.other}` ({len(pairs):,} shared ids) but not their "
             f"periods: in {len(apart):,} of {len(pairs):,} shared ids the two members' times do not overlap"
-            f"{boundary}; {where} (median); each member here spans about {_day_span(own)}, there about "
+            f"{boundary}; {where}; each member here spans about {_day_span(own)}, there about "
             f"{_day_span(theirs)} (e.g. {example}: here {_iso(a)}, there {_iso(b)}). A join on time within one id "
             "matches nothing" + (" but the boundary time" if touching else "") + "; join on time across ids, or "
             "treat the two as before and after.")

@@ -593,7 +593,7 @@ def _id_periods(conn: sqlite3.Connection, group: Group, facts: list[Any]) -> lis
     each shared id's two time coverages (id_periods.py). Their profiles are read from the manifest, not the files."""
     from dslake_index.families import folder_pattern, name_pattern
     from dslake_index.family_stats import member_facts
-    from dslake_index.id_periods import MIN_SHARED, IdPeriods, id_of, member_ids, prefix_of
+    from dslake_index.id_periods import MIN_SHARED, IdPeriods, id_of, literal_glob, member_ids, prefix_of
     from dslake_index.name_dates import content_span
 
     ids = member_ids([m.path.rpartition("/")[2] for m in group.members])
@@ -627,8 +627,9 @@ def _id_periods(conn: sqlite3.Connection, group: Group, facts: list[Any]) -> lis
             other = content_span(fact.tables, fact.time_span, fact.sampled)
             if mine is not None and other is not None:
                 pairs[token] = (mine, other)
-        shown = glob if len(folders[glob]) > 1 else f"{next(iter(folders[glob]))}/{glob.rpartition('/')[2]}".lstrip("/")
-        found.append(IdPeriods(shown, pairs))
+        where = glob.rpartition("/")[0] if len(folders[glob]) > 1 else next(iter(folders[glob]))
+        name = literal_glob([path.rpartition("/")[2] for path, _ in by_id.values()])
+        found.append(IdPeriods(f"{where}/{name}".lstrip("/"), pairs))
     return found
 
 

@@ -90,7 +90,7 @@ def test_ids_shared_by_two_families_over_other_periods_are_said_in_both(tmp_path
     omni = _description(lake, "v2/OMNI/omni-wu001-20140118_to_20140128.csv")
     assert ("Ids in member names are shared with `v2/Density/dens-wu*-*_to_*.csv` (4 shared ids) but not their "
             "periods: in 4 of 4 shared ids the two members' times do not overlap (4 share only their boundary time); "
-            "there an id's member starts where this family's member of that id ends (median); each member here "
+            "there an id's member starts where this family's member of that id ends; each member here "
             "spans about 10 days, there about 3 days (e.g. wu001: here 2014-01-18 .. 2014-01-28, there 2014-01-28 "
             "..") in omni
     assert "ids shared with Density, other periods" in omni  # the card
