@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from dslake_index.families import Group, as_date, describe_values, family_id, file_entry_id, value_sort_key
 from dslake_index.family_stats import FamilyView, MemberFacts, family_view
+from dslake_index.id_periods import IdPeriods, card_words, periods_line
 from dslake_index.profilers.base import PATH_PLACEHOLDER, Profile
 from dslake_index.profilers.textio import clip
 from dslake_index.stored_json import collector_paused
@@ -56,7 +57,9 @@ def file_entry(path: str, folder: str, content_hash: str, profile: Profile,
                analysis: tuple[str, str] | None = None) -> EntryRow:
     """Build the entry of a single file (analysis: cached (text, source) appended to the description)."""
     from dslake_index.cards import card, describe
+    from dslake_index.name_checks import name_notes
 
+    profile = name_notes(path, profile)
     return EntryRow(
         id=file_entry_id(path),
         kind="file",
@@ -81,7 +84,7 @@ CARD_NUMBERS = 30  # a family's card names every value of a '*' up to this many 
 def family_entry(group: Group, representative: Profile, max_listed: int,
                  analysis: tuple[str, str] | None = None,
                  related: Callable[[Group], Profile] | None = None,
-                 facts: list[MemberFacts] | None = None) -> EntryRow:
+                 facts: list[MemberFacts] | None = None, id_periods: list[IdPeriods] = ()) -> EntryRow:
     """Build the entry of a family: glob, count, the values behind each '*', rows across members, one reader for
     all, how members relate, sidecars, and the first member's description with each column's statistics over
     every member (related: the representative profile of a linked group; facts: every member's stored profile
@@ -89,11 +92,12 @@ def family_entry(group: Group, representative: Profile, max_listed: int,
     # The members' facts are up to millions of dicts and lists, alive all along: with the cyclic collector running,
     # every collection the rendering sets off would walk them again (see stored_json).
     with collector_paused():
-        return _family_entry(group, representative, max_listed, analysis, related, facts)
+        return _family_entry(group, representative, max_listed, analysis, related, facts, id_periods)
 
 
 def _family_entry(group: Group, representative: Profile, max_listed: int, analysis: tuple[str, str] | None,
-                  related: Callable[[Group], Profile] | None, facts: list[MemberFacts] | None) -> EntryRow:
+                  related: Callable[[Group], Profile] | None, facts: list[MemberFacts] | None,
+                  id_periods: list[IdPeriods] = ()) -> EntryRow:
     from dslake_index.cards import card, describe
 
     members = [m.path for m in group.members]
@@ -109,6 +113,8 @@ def _family_entry(group: Group, representative: Profile, max_listed: int, analys
         *_rows_lines(group, representative),
         *(view.lines if view else []),
     ]
+    periods = [(line, card_words(found)) for found in id_periods if (line := periods_line(found)) is not None]
+    header += [line for line, _ in periods]
     side_lines, side_card, tail = _relations(group, related)
     header += side_lines
     own = describe(view.profile if view else representative, first)
@@ -116,7 +122,8 @@ def _family_entry(group: Group, representative: Profile, max_listed: int, analys
         own = _without_sample(own)  # a header's fields say what its text sample would
     header += ["", _member_heading(group, representative, view is not None), with_analysis(own, analysis), *tail]
     card_head = (f"family of {len(members)} files {glob} " + (f"names {card_values} " if card_values else "")
-                 + _card_rows(group) + ("dates: " + "; ".join(view.coverage) + " " if view and view.coverage else ""))
+                 + _card_rows(group) + ("dates: " + "; ".join(view.coverage) + " " if view and view.coverage else "")
+                 + "".join(words + " " for _, words in periods))
     return EntryRow(
         id=family_id(group.folder, group.pattern, group.signature),
         kind="family",

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from dslake_index.name_dates import SPAN_LABEL as _SPAN_LABEL
+from dslake_index.name_dates import card_term, content_span, family_line
 from dslake_index.profilers.base import Column, Profile
 from dslake_index.profilers.stats import MAX_KINDS, ROW_SKETCH
 from dslake_index.profilers.textio import clip
@@ -39,6 +41,8 @@ class MemberFacts:
     path: str
     tables: list[dict[str, Any]]
     notes: list[str] = field(default_factory=list)
+    time_span: list[str] | None = None  # a record format's first and last times (Profile.time_span)
+    sampled: bool = False
 
 
 @dataclass
@@ -57,15 +61,17 @@ def member_facts(conn: sqlite3.Connection, members: list[tuple[str, str]]) -> li
     """Return what each member's stored profile says (tables and notes) for (path, content hash) pairs, in their
     order: a family's statistics are added up from these, never by reading a member again."""
     wanted = sorted({h for _, h in members})
-    stored: dict[str, tuple[list[dict[str, Any]], list[str]]] = {}
+    stored: dict[str, tuple[list[dict[str, Any]], list[str], list[str] | None, bool]] = {}
     with collector_paused():  # megabytes of decoded statistics: see stored_json
         for start in range(0, len(wanted), 500):
             chunk = wanted[start : start + 500]
             for row in conn.execute(
-                    "SELECT hash, json_extract(profile, '$.tables'), json_extract(profile, '$.notes') FROM profiles "
+                    "SELECT hash, json_extract(profile, '$.tables'), json_extract(profile, '$.notes'), "
+                    "json_extract(profile, '$.time_span'), json_extract(profile, '$.sampled') FROM profiles "
                     f"WHERE hash IN ({','.join('?' * len(chunk))})", chunk):
-                stored[row[0]] = (loads(row[1] or "[]"), loads(row[2] or "[]"))
-    return [MemberFacts(path, *stored.get(h, ([], []))) for path, h in members]
+                stored[row[0]] = (loads(row[1] or "[]"), loads(row[2] or "[]"), loads(row[3] or "null"),
+                                  bool(row[4]))
+    return [MemberFacts(path, *stored.get(h, ([], [], None, False))) for path, h in members]
 
 
 def family_view(representative: Profile, facts: list[MemberFacts]) -> FamilyView:
@@ -79,6 +85,11 @@ def family_view(representative: Profile, facts: list[MemberFacts]) -> FamilyView
         by_name = [{c.get("name"): c for c in s.get("columns") or []} for s in stored]  # one pass per member
         table.columns = [_merged(col, [named.get(col.name) for named in by_name]) for col in table.columns]
     view = FamilyView(profile, lines)
+    named = [(m.path.rsplit("/", 1)[-1], content_span(m.tables, m.time_span, m.sampled, _SPAN_LABEL.get(
+        representative.format, "times"))) for m in facts]
+    if (said := family_line(named)) is not None:
+        lines.append(said)
+        view.coverage.append(card_term(named))
     if not profile.tables or len(facts) < 2:
         return view
     first = [m for m in facts if m.tables]
@@ -86,7 +97,8 @@ def family_view(representative: Profile, facts: list[MemberFacts]) -> FamilyView
     coverage = _time_relation(first)
     overlap, time_name = False, ""  # noqa: F841 (time_name is said when members overlap without copies)
     if coverage is not None:
-        text, view.coverage, overlap, time_name = coverage
+        text, found, overlap, time_name = coverage
+        view.coverage[:0] = found
         lines.append(text)
     repeats = _repeats(first)
     if repeats is not None:

@@ -559,9 +559,9 @@ def _rebuild_folder(conn: sqlite3.Connection, key: str, folders: list[str], opti
         elif group.is_family:
             first = group.members[0].path
             with phase("entries: descriptions and cards"):
+                facts = member_facts(conn, [(m.path, hashes[m.path]) for m in group.members])
                 row = family_entry(group, load(hashes[first]), options.max_members_listed,
-                                   analyses.get(hashes[first]), related,
-                                   member_facts(conn, [(m.path, hashes[m.path]) for m in group.members]))
+                                   analyses.get(hashes[first]), related, facts, _id_periods(conn, group, facts))
             wanted[row.id] = _with_layout(row, layout)
         else:
             path = group.members[0].path
@@ -586,6 +586,51 @@ def _rebuild_folder(conn: sqlite3.Connection, key: str, folders: list[str], opti
                 wanted[entry_id] = _with_layout(with_relations(row, group, related) if linked else row, layout)
     with phase("entries: manifest rows and full text"):
         _write_entries(conn, existing, wanted, [record for _, record in datasets])
+
+
+def _id_periods(conn: sqlite3.Connection, group: Group, facts: list[Any]) -> list[Any]:
+    """Return the other families under this family's parent folder whose member names hold its ids ('wu001'), with
+    each shared id's two time coverages (id_periods.py). Their profiles are read from the manifest, not the files."""
+    from dslake_index.families import folder_pattern, name_pattern
+    from dslake_index.family_stats import member_facts
+    from dslake_index.id_periods import MIN_SHARED, IdPeriods, id_of, literal_glob, member_ids, prefix_of
+    from dslake_index.name_dates import content_span
+
+    ids = member_ids([m.path.rpartition("/")[2] for m in group.members])
+    if not ids:
+        return []
+    own = {m.path for m in group.members}
+    parent = group.members[0].folder.rpartition("/")[0]
+    prefixes = prefix_of(ids)
+    candidates: dict[str, dict[str, tuple[str, str]]] = {}
+    folders: dict[str, set[str]] = {}
+    rows = conn.execute("SELECT path, hash, folder FROM files WHERE status = 'ok' AND (folder = ? OR folder GLOB ?)",
+                        (parent, _glob_escape(parent) + "/*" if parent else "*"))
+    for path, content_hash, folder in rows:
+        if path in own:
+            continue
+        name = path.rpartition("/")[2]
+        token = id_of(name, prefixes)
+        if token in ids:
+            glob = f"{folder_pattern(folder)}/{name_pattern(name)}".lstrip("/")
+            candidates.setdefault(glob, {})[token] = (path, content_hash)
+            folders.setdefault(glob, set()).add(folder)
+    spans = {m.path.rpartition("/")[2]: content_span(m.tables, m.time_span, m.sampled) for m in facts}
+    found = []
+    for glob, by_id in sorted(candidates.items()):
+        if len(by_id) < max(MIN_SHARED, min(len(ids), len(by_id)) // 2):
+            continue
+        theirs = member_facts(conn, list(by_id.values()))
+        pairs = {}
+        for token, fact in zip(by_id, theirs, strict=True):
+            mine = spans.get(ids[token])
+            other = content_span(fact.tables, fact.time_span, fact.sampled)
+            if mine is not None and other is not None:
+                pairs[token] = (mine, other)
+        where = glob.rpartition("/")[0] if len(folders[glob]) > 1 else next(iter(folders[glob]))
+        name = literal_glob([path.rpartition("/")[2] for path, _ in by_id.values()])
+        found.append(IdPeriods(f"{where}/{name}".lstrip("/"), pairs))
+    return found
 
 
 def _folder_totals(conn: sqlite3.Connection, folders: list[str], groups: list[Group], hashes: dict[str, str],

@@ -13,8 +13,9 @@ import hashlib
 from pathlib import Path
 
 RENDER_MODULES = ("cards", "families", "family_stats", "layouts", "entries", "datasets", "dataset_entries",
-                  "dataset_build",
+                  "dataset_build", "folder_totals",
                   "profilers/redaction",  # the analyses and a table log's bounds are redacted as they are rendered
+                  "name_checks", "name_dates", "name_fields", "id_periods",  # what names claim, checked at render
                   # PROFILER_VERSION: profiles made again by a new profiler hold new facts under the same content
                   # hash, and an unchanged file's entry is kept by its content hash unless rendering changed
                   "profilers/base")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-PROFILER_VERSION = 10  # bump to re-profile every file when profilers change what they extract
+PROFILER_VERSION = 11  # bump to re-profile every file when profilers change what they extract
 
 
 class ProfileError(Exception):
@@ -105,6 +105,9 @@ class Profile:
     notes: list[str] = field(default_factory=list)  # caveats a coder must know (preamble, encoding, sampling)
     read_hint: str | None = None  # how to load the file in Python
     sampled: bool = False  # stats come from a sample, not the whole file
+    # [first, last] ISO times of the records of a record format without a table (SP3 epochs, TLE epochs): the
+    # content's time coverage where no date column says it (a name's dates are checked against it: name_dates.py)
+    time_span: list[str] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Return the profile as plain JSON-ready data."""

@@ -162,6 +162,36 @@ def _tle_date(epoch: str) -> str | None:
         return None
 
 
+def tle_time(epoch: str) -> str | None:
+    """Turn a TLE epoch 'YYDDD.DDDDDDDD' into an ISO time to the second, else None."""
+    import datetime as dt
+
+    try:
+        yy, doy = int(epoch[:2]), float(epoch[2:])
+        year = 2000 + yy if yy < 57 else 1900 + yy
+        when = dt.datetime(year, 1, 1) + dt.timedelta(days=doy - 1)
+        return when.replace(microsecond=0).isoformat(sep=" ")
+    except (ValueError, OverflowError):
+        return None
+
+
+def sp3_time(epoch: str) -> str | None:
+    """Turn an SP3 epoch line's time '2018 10 02 00 00 00.00000000' into an ISO time to the second, else None."""
+    import datetime as dt
+
+    parts = epoch.split()
+    try:
+        y, mo, d, h, mi = (int(p) for p in parts[:5])
+        return dt.datetime(y, mo, d, h, mi, int(float(parts[5]))).isoformat(sep=" ")
+    except (ValueError, IndexError):
+        return None
+
+
+def last_sp3_epoch(tail: list[str]) -> str | None:
+    """Return the last epoch ('* ' line) among a file's last lines, as an SP3 epoch string."""
+    return next((ln[3:31].strip() for ln in reversed(tail) if ln.startswith("* ")), None)
+
+
 def is_sp3(lines: list[str]) -> bool:
     """Return True for the SP3 orbit format ('#a'..'#d' first line, '##' second)."""
     return len(lines) > 2 and bool(re.match(r"^#[a-dA-D]", lines[0])) and lines[1].startswith("##")

@@ -9,7 +9,17 @@ from typing import Any
 from dslake_index.layouts import parse_layouts
 from dslake_index.profilers import document
 from dslake_index.profilers.base import Limits, Profile, Table
-from dslake_index.profilers.fixedwidth import find_runs, is_sp3, is_tle, run_table, sp3_facts, tle_facts
+from dslake_index.profilers.fixedwidth import (
+    find_runs,
+    is_sp3,
+    is_tle,
+    last_sp3_epoch,
+    run_table,
+    sp3_facts,
+    sp3_time,
+    tle_facts,
+    tle_time,
+)
 from dslake_index.profilers.repeats import duplicate_rows_note
 from dslake_index.profilers.stats import describe_columns, fill_notes, sample_rows
 from dslake_index.profilers.textio import count_lines, decode_head, detect_encoding, printable
@@ -32,6 +42,19 @@ def _lines_of(path: Path, head: bytes, size: int, limits: Limits) -> tuple[str, 
     if lines and lines[-1] == "" and text.endswith("\n"):
         lines.pop()
     return text, lines, encoding, notes
+
+
+TAIL_BYTES = 4096  # the end of a record file read for its last record's time
+
+
+def _tail_lines(path: Path, size: int) -> list[str]:
+    with open(path, "rb") as f:
+        f.seek(max(0, size - TAIL_BYTES))
+        return f.read().decode("ascii", "replace").splitlines()
+
+
+def _span(first: str | None, last: str | None) -> list[str] | None:
+    return [first, last] if first and last and first <= last else None
 
 
 def _heading_like(lines: list[str], i: int) -> bool:
@@ -84,6 +107,8 @@ def profile_text(path: Path, head: bytes, size: int, limits: Limits, ext: str) -
         prof.title = "two-line element sets for satellite(s) " + ", ".join(prof.structure["satellites"])
         if prof.structure["first_date"]:
             prof.keywords.append(f"epochs {prof.structure['first_date']} to {prof.structure['last_date']}")
+        if whole and prof.structure["first_epoch"]:  # epochs in file order: the head's last is not the file's
+            prof.time_span = _span(tle_time(prof.structure["first_epoch"]), tle_time(prof.structure["last_epoch"]))
         prof.read_hint = "open({path}).read().splitlines()"
         return prof
     if is_sp3(lines):
@@ -91,6 +116,9 @@ def profile_text(path: Path, head: bytes, size: int, limits: Limits, ext: str) -
         prof.structure, extra = sp3_facts(lines)
         prof.notes += extra
         prof.title = "SP3 orbit positions" + (" and velocities" if lines[0][2:3] == "V" else "")
+        last = last_sp3_epoch(lines if whole else _tail_lines(path, size))
+        if prof.structure["first_epoch_in_sample"] and last:
+            prof.time_span = _span(sp3_time(prof.structure["first_epoch_in_sample"]), sp3_time(last))
         prof.read_hint = "open({path}).read().splitlines()"
         return prof
     if ext in CODE_EXT:
