@@ -1,0 +1,144 @@
+"""Watch the lake's folders with inotify while a script runs: the files opened in them, whichever library opened them.
+
+The audit hook (_readtrace.py) sees what the script's Python opens; pyarrow, DuckDB, libxml2 (pd.read_html), HDF5
+(h5py) and netCDF open their files in C, where no hook reaches, so an answer read through `pd.read_parquet` said
+"files used: (none detected)". The kernel's inotify reports every open of a file in a watched folder, by any
+process, through any mount of it: bubblewrap's read-only binds at data/ and at the lake's own path share the lake's
+inodes, and without bubblewrap data/ holds links into the lake. So one watch per lake folder, set up on the host
+before the script goes and read until it ended, sees those opens on both backends.
+
+Chosen over the other ways to see opens done in C: strace/ptrace is not installed on a fresh machine and stops the
+script at every system call; LD_PRELOAD needs a compiled library (and misses direct system calls); sampling
+/proc/PID/fd misses a file opened and closed between two samples. inotify needs nothing installed (the system call
+through ctypes) and costs the script nothing.
+
+What it cannot tell: which process opened a file. An open of a lake file by another process in the same window (a
+second `ask` on the same lake, an index, a notebook) is counted as the script's. Bounded: at most MAX_FOLDERS
+folders are watched, and none past the user's inotify limit (fs.inotify.max_user_watches); a script's opens in a
+folder left unwatched are seen only by the audit hook. Events past the kernel's queue (fs.inotify.max_queued_events)
+are dropped by the kernel and said so. Linux only: elsewhere `available()` is False and the audit hook is all.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import os
+import struct
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+
+MAX_FOLDERS = 20000  # lake folders watched per script (like lakemask's walk bound: a huge lake starts fast)
+IN_OPEN = 0x00000020
+IN_Q_OVERFLOW = 0x00004000
+IN_ISDIR = 0x40000000
+IN_ONLYDIR = 0x01000000
+IN_DONT_FOLLOW = 0x02000000
+EVENT = struct.Struct("iIII")  # struct inotify_event: wd, mask, cookie, len; then len bytes of NUL-padded name
+OVERFLOW = ("the lake's open watch overflowed (more opens than the kernel queues, fs.inotify.max_queued_events): "
+            "files read through a library in C may be missing")
+
+
+def _libc() -> ctypes.CDLL | None:
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.inotify_init1.argtypes = [ctypes.c_int]
+        libc.inotify_add_watch.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32]
+        return libc
+    except (OSError, AttributeError):
+        return None
+
+
+_LIBC = _libc()
+
+
+def available() -> bool:
+    """Tell whether opens done in C can be seen here (Linux's inotify)."""
+    return _LIBC is not None
+
+
+class OpenWatch:
+    """The lake files opened while it was open, lake-relative, in the order first opened.
+
+    feed() takes what was read from fileno() (the sandbox's pump reads it with the script's pipes), close() reads
+    what is left and returns the paths and what may be missing.
+    """
+
+    def __init__(self, lake: Path, skip: Iterable[Path] = (), skip_names: Iterable[str] = ()) -> None:
+        """skip: folders not watched (the catalog, the work folder); skip_names: lake-relative folders the index
+        skips (hidden, ignored: blanked under bubblewrap), not walked."""
+        assert _LIBC is not None, "OpenWatch needs inotify (check available() first)"
+        self.lake = lake
+        self.fd = _LIBC.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
+        if self.fd < 0:
+            raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
+        self.folders: dict[int, str] = {}  # watch descriptor -> lake-relative folder ("" for the lake itself)
+        self.opened: dict[str, None] = {}
+        self.overflowed = False
+        self.unwatched = ""  # why some folders are not watched, when some are not
+        try:
+            self._watch_all({p.resolve() for p in skip}, set(skip_names))
+        except BaseException:
+            os.close(self.fd)
+            raise
+
+    def _watch_all(self, skip: set[Path], skip_names: set[str]) -> None:
+        stack = [("", self.lake)]
+        while stack:
+            rel, folder = stack.pop()
+            if len(self.folders) >= MAX_FOLDERS:
+                self.unwatched = f"only the first {MAX_FOLDERS} of the lake's folders are watched"
+                return
+            wd = _LIBC.inotify_add_watch(self.fd, os.fsencode(folder), IN_OPEN | IN_ONLYDIR | IN_DONT_FOLLOW)
+            if wd < 0:
+                err = ctypes.get_errno()
+                if err == errno.ENOSPC:  # the user's watches are spent (fs.inotify.max_user_watches)
+                    self.unwatched = (f"{len(self.folders)} of the lake's folders are watched: the user's inotify "
+                                      "watches ran out (fs.inotify.max_user_watches)")
+                    return
+                continue  # gone meanwhile, or unreadable: nothing in it can be opened by the script either
+            self.folders[wd] = rel
+            try:
+                with os.scandir(folder) as entries:
+                    children = [(e.name, Path(e.path)) for e in entries if e.is_dir(follow_symlinks=False)]
+            except OSError:
+                continue
+            for name, path in sorted(children, reverse=True):
+                child = f"{rel}/{name}" if rel else name
+                if not name.startswith(".") and child not in skip_names and path not in skip:
+                    stack.append((child, path))
+
+    def fileno(self) -> int:
+        return self.fd
+
+    def feed(self, chunk: bytes) -> None:
+        """Take whole events read from the descriptor (the kernel never splits one between reads)."""
+        at = 0
+        while at + EVENT.size <= len(chunk):
+            wd, mask, _, size = EVENT.unpack_from(chunk, at)
+            name = chunk[at + EVENT.size:at + EVENT.size + size].rstrip(b"\0")
+            at += EVENT.size + size
+            if mask & IN_Q_OVERFLOW:
+                self.overflowed = True
+            elif mask & IN_OPEN and not mask & IN_ISDIR and name and wd in self.folders:
+                folder = self.folders[wd]
+                name_text = os.fsdecode(name)
+                self.opened.setdefault(f"{folder}/{name_text}" if folder else name_text, None)
+
+    def close(self) -> tuple[list[str], list[str]]:
+        """Read what is left, stop watching; return the files opened and what may be missing (empty: nothing)."""
+        try:
+            while True:
+                try:
+                    chunk = os.read(self.fd, 65536)
+                except BlockingIOError:
+                    break
+                if not chunk:
+                    break
+                self.feed(chunk)
+        finally:
+            os.close(self.fd)
+        return list(self.opened), [OVERFLOW] if self.overflowed else []
