@@ -20,7 +20,7 @@ from llm_harness import LLM_ENV_VARS
 from sandbox_helpers import BACKENDS, make_lake, sandbox
 
 from dsstar_lake.sandbox import openwatch
-from dsstar_lake.sandbox.openwatch import OVERFLOW, OpenWatch
+from dsstar_lake.sandbox.openwatch import OVERFLOW, SHARED, OpenWatch
 from dsstar_lake.sandbox.tracecheck import CLOSED
 
 pytestmark = pytest.mark.skipif(not openwatch.available(), reason="no inotify here: only Python's opens are traced")
@@ -155,6 +155,25 @@ def test_a_script_that_closes_the_trace_still_has_its_reads_counted_and_is_marke
     # The watch runs outside the script, where it cannot close it; the closed trace still shows.
     assert res.reads == ["sales.csv", "sales/year=2024/part-0.parquet"]
     assert res.trace_problems == [CLOSED]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_script_whose_window_overlapped_another_scripts_on_the_same_lake_is_marked_when_the_watch_counted(
+        backend, tmp_path):
+    lake = make_lake(tmp_path / "lake")
+    write_hive(lake)
+    other = OpenWatch(lake)  # another script of this process (a report's sub-question) watching the same lake
+    try:
+        in_c = run(backend, lake, tmp_path / "work",
+                   "import pyarrow.parquet as pq\nprint(pq.read_table('data/sales/year=2024/part-0.parquet').num_rows)\n")
+        in_python = run(backend, lake, tmp_path / "work", "print(len(open('data/sales.csv').read()))\n")
+    finally:
+        other.close()
+    assert other.shared
+    # Its C read is counted, and marked: the watch cannot tell it from the other script's reads.
+    assert (in_c.reads, in_c.trace_problems) == (["sales/year=2024/part-0.parquet"], [SHARED])
+    # What the audit hook reported is the script's own: no mark.
+    assert (in_python.reads, in_python.trace_problems) == (["sales.csv"], [])
 
 
 def test_the_catalog_hidden_folders_and_listings_are_not_counted(tmp_path):

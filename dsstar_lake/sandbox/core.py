@@ -261,9 +261,12 @@ class Sandbox:
             opened, missing = opens.close() if opens is not None else ([], [])
         result.notes += notes
         # What the script's Python reported first, in its order; then what the open watch alone saw (C libraries).
-        result.reads = list(dict.fromkeys(self._lake_reads(result.reads, workdir) + opened))
+        reported = self._lake_reads(result.reads, workdir)
+        result.reads = list(dict.fromkeys(reported + opened))
         if result.killed_by is None:  # a killed script's reads are cut short anyway
             result.trace_problems += missing
+        if opens is not None and opens.shared and len(result.reads) > len(reported):
+            result.trace_problems.append(openwatch.SHARED)
         if opens is not None and opens.unwatched:
             result.notes.append(f"read trace: {opens.unwatched}; files read in C in the others are not counted")
         if check:

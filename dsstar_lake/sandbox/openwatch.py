@@ -13,7 +13,9 @@ script at every system call; LD_PRELOAD needs a compiled library (and misses dir
 through ctypes) and costs the script nothing.
 
 What it cannot tell: which process opened a file. An open of a lake file by another process in the same window (a
-second `ask` on the same lake, an index, a notebook) is counted as the script's. Bounded: at most MAX_FOLDERS
+second `ask` on the same lake, an index, a notebook) is counted as the script's. Scripts of this same process that
+run at the same time on the same lake (a report's sub-questions, an eval's tasks) are known to overlap: each watch
+says so (`shared`), and the sandbox marks a script whose count rests on the watch then. Bounded: at most MAX_FOLDERS
 folders are watched, and none past the user's inotify limit (fs.inotify.max_user_watches); a script's opens in a
 folder left unwatched are seen only by the audit hook. Events past the kernel's queue (fs.inotify.max_queued_events)
 are dropped by the kernel and said so. Linux only: elsewhere `available()` is False and the audit hook is all.
@@ -26,6 +28,7 @@ import errno
 import os
 import struct
 import sys
+import threading
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -36,6 +39,8 @@ IN_ISDIR = 0x40000000
 IN_ONLYDIR = 0x01000000
 IN_DONT_FOLLOW = 0x02000000
 EVENT = struct.Struct("iIII")  # struct inotify_event: wd, mask, cookie, len; then len bytes of NUL-padded name
+SHARED = ("another script read the same lake at the same time: files it opened in C may be counted here (the open "
+          "watch cannot tell processes apart)")
 OVERFLOW = ("the lake's open watch overflowed (more opens than the kernel queues, fs.inotify.max_queued_events): "
             "files read through a library in C may be missing")
 
@@ -60,6 +65,10 @@ def available() -> bool:
     return _LIBC is not None
 
 
+_LIVE: dict[Path, set[OpenWatch]] = {}  # the watches open now, by lake: to know when scripts' windows overlap
+_LIVE_LOCK = threading.Lock()
+
+
 class OpenWatch:
     """The lake files opened while it was open, lake-relative, in the order first opened.
 
@@ -71,7 +80,7 @@ class OpenWatch:
         """skip: folders not watched (the catalog, the work folder); skip_names: lake-relative folders the index
         skips (hidden, ignored: blanked under bubblewrap), not walked."""
         assert _LIBC is not None, "OpenWatch needs inotify (check available() first)"
-        self.lake = lake
+        self.lake = Path(lake).resolve()
         self.fd = _LIBC.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
         if self.fd < 0:
             raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
@@ -79,11 +88,17 @@ class OpenWatch:
         self.opened: dict[str, None] = {}
         self.overflowed = False
         self.unwatched = ""  # why some folders are not watched, when some are not
+        self.shared = False  # another watch of this process was open on the same lake at some time of this one's
         try:
             self._watch_all({p.resolve() for p in skip}, set(skip_names))
         except BaseException:
             os.close(self.fd)
             raise
+        with _LIVE_LOCK:
+            others = _LIVE.setdefault(lake, set())
+            for other in others:
+                other.shared = self.shared = True
+            others.add(self)
 
     def _watch_all(self, skip: set[Path], skip_names: set[str]) -> None:
         stack = [("", self.lake)]
@@ -141,4 +156,6 @@ class OpenWatch:
                 self.feed(chunk)
         finally:
             os.close(self.fd)
+            with _LIVE_LOCK:
+                _LIVE.get(self.lake, set()).discard(self)
         return list(self.opened), [OVERFLOW] if self.overflowed else []
