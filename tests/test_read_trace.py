@@ -85,7 +85,7 @@ def test_a_run_whose_trace_was_closed_is_marked_in_its_record_runs_show_and_the_
     text = " ".join(shown.output.split())  # the table may fold a cell over lines
     assert f"read trace: round_00.py: {CLOSED}" in text
     assert "round_00 ok (read trace doubtful)" in text
-    assert "(as the scripts' Python reported them)" in text
+    assert "(as the read trace saw them)" in text
     with Server(Lake.open(lake)) as server:
         code, page, _ = fetch(server.url(f"/runs/{answer['run_id']}"))
     assert code == 200
