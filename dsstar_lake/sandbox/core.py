@@ -167,6 +167,11 @@ class Sandbox:
                                if bwrap else "allowed",
             "daemons": "killed when the script ends (subreaper sweep"
                        + (", pid namespace)" if bwrap else ")"),
+            "read trace": "Python's opens (an audit hook in the script) and every open in the lake's folders (inotify, "
+                          "outside the script; any process's)" if openwatch.available() and self.view is None else
+                          "Python's opens only (an audit hook in the script): "
+                          + ("no inotify here" if self.view is None else "a lake in object storage")
+                          + ", so files read in C (pyarrow, DuckDB, lxml) are not counted",
         }
 
     def run(
