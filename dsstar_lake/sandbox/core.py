@@ -251,11 +251,11 @@ class Sandbox:
             check = self.backend == "subprocess"
             watch = list(watch)
             before = self._fingerprints(workdir, watch) if check else ({}, {})
+            opens = self._open_watch(workdir)  # last: nothing above it may open a lake file in its window
         except BaseException:
             if ahead is not None:
                 ahead.kill()
             raise
-        opens = self._open_watch(workdir)
         try:
             started = ahead or self._start(workdir, script=(name, code))
             try:
