@@ -1,15 +1,18 @@
 """Every lake file a script reads is counted, whichever library opens it: pyarrow, DuckDB, lxml, h5py, netCDF.
 
 Those libraries open files in C, where the read trace's audit hook does not reach; the lake's open watch
-(dsstar_lake/sandbox/openwatch.py, inotify) sees them through bubblewrap's binds and through data/'s links alike.
-Each test asserts the exact files counted, and that a file the library did not open (another partition the filter
-skipped, a sibling file) is not. Each library's test is skipped only where the library is not installed.
+(dsstar_lake/sandbox/openwatch.py: fanotify as root, inotify otherwise) sees them through bubblewrap's binds and
+through data/'s links alike. Each test asserts the exact files counted, and that a file the library did not open
+(another partition the filter skipped, a sibling file) is not. Each library's test is skipped only where the
+library is not installed; the Hive test runs with each kind of watch this machine has.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -39,14 +42,26 @@ def write_hive(lake: Path) -> None:
             pq.write_table(pa.table({"units": [year + part, 1]}), folder / f"part-{part}.parquet")
 
 
+WATCHES = ["inotify", pytest.param("fanotify", marks=pytest.mark.skipif(not openwatch.by_pid(),
+                                                                        reason="fanotify with pids needs root"))]
+
+
+@pytest.fixture
+def inotify(monkeypatch):
+    """Watch with inotify even as root (any process's opens counted)."""
+    monkeypatch.setattr(openwatch, "FANOTIFY", False)
+
+
 def run(backend: str, lake: Path, work: Path, code: str):
     res = sandbox(backend, lake, timeout_s=60).run(code, work)
     assert res.ok, res.stderr
     return res
 
 
+@pytest.mark.parametrize("watch", WATCHES)
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_pyarrow_reads_of_a_hive_folder_count_the_partitions_read_and_no_other(backend, tmp_path):
+def test_pyarrow_reads_of_a_hive_folder_count_the_partitions_read_and_no_other(backend, watch, tmp_path, monkeypatch):
+    monkeypatch.setattr(openwatch, "FANOTIFY", watch == "fanotify")
     lake = make_lake(tmp_path / "lake")
     write_hive(lake)
     res = run(backend, lake, tmp_path / "work",
@@ -159,7 +174,7 @@ def test_a_script_that_closes_the_trace_still_has_its_reads_counted_and_is_marke
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_a_script_whose_window_overlapped_another_scripts_on_the_same_lake_is_marked_when_the_watch_counted(
-        backend, tmp_path):
+        backend, tmp_path, inotify):
     lake = make_lake(tmp_path / "lake")
     write_hive(lake)
     other = OpenWatch(lake)  # another script of this process (a report's sub-question) watching the same lake
@@ -176,20 +191,45 @@ def test_a_script_whose_window_overlapped_another_scripts_on_the_same_lake_is_ma
     assert (in_python.reads, in_python.trace_problems) == (["sales.csv"], [])
 
 
-def test_the_catalog_hidden_folders_and_listings_are_not_counted(tmp_path):
+@pytest.mark.skipif(not openwatch.by_pid(), reason="fanotify with pids needs root")
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_as_root_another_process_reading_the_lake_meanwhile_is_not_counted(backend, tmp_path):
+    lake = make_lake(tmp_path / "lake")
+    write_hive(lake)
+    stop = tmp_path / "stop"
+    # Another reader of the same lake (a notebook, an index), opening a file in its folders until told to stop.
+    notes = str(lake / "sub" / "notes.txt")
+    reader = subprocess.Popen([sys.executable, "-c", f"import os, time\nwhile not os.path.exists({str(stop)!r}):\n"
+                               f"    open({notes!r}, 'rb').close()\n    time.sleep(0.005)\n"])
+    try:
+        res = run(backend, lake, tmp_path / "work",
+                  "import pyarrow.parquet as pq, time\nprint(pq.read_table('data/sales/year=2023/part-0.parquet')"
+                  ".num_rows)\ntime.sleep(0.5)\n")
+    finally:
+        stop.touch()
+        reader.wait()
+    assert reader.returncode == 0
+    assert res.reads == ["sales/year=2023/part-0.parquet"]
+    assert res.trace_problems == []
+
+
+@pytest.mark.parametrize("watch", WATCHES)
+def test_the_catalog_hidden_folders_and_listings_are_not_counted(tmp_path, watch, monkeypatch):
+    monkeypatch.setattr(openwatch, "FANOTIFY", watch == "fanotify")
     lake = make_lake(tmp_path / "lake")
     for folder in (".dslake", ".git", "kept"):
         (lake / folder).mkdir()
         (lake / folder / "f.txt").write_text("x")
-    watch = OpenWatch(lake, skip=[lake / ".dslake"])
-    for rel in (".dslake/f.txt", ".git/f.txt", "kept/f.txt", "sales.csv"):
-        (lake / rel).read_bytes()
-    os.listdir(lake / "kept")
-    opened, missing = watch.close()
+    opener = OpenWatch(lake, skip=[lake / ".dslake"])
+    # dslake's own opens never count: a separate process reads, as a script would
+    subprocess.run([sys.executable, "-c", "import os\nfor rel in ('.dslake/f.txt', '.git/f.txt', 'kept/f.txt', "
+                    f"'sales.csv'):\n    open(os.path.join({str(lake)!r}, rel), 'rb').read()\n"
+                    f"os.listdir({str(lake / 'kept')!r})"], check=True)
+    opened, missing = opener.close()
     assert (opened, missing) == (["kept/f.txt", "sales.csv"], [])
 
 
-def test_folders_past_the_bound_are_said_unwatched(tmp_path, monkeypatch):
+def test_folders_past_the_bound_are_said_unwatched(tmp_path, monkeypatch, inotify):
     lake = make_lake(tmp_path / "lake")
     monkeypatch.setattr(openwatch, "MAX_FOLDERS", 1)
     watch = OpenWatch(lake)
@@ -199,7 +239,7 @@ def test_folders_past_the_bound_are_said_unwatched(tmp_path, monkeypatch):
     assert watch.unwatched == "only the first 1 of the lake's folders are watched"
 
 
-def test_opens_past_the_kernels_queue_are_said_missing(tmp_path):
+def test_opens_past_the_kernels_queue_are_said_missing(tmp_path, inotify):
     lake = make_lake(tmp_path / "lake")
     limit = int(Path("/proc/sys/fs/inotify/max_queued_events").read_text())
     watch = OpenWatch(lake)

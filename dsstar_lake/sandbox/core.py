@@ -167,8 +167,11 @@ class Sandbox:
                                if bwrap else "allowed",
             "daemons": "killed when the script ends (subreaper sweep"
                        + (", pid namespace)" if bwrap else ")"),
-            "read trace": "Python's opens (an audit hook in the script) and every open in the lake's folders (inotify, "
-                          "outside the script; any process's)" if openwatch.available() and self.view is None else
+            "read trace": "Python's opens (an audit hook in the script) and every open in the lake's folders ("
+                          + ("fanotify, outside the script; other processes' opens left out by pid and cgroup)"
+                             if openwatch.by_pid() and (self.cgroups or self.memory_cgroup) else
+                             "inotify, outside the script; any process's)")
+                          if openwatch.available() and self.view is None else
                           "Python's opens only (an audit hook in the script): "
                           + ("no inotify here" if self.view is None else "a lake in object storage")
                           + ", so files read in C (pyarrow, DuckDB, lxml) are not counted",
@@ -258,6 +261,8 @@ class Sandbox:
             raise
         try:
             started = ahead or self._start(workdir, script=(name, code))
+            if opens is not None and started.cgroup is not None:
+                opens.own(started.cgroup.paths)
             try:
                 result = self._execute(started, name, code, timeout, opens)
             finally:
@@ -270,7 +275,7 @@ class Sandbox:
         result.reads = list(dict.fromkeys(reported + opened))
         if result.killed_by is None:  # a killed script's reads are cut short anyway
             result.trace_problems += missing
-        if opens is not None and opens.shared and len(result.reads) > len(reported):
+        if opens is not None and opens.shared and not opens.attributed and len(result.reads) > len(reported):
             result.trace_problems.append(openwatch.SHARED)
         if opens is not None and opens.unwatched:
             result.notes.append(f"read trace: {opens.unwatched}; files read in C in the others are not counted")
@@ -289,7 +294,7 @@ class Sandbox:
         if not openwatch.available() or self.view is not None:
             return None
         try:
-            return OpenWatch(self.lake, [*self.private, workdir], self.masks.folders)
+            return OpenWatch(self.lake, [*self.private, workdir], self.masks.folders, [workdir / "data"])
         except OSError:  # no inotify instance left (fs.inotify.max_user_instances): the audit hook alone
             return None
 
