@@ -277,6 +277,8 @@ class Sandbox:
             result.trace_problems += missing
         if opens is not None and opens.shared and not opens.attributed and len(result.reads) > len(reported):
             result.trace_problems.append(openwatch.SHARED)
+        if opens is not None and opens.others:
+            result.notes.append(f"read trace: {opens.others} opens of lake files by other processes meanwhile left out")
         if opens is not None and opens.unwatched:
             result.notes.append(f"read trace: {opens.unwatched}; files read in C in the others are not counted")
         if check:

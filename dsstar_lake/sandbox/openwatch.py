@@ -1,4 +1,5 @@
-"""Watch the lake's folders with inotify while a script runs: the files opened in them, whichever library opened them.
+"""Watch the lake's folders while a script runs (inotify, or fanotify as root): the files opened in them, whichever
+library opened them.
 
 The audit hook (_readtrace.py) sees what the script's Python opens; pyarrow, DuckDB, libxml2 (pd.read_html), HDF5
 (h5py) and netCDF open their files in C, where no hook reaches, so an answer read through `pd.read_parquet` said
@@ -12,16 +13,18 @@ script at every system call; LD_PRELOAD needs a compiled library (and misses dir
 /proc/PID/fd misses a file opened and closed between two samples. inotify needs nothing installed (the system call
 through ctypes) and costs the script nothing.
 
-Which process opened a file: inotify cannot tell, so an open of a lake file by another process in the same window (a
-second `ask` on the same lake, an index, a notebook) is counted as the script's. Where dslake runs as root, the
-same watch is made with fanotify instead, whose events carry the opener's pid: an open by a process that is alive
-and outside the script's cgroup is left out (one that ended before its event was read is counted, as inotify
-would). Unprivileged fanotify reports no pid of other processes, so it would tell nothing more than inotify. Scripts of this same process that
-run at the same time on the same lake (a report's sub-questions, an eval's tasks) are known to overlap: each watch
-says so (`shared`), and the sandbox marks a script whose count rests on the watch then. Bounded: at most MAX_FOLDERS
-folders are watched, and none past the user's inotify limit (fs.inotify.max_user_watches); a script's opens in a
-folder left unwatched are seen only by the audit hook. Events past the kernel's queue (fs.inotify.max_queued_events)
-are dropped by the kernel and said so. Linux only: elsewhere `available()` is False and the audit hook is all.
+Which process opened a file: inotify cannot tell, so an open of a lake file by another process in the same window
+(a second `ask` on the same lake, an index, a notebook) is counted as the script's; scripts of this same process
+that run at the same time on the same lake (a report's sub-questions, an eval's tasks) are known to overlap
+(`shared`), and the sandbox marks a script whose count rests on the watch then. Where dslake runs as root, the same
+watch is made with fanotify, whose events carry the opener's pid: an open by dslake or by a live process outside the
+script's cgroup is left out (one that ended before its event was read is counted, as inotify would). Unprivileged
+fanotify reports no pid of other processes, so it would tell nothing more than inotify.
+
+Bounded: at most MAX_FOLDERS folders are watched, and none past the user's limit (fs.inotify.max_user_watches,
+fs.fanotify.max_user_marks); a script's opens in a folder left unwatched are seen only by the audit hook. Events past
+the kernel's queue are dropped by the kernel and said so. Linux only: elsewhere `available()` is False and the audit
+hook is all.
 """
 
 from __future__ import annotations
@@ -47,12 +50,14 @@ FAN_CLASS_NOTIF, FAN_CLOEXEC, FAN_NONBLOCK = 0, 1, 2
 FAN_MARK_ADD, FAN_MARK_DONTFOLLOW, FAN_MARK_ONLYDIR = 0x01, 0x04, 0x08
 FAN_OPEN, FAN_Q_OVERFLOW, FAN_EVENT_ON_CHILD = 0x20, 0x4000, 0x08000000
 AT_FDCWD = -100
+# how fanotify opens each event's file for us: never blocking (a FIFO in the lake), never inherited
+EVENT_FILE_FLAGS = os.O_RDONLY | os.O_LARGEFILE | os.O_NONBLOCK | os.O_CLOEXEC
 FAN_EVENT = struct.Struct("IBBHQii")  # struct fanotify_event_metadata: len, vers, reserved, metadata_len, mask, fd, pid
 EVENT = struct.Struct("iIII")  # struct inotify_event: wd, mask, cookie, len; then len bytes of NUL-padded name
 SHARED = ("another script read the same lake at the same time: files it opened in C may be counted here (the open "
           "watch cannot tell processes apart)")
-OVERFLOW = ("the lake's open watch overflowed (more opens than the kernel queues, fs.inotify.max_queued_events): "
-            "files read through a library in C may be missing")
+OVERFLOW = ("the lake's open watch overflowed (more opens than the kernel queues, max_queued_events): files read "
+            "through a library in C may be missing")
 
 
 def _libc() -> ctypes.CDLL | None:
@@ -86,7 +91,7 @@ def by_pid() -> bool:
 def _fanotify_works() -> bool:
     if _LIBC is None or os.geteuid() != 0:
         return False
-    fd = _LIBC.fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK, os.O_RDONLY | os.O_LARGEFILE)
+    fd = _LIBC.fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK, EVENT_FILE_FLAGS)
     if fd < 0:  # root in a container without CAP_SYS_ADMIN, or a kernel without fanotify
         return False
     os.close(fd)
@@ -112,7 +117,7 @@ class OpenWatch:
         assert _LIBC is not None, "OpenWatch needs inotify (check available() first)"
         self.lake = Path(lake).resolve()
         self.roots = [f"{root}{os.sep}" for root in (self.lake, *mounts)]
-        self.fd = (_LIBC.fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK, os.O_RDONLY | os.O_LARGEFILE)
+        self.fd = (_LIBC.fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK, EVENT_FILE_FLAGS)
                    if by_pid() else -1)
         self.by_pid = self.fd >= 0  # fanotify: events carry the opener's pid
         if not self.by_pid:
