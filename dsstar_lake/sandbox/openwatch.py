@@ -231,9 +231,13 @@ class OpenWatch:
         try:
             with open(f"/proc/{pid}/cgroup", encoding="utf-8") as f:
                 lines = f.read().splitlines()
+            if any(name in line.rsplit(":", 1)[-1].split("/") for line in lines for name in self.cgroups):
+                return True
+            # An exiting process leaves its cgroups (for the root's) after its memory: no command line then.
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                return not f.read(1)
         except OSError:
             return True  # it ended before its event was read: counted, as inotify would
-        return any(name in line.rsplit(":", 1)[-1].split("/") for line in lines for name in self.cgroups)
 
     def _lake_path(self, fd: int) -> str | None:
         """Return the lake-relative path of a file fanotify handed over open, or None when it is not the lake's.
