@@ -121,7 +121,8 @@ class Answer:
     value: str  # what the final script printed
     run_id: str
     question: str
-    # Lake files the scripts' Python reported reading (the sandbox's read trace; a script can forge or stop it),
+    # Lake files the scripts read (the sandbox's read trace: what their Python reported, which a script can forge or
+    # stop, and the lake's open watch, which sees opens in C),
     # or for runs from before the trace, context entries named in the final script (paths or family globs).
     files_used: list[str]
     context: list[str]  # every entry that was in the data context

@@ -106,8 +106,9 @@ class AskResult(BaseModel):
 
     answer: str = Field(description="What the final script printed.")
     verified: bool = Field(description="Whether the verifier judged the plan sufficient.")
-    files_used: list[str] = Field(description="Lake files the scripts' Python reported reading "
-                                  "(the sandbox's read trace; a script can forge it).")
+    files_used: list[str] = Field(description="Lake files the scripts read: what their Python "
+                                  "reported (a script can forge it) and, on Linux, what the lake's open watch saw "
+                                  "opened in C (pyarrow, DuckDB...).")
     trace_problems: list[str] = Field(default_factory=list, description="Scripts whose read trace was closed "
                                       "early, forged or cut: files_used is then doubtful.")
     run_id: str = Field(description="The run's id: `dslake runs show ID` shows its plan, scripts and cost.")

@@ -5,7 +5,8 @@ the script in the script's own interpreter and in every Python process the scrip
 descriptor (forked workers do; subprocess closes it unless told close_fds=False). Each path is
 written once, absolute, one per line, to the descriptor named by DSLAKE_TRACE_FD; dslake keeps those under
 the lake. An audit hook sees Python-level opens (open, io, pandas' readers, numpy.load, zipfile); a native
-library that opens a path in C (pyarrow.parquet.read_table given a path) is not seen.
+library that opens a path in C (pyarrow.parquet.read_table given a path) is not seen here: the lake's open watch
+(openwatch.py, outside the script) sees those.
 
 The script runs in this same interpreter and can write to the descriptor or close it: the trace is what the
 script's Python reported, never proof, and protects nothing. So that a closed channel shows, the script's own

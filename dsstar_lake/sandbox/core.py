@@ -20,9 +20,10 @@ from dslake_index.lakemask import Masks, skipped_names
 from dsstar_lake.base.errors import ConfigError, LakeNotFound, UsageError
 from dsstar_lake.base.settings_sections import SandboxSettings
 from dsstar_lake.sandbox import bwrap as bw
-from dsstar_lake.sandbox import limits, workfolder
+from dsstar_lake.sandbox import limits, openwatch, workfolder
 from dsstar_lake.sandbox.env import engine_env, script_env
 from dsstar_lake.sandbox.fingerprint import catalog_stamps, changed, fingerprint, with_side_files
+from dsstar_lake.sandbox.openwatch import OpenWatch
 from dsstar_lake.sandbox.pump import Pump, killpg
 from dsstar_lake.sandbox.result import ExecResult, classify
 from dsstar_lake.sandbox.spares import Spares, Started
@@ -166,6 +167,14 @@ class Sandbox:
                                if bwrap else "allowed",
             "daemons": "killed when the script ends (subreaper sweep"
                        + (", pid namespace)" if bwrap else ")"),
+            "read trace": "Python's opens (an audit hook in the script) and every open in the lake's folders ("
+                          + ("fanotify, outside the script; other processes' opens left out by pid and cgroup)"
+                             if openwatch.by_pid() and (self.cgroups or self.memory_cgroup) else
+                             "inotify, outside the script; any process's)")
+                          if openwatch.available() and self.view is None else
+                          "Python's opens only (an audit hook in the script): "
+                          + ("no inotify here" if self.view is None else "a lake in object storage")
+                          + ", so files read in C (pyarrow, DuckDB, lxml) are not counted",
         }
 
     def run(
@@ -245,22 +254,51 @@ class Sandbox:
             check = self.backend == "subprocess"
             watch = list(watch)
             before = self._fingerprints(workdir, watch) if check else ({}, {})
+            opens = self._open_watch(workdir)  # last: nothing above it may open a lake file in its window
         except BaseException:
             if ahead is not None:
                 ahead.kill()
             raise
-        started = ahead or self._start(workdir, script=(name, code))
         try:
-            result = self._execute(started, name, code, timeout)
+            started = ahead or self._start(workdir, script=(name, code))
+            if opens is not None and started.cgroup is not None:
+                opens.own(started.cgroup.paths)
+            try:
+                result = self._execute(started, name, code, timeout, opens)
+            finally:
+                started.release()
         finally:
-            started.release()
+            opened, missing = opens.close() if opens is not None else ([], [])
         result.notes += notes
-        result.reads = self._lake_reads(result.reads, workdir)
+        # What the script's Python reported first, in its order; then what the open watch alone saw (C libraries).
+        reported = self._lake_reads(result.reads, workdir)
+        result.reads = list(dict.fromkeys(reported + opened))
+        if result.killed_by is None:  # a killed script's reads are cut short anyway
+            result.trace_problems += missing
+        if opens is not None and opens.shared and not opens.attributed and len(result.reads) > len(reported):
+            result.trace_problems.append(openwatch.SHARED)
+        if opens is not None and opens.others:
+            result.notes.append(f"read trace: {opens.others} opens of lake files by other processes meanwhile left out")
+        if opens is not None and opens.unwatched:
+            result.notes.append(f"read trace: {opens.unwatched}; files read in C in the others are not counted")
         if check:
             after = self._fingerprints(workdir, watch)
             result.lake_modified = changed(before[0], after[0])
             result.catalog_modified = changed(before[1], after[1])
         return result
+
+    def _open_watch(self, workdir: Path) -> OpenWatch | None:
+        """Start watching the lake's folders for opens (openwatch.py), where inotify works and the lake is a folder.
+
+        A lake in object storage is a view of links into the blob cache (under bubblewrap): opens land there,
+        outside the lake's folders, so only the audit hook counts its reads.
+        """
+        if not openwatch.available() or self.view is not None:
+            return None
+        try:
+            return OpenWatch(self.lake, [*self.private, workdir], self.masks.folders, [workdir / "data"])
+        except OSError:  # no inotify instance left (fs.inotify.max_user_instances): the audit hook alone
+            return None
 
     def _fingerprints(self, workdir: Path, watch: list[str | Path]) -> tuple[dict, dict]:
         """Stamp the lake (less the catalog and workdir) and the catalog (less what dslake writes meanwhile)."""
@@ -441,7 +479,8 @@ class Sandbox:
                        status=read_fd, trace=trace_read, work=figures[0] if figures else None,
                        go=go[1] if go else None, cgroup=cgroup)
 
-    def _execute(self, started: Started, name: str, code: str, timeout: float) -> ExecResult:
+    def _execute(self, started: Started, name: str, code: str, timeout: float,
+                 opens: OpenWatch | None = None) -> ExecResult:
         """Let the started script go (if it waits) and see it through: output, limits, the work folder's mirror."""
         cfg, proc, cgroup, workdir = self.cfg, started.proc, started.cgroup, started.workdir
         shown = f"{started.shown_dir}/{name}"
@@ -454,7 +493,7 @@ class Sandbox:
         begun = time.monotonic()
         pump = Pump(proc, started.status, int(cfg["max_output_bytes"]), int(cfg["output_limit_mb"]) * 1024 * 1024,
                     started.trace, (started.work, spool, self.work_mb * 2**20 + 512 * int(cfg["max_files"]) + 2**16)
-                    if spool else None)
+                    if spool else None, opens)
         # A tmpfs work folder is measured (for max_files) where it lives, in the sandbox's mount namespace;
         # without one, files the script's processes hold open after deleting them count too.
         inside = (lambda: workfolder.inner_folder(pump.target_pid(), workdir)) if spool else None

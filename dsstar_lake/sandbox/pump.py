@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from dsstar_lake.sandbox import limits, workfolder
+from dsstar_lake.sandbox.openwatch import OpenWatch
 from dsstar_lake.sandbox.result import CappedBuffer
 
 MAX_TRACE_BYTES = 4 * 1024 * 1024  # paths a script reported reading; more is cut (and said so)
@@ -22,8 +23,9 @@ class Pump:
     """Read a running shim's stdout, stderr and status pipe without letting any of them fill memory."""
 
     def __init__(self, proc: subprocess.Popen, status_fd: int, cap: int, output_limit: int, trace_fd: int,
-                 work: tuple[int, Any, int] | None = None) -> None:
-        """work: (pipe, spool file, cap): where _launch.py sends back what a script wrote in a tmpfs work folder."""
+                 work: tuple[int, Any, int] | None = None, opens: OpenWatch | None = None) -> None:
+        """work: (pipe, spool file, cap): where _launch.py sends back what a script wrote in a tmpfs work folder.
+        opens: the lake's open watch, read as the pipes are so the kernel's queue of its events does not fill."""
         self.proc = proc
         self.out, self.err = CappedBuffer(cap), CappedBuffer(cap)
         self.status = bytearray()
@@ -38,6 +40,9 @@ class Pump:
         work_fd, self.spool, self.spool_left = work if work else (None, None, 0)
         if work_fd is not None:
             self.sel.register(work_fd, selectors.EVENT_READ, self.spool)
+        self.opens = opens
+        if opens is not None:
+            self.sel.register(opens.fileno(), selectors.EVENT_READ, opens)
         self.status_fd = status_fd
         self.owned = (status_fd, trace_fd, work_fd)  # ours to close; stdout and stderr belong to proc
 
@@ -50,6 +55,8 @@ class Pump:
                     os.close(key.fd)
             elif isinstance(key.data, CappedBuffer):
                 key.data.write(chunk)
+            elif key.data is self.opens:
+                self.opens.feed(chunk)
             elif key.data is self.spool:
                 if self.spool_left > 0:  # past the cap (the tmpfs's size) read and dropped: the sender never blocks
                     self.spool.write(chunk[:self.spool_left])
@@ -57,9 +64,13 @@ class Pump:
             else:
                 key.data.extend(chunk)
 
+    def _pipes_open(self) -> bool:
+        """Tell whether a pipe of the shim is still open (the open watch never ends by itself)."""
+        return len(self.sel.get_map()) > (self.opens is not None and self.opens.fileno() in self.sel.get_map())
+
     def run(self, deadline: float, over_budget: Callable[[], bool] = lambda: False) -> str | None:
         """Pump until the shim is done; return "timeout", "output" or "disk" when we had to stop it."""
-        while self.sel.get_map():
+        while self._pipes_open():
             left = deadline - time.monotonic()
             if left <= 0:
                 return "timeout"
@@ -93,7 +104,9 @@ class Pump:
             self.proc.wait()
 
     def drain(self, deadline: float) -> None:
-        """Read what is left in the pipes, then close them."""
+        """Read what is left in the pipes, then close them (the open watch is left to its owner: it never ends)."""
+        if self.opens is not None and self.opens.fileno() in self.sel.get_map():
+            self.sel.unregister(self.opens.fileno())
         while self.sel.get_map() and time.monotonic() < deadline:
             self._step(max(deadline - time.monotonic(), 0.0))
         for key in list(self.sel.get_map().values()):

@@ -61,8 +61,9 @@ class ExecResult:
     lake_modified: lake paths whose size/mtime changed, appeared or vanished (checked without bwrap).
     catalog_modified: the same for dslake's catalog (config, manifest, vectors), named from its folder.
     reads: the lake files the script (or a Python process it started) reported opening for reading,
-    lake-relative, in the order first read; traced by an audit hook in the script's own interpreter, so a script
-    can add to it or stop it. trace_problems: what shows that it did (dsstar_lake/sandbox/tracecheck.py).
+    lake-relative, in the order first read, traced by an audit hook in the script's own interpreter, so a script
+    can add to it or stop it; then those the lake's open watch alone saw opened (a library's opens in C: inotify,
+    sandbox/openwatch.py). trace_problems: what shows that the trace is doubtful (tracecheck.py, openwatch.py).
     "disk" in killed_by: the work folder went past sandbox.disk_mb or sandbox.max_files.
     """
 

@@ -107,8 +107,8 @@ def print_answer(console: Console, answer: Any) -> None:
                       f"{safe(_short(overridden.get('final_script', ''), 100))}; {safe(overridden.get('reason', ''))}",
                       highlight=False)
     print_readings(console, answer.assumptions, answer.alternatives, getattr(answer, "stated", None) or [])
-    console.print(f"files used: {safe(', '.join(answer.files_used) or '(none detected)')} (as the scripts' Python "
-                  "reported them)", highlight=False)
+    console.print(f"files used: {safe(', '.join(answer.files_used) or '(none detected)')} (as the read trace saw "
+                  "them)", highlight=False)
     for problem in getattr(answer, "trace_problems", None) or []:
         console.print(f"[yellow]read trace:[/yellow] {safe(problem)}", highlight=False)
     console.print(
