@@ -126,3 +126,22 @@ def test_answer_value_reads_the_text_each_time():
     assert answer.value == [1, 2] and answer.text == "[1, 2]"
     answer.text = "Nevada"
     assert answer.value == "Nevada"
+
+
+def test_the_readme_model_lines_open_the_lake_as_they_say(tmp_path, monkeypatch):
+    import re
+    import shutil
+    import textwrap
+
+    from conftest import REPO
+
+    section = (REPO / "README.md").read_text().split("## Using it from Python", 1)[1].split("\n## ", 1)[0]
+    block = textwrap.dedent(re.findall(r"```python\n(.*?)```", section, re.S)[1])
+    opening = block.split("answer = lake.ask", 1)[0]  # the ask itself needs a model
+    shutil.copytree(REPO / "data_samples", tmp_path / "data_samples", ignore=shutil.ignore_patterns(".dslake"))
+    monkeypatch.chdir(tmp_path)
+    found: dict[str, object] = {"Lake": Lake}
+    exec(compile(opening, "README.md", "exec"), found)
+    lake = found["lake"]
+    assert lake.settings.llm.provider == "openai" and lake.settings.llm.models["selector"] == "llama3.2:1b"
+    assert "answer.value" in block and "answer.text" in block
