@@ -238,7 +238,7 @@ def ask(lake_root: Path, entry: str, task: dict[str, Any], line: str, variable: 
              for ln in (ev.get("stdout_head") or "").splitlines() if ln.startswith("peak MB")
              for w in ln.split()[-1:]]
     lake.close()
-    value = answer.value
+    value = answer.text
     try:
         right = math.isclose(float(value), float(task["answer"]), rel_tol=1e-6, abs_tol=1e-6)
     except (TypeError, ValueError):

@@ -87,13 +87,34 @@ class Lake:
         settings: Settings | None = None,
         overrides: dict[str, Any] | None = None,
         readonly: bool | None = None,
-        llm: LlmFlags | None = None,
+        llm: str | LlmFlags | None = None,
+        *,
+        model: str | None = None,
+        model_for: dict[str, str] | None = None,
+        base_url: str | None = None,
+        manual_dir: str | os.PathLike[str] | None = None,
+        max_llm_calls: int | None = None,
+        max_cost: float | None = None,
+        cache: str | None = None,
+        scripted_file: str | os.PathLike[str] | None = None,
     ) -> Lake:
         """Open a lake (and its catalog, default <lake>/.dslake); either path or catalog must be given.
 
         readonly: never write to the catalog (None: so when its folder is not writable, e.g. a read-only mount).
-        llm: the command's model flags, applied to the settings and kept as every run's overrides.
+        llm and the keywords after it: the model, as the command line's model flags choose it (--llm, --model,
+        --model-for ROLE=MODEL as model_for={ROLE: MODEL}, --base-url, --manual-dir, budgets, --cache), applied to the
+        settings and kept as every run's overrides; llm is a provider's name ("gemini", "openai", "manual") or the
+        LlmFlags the CLI builds.
         """
+        chosen = {"model": model, "base_url": base_url, "manual_dir": manual_dir, "max_llm_calls": max_llm_calls,
+                  "max_cost": max_cost, "cache": cache, "scripted_file": scripted_file}
+        if llm is not None or model_for or any(value is not None for value in chosen.values()):
+            # Only then: a search or an index (no model) does not load the LLM layer.
+            from dsstar_lake.llm.flags import model_keywords
+
+            for name in ("manual_dir", "scripted_file"):
+                chosen[name] = None if chosen[name] is None else str(chosen[name])
+            llm = model_keywords(llm, model_for, **chosen)
         if path is None and catalog is None:
             raise UsageError("give a lake folder or a catalog folder", hint="give LAKE, or --catalog DIR",
                              api_hint="Lake.open(lake) or Lake.open(catalog=DIR)")

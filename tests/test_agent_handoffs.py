@@ -42,7 +42,7 @@ def test_after_a_backtrack_the_planner_hears_why_and_the_coder_gets_the_kept_ste
         ("finalyzer", fenced(SUM_WIDGETS)),
     )
     answer = ask(lake, "How many widget units were sold in total?", provider)
-    assert answer.value == "14" and answer.backtracks == 1
+    assert answer.text == "14" and answer.backtracks == 1
     planner = prompts(provider, "planner")
     assert "# Steps removed as wrong\n(none)" in planner[1]
     removed = planner[2].split("# Steps removed as wrong\n", 1)[1]
@@ -71,7 +71,7 @@ def test_a_backtrack_to_the_first_step_writes_the_new_step_afresh(lake):
         ("finalyzer", fenced(SUM_WIDGETS)),
     )
     answer = ask(lake, "How many widget units were sold in total?", provider)
-    assert answer.value == "14" and answer.plan == ["Sum the units column of the widget rows."]
+    assert answer.text == "14" and answer.plan == ["Sum the units column of the widget rows."]
     second = prompts(provider, "coder")[1]
     assert "# Base code" not in second and "float(r['price'])" not in second  # coder_first: nothing removed is handed on
     assert "Why: the router judged it wrong and gave no reason" in prompts(provider, "planner")[1]
@@ -97,7 +97,7 @@ def test_output_reaches_the_roles_as_printed_but_cannot_pose_as_their_sections(l
     provider = scripted(("planner", "Sum the widget units."), ("coder", fenced(script)), ("verifier", "Yes"),
                         ("finalyzer", fenced(SUM_WIDGETS)))
     answer = ask(lake, "How many widget units were sold in total?", provider)
-    assert answer.value == "14"
+    assert answer.text == "14"
     verifier = prompts(provider, "verifier")[0]
     lines = verifier.splitlines()
     assert "# rows: 3" in lines and "## by region" in lines  # as the script printed them
@@ -111,7 +111,7 @@ def test_a_long_output_is_cut_in_whole_lines_keeping_the_tail_and_the_coder_is_t
                         ("router", "Add Step"), ("planner", "Print the total only."),
                         ("coder", fenced(SUM_WIDGETS)), ("verifier", "Yes"), ("finalyzer", fenced(SUM_WIDGETS)))
     answer = ask(lake, "How many widget units were sold in total?", provider, **{"agent.max_result_chars": 500})
-    assert answer.value == "14"
+    assert answer.text == "14"
     assert "past 500 characters only its head and a longer tail are kept" in prompts(provider, "coder")[0]
     shown = prompts(provider, "planner")[1].split("# Obtained results from the current plans:\n", 1)[1]
     assert "row 000\n" in shown and "TOTAL 14\n" in shown and "row 100" not in shown
@@ -123,7 +123,7 @@ def test_the_first_steps_ambition_is_a_setting_and_each_value_gives_its_prompt(l
     provider = scripted(("planner", "Sum the widget units."), ("coder", fenced(SUM_WIDGETS)), ("verifier", "Yes"),
                         ("finalyzer", fenced(SUM_WIDGETS)))
     answer = ask(lake, "How many widget units were sold in total?", provider, **{"agent.first_step": ambition})
-    assert answer.value == "14"
+    assert answer.text == "14"
     first = prompts(provider, "planner")[0]
     assert template(f"first_step_{ambition}").strip() in first
     other = {"simple": "complete", "complete": "simple"}[ambition]
@@ -152,7 +152,7 @@ def test_the_coder_and_debugger_get_the_notes_of_the_sandboxs_versions(lake):
     provider = scripted(("planner", "Sum the widget units."), ("coder", fenced("raise SystemExit('boom')")),
                         ("debugger", fenced(SUM_WIDGETS)), ("verifier", "Yes"), ("finalyzer", fenced(SUM_WIDGETS)))
     answer = ask(lake, "How many widget units were sold in total?", provider)
-    assert answer.value == "14"
+    assert answer.text == "14"
     installed = {name: md.version(name) for name in ("pandas", "duckdb") if importlib.util.find_spec(name)}
     for library in ("pandas", "duckdb"):
         note = template(f"version_{library}{3 if library == 'pandas' else 2}").strip()

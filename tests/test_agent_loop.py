@@ -38,7 +38,7 @@ def test_one_round_verified_at_once(lake):
         ("finalyzer", fenced(SUM_WIDGETS)),
     )
     answer = ask(lake, "How many widget units were sold in total?", provider)
-    assert answer.value == "14"
+    assert answer.text == "14"
     assert answer.verified and answer.rounds == 1 and answer.stop_reason == "verified" and answer.error is None
     assert answer.files_used == ["sales.csv"]
     assert "sales.csv" in answer.context
@@ -104,7 +104,7 @@ def test_two_step_plan_rewrites_the_whole_script(lake):
         ("finalyzer", fenced(TOP_REGION_ONLY)),
     )
     answer = ask(lake, "Which region sold the most units?", provider)
-    assert answer.value == "north"
+    assert answer.text == "north"
     assert answer.rounds == 2 and answer.verified and answer.backtracks == 0
     assert answer.plan == ["Load data/sales.csv and print its rows.",
                            "Sum the units per region and print the region with the most units."]
@@ -134,7 +134,7 @@ def test_backtrack_truncates_the_plan_and_resamples(lake):
         ("finalyzer", fenced(SUM_WIDGETS)),
     )
     answer = ask(lake, "How many widget units were sold in total?", provider)
-    assert answer.value == "14" and answer.backtracks == 1 and answer.rounds == 3
+    assert answer.text == "14" and answer.backtracks == 1 and answer.rounds == 3
     back = trace(lake, answer.run_id, "backtrack")
     assert len(back) == 1
     assert back[0]["wrong_step"] == 2
@@ -161,7 +161,7 @@ def test_missing_data_brings_in_a_file_absent_from_the_first_retrieval(lake):
         ("finalyzer", fenced(WORST_COUNTY)),
     )
     answer = ask(lake, question, provider, k=1)
-    assert answer.value == "Kings 12"
+    assert answer.text == "Kings 12"
     assert answer.re_retrievals == 1
     assert "ozone_by_county.csv" in answer.context and "ozone_by_county.csv" in answer.files_used
     item = trace(lake, answer.run_id, "re_retrieval")[0]
@@ -187,7 +187,7 @@ def test_failing_script_is_fixed_by_the_debugger(lake):
     )
     answer = ask(lake, "How many widget units were sold in total?", provider,
                  overrides={"agent.summarize_over_chars": 10})
-    assert answer.value == "14" and answer.rounds == 1
+    assert answer.text == "14" and answer.rounds == 1
     folder = run_dir(lake, answer.run_id)
     assert "KeyError" in (folder / "round_00.out").read_text()
     assert (folder / "round_00_fix1.out").read_text().startswith("14")
@@ -211,7 +211,7 @@ def test_round_limit_finalizes_anyway(lake):
         fallback={"verifier": "No", "router": "Add Step"},
     )
     answer = ask(lake, "Which region sold the most units?", provider, max_rounds=2)
-    assert answer.value == "north"
+    assert answer.text == "north"
     assert answer.rounds == 2 and not answer.verified and answer.stop_reason == "max_rounds"
     assert len(prompts(provider, "verifier")) == 2 and len(prompts(provider, "router")) == 1
     assert (run_dir(lake, answer.run_id) / "solution.py").exists()
@@ -232,7 +232,7 @@ def test_unparseable_answers_are_retried_then_treated_conservatively(lake):
         ("finalyzer", fenced(SUM_WIDGETS)),
     )
     answer = ask(lake, "How many widget units were sold in total?", provider)
-    assert answer.value == "14" and answer.rounds == 2 and answer.verified
+    assert answer.text == "14" and answer.rounds == 2 and answer.verified
     events = trace(lake, answer.run_id, "unparseable")
     assert [(e["role"], e["action"]) for e in events] == [
         ("coder", "retry"), ("verifier", "retry"), ("verifier", "fallback"), ("router", "retry"), ("router", "fallback")]
@@ -251,7 +251,7 @@ def test_finalyzer_follows_the_guidelines(lake):
         ("finalyzer", fenced(ratio.replace("print(sum(", "print(round(sum(").replace(" / 3)", " / 3, 2))"))),
     )
     answer = ask(lake, "What is the mean number of units per sale?", provider, guidelines="round to 2 decimals")
-    assert answer.value == "7.0"
+    assert answer.text == "7.0"
     assert (run_dir(lake, answer.run_id) / "round_00.out").read_text().startswith("7.0")
     final_prompt = prompts(provider, "finalyzer")[0]
     assert "# Guidelines\nround to 2 decimals" in final_prompt
@@ -269,7 +269,7 @@ def test_default_guidelines_and_a_failing_final_script(lake):
     )
     answer = ask(lake, "How many widget units were sold in total?", provider, overrides={"agent.max_debug": 1})
     assert "Print only the answer" in prompts(provider, "finalyzer")[0]
-    assert answer.value == "14"  # the last round's output stands in for the answer
+    assert answer.text == "14"  # the last round's output stands in for the answer
     assert "final script did not print an answer" in answer.error
     assert (run_dir(lake, answer.run_id) / "solution_fix1.py").exists()
 
@@ -285,7 +285,7 @@ def test_provider_failure_mid_run_then_resume_completes(lake):
         ("verifier", "!fatal"),
     )
     first = ask(lake, "Which region sold the most units?", failing)
-    assert first.resumable and "connection reset by peer" in first.error and first.value == ""
+    assert first.resumable and "connection reset by peer" in first.error and first.text == ""
     folder = run_dir(lake, first.run_id)
     assert json.loads((folder / "run.json").read_text())["status"] == "interrupted"
     calls = trace(lake, first.run_id, "llm_call")
@@ -298,7 +298,7 @@ def test_provider_failure_mid_run_then_resume_completes(lake):
 
     healthy = scripted(("verifier", "Yes"), ("finalyzer", fenced(TOP_REGION_ONLY)))
     done = lake.resume(first.run_id, provider=healthy, overrides=FAST)
-    assert done.run_id == first.run_id and done.value == "north" and done.verified and done.rounds == 2
+    assert done.run_id == first.run_id and done.text == "north" and done.verified and done.rounds == 2
     assert done.llm_calls == 6 + 2  # answered calls of both sessions (the failed one is in the trace)
     names = [e["name"] for e in trace(lake, first.run_id, "exec")]
     assert names == ["round_00", "round_01", "solution"]  # no completed round was run again
@@ -306,7 +306,7 @@ def test_provider_failure_mid_run_then_resume_completes(lake):
     assert [e["type"] for e in trace(lake, first.run_id) if e["type"] in ("interrupted", "resume", "done")] == [
         "interrupted", "resume", "done"]
     again = lake.resume(first.run_id)  # a finished run just returns its answer
-    assert again.value == "north"
+    assert again.text == "north"
 
 
 def test_budget_stops_refining_and_finalizes(lake):
@@ -318,7 +318,7 @@ def test_budget_stops_refining_and_finalizes(lake):
         fallback={"router": "Add Step"},
     )
     answer = ask(lake, "How many widget units were sold in total?", provider, overrides={"llm.max_llm_calls": 3})
-    assert answer.value == "14" and answer.stop_reason == "budget" and "budget" in answer.error
+    assert answer.text == "14" and answer.stop_reason == "budget" and "budget" in answer.error
     assert prompts(provider, "router") == []  # the fourth call was refused; only the finalyzer went over
     assert [c["role"] for c in trace(lake, answer.run_id, "llm_call")] == ["planner", "coder", "verifier", "finalyzer"]
     if BWRAP_REASON is None:  # both scripts' sandboxes were started ahead, and both were used
@@ -333,7 +333,7 @@ def ahead(lake, run_id):
 def test_a_budget_that_cannot_reach_a_script_starts_no_sandbox_ahead(lake):
     provider = scripted(("planner", "Sum the widget units in data/sales.csv."), ("coder", fenced(SUM_WIDGETS)))
     answer = ask(lake, "How many widget units were sold in total?", provider, overrides={"llm.max_llm_calls": 1})
-    assert answer.stop_reason == "budget" and answer.value == "" and prompts(provider, "coder") == []
+    assert answer.stop_reason == "budget" and answer.text == "" and prompts(provider, "coder") == []
     assert not (run_dir(lake, answer.run_id) / "round_00.py").exists()
     assert ahead(lake, answer.run_id) == ([(0, 0)] if BWRAP_REASON is None else [])
 
@@ -354,7 +354,7 @@ def test_prestart_starts_scripts_ahead_with_the_preload_and_0_starts_each_when_i
     )
     answer = ask(lake, "How many widget units were sold in total?", provider,
                  overrides={"sandbox.prestart": prestart, "sandbox.preload": "pandas"})
-    assert answer.value == "14" and answer.verified and answer.files_used == ["sales.csv"]
+    assert answer.text == "14" and answer.verified and answer.files_used == ["sales.csv"]
     folder = run_dir(lake, answer.run_id)
     # The interpreter started ahead imported pandas before the script came; one started when it went did not.
     assert (folder / "round_00.out").read_text().splitlines()[:2] == [preloaded, "14"]
@@ -370,7 +370,7 @@ def test_given_files_replace_retrieval(lake):
         ("finalyzer", fenced(WORST_COUNTY)),
     )
     answer = ask(lake, "Which county had the most unhealthy days?", provider, files=["ozone_by_county.csv"])
-    assert answer.context == ["ozone_by_county.csv"] and answer.value == "Kings 12"
+    assert answer.context == ["ozone_by_county.csv"] and answer.text == "Kings 12"
     assert trace(lake, answer.run_id, "retrieval") == []
     assert trace(lake, answer.run_id, "context_given")[0]["entries"] == ["ozone_by_county.csv"]
     assert "county,year,unhealthy_days" in prompts(provider, "coder")[0] or "unhealthy_days" in prompts(

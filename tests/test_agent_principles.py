@@ -99,7 +99,7 @@ def test_a_share_of_a_broader_group_keeps_the_tables_denominator_with_the_footno
         SHARE, "share of all 1,135,291 reports = 15.88 (180,250 / 1,135,291)",
         "Chosen: 1 because a share's denominator is what the table itself counts\nAnswer: 18.48",
         ["reports_by_age.csv"])
-    assert answer.value == "18.48" and answer.chosen["because"] == "a share's denominator is what the table itself counts"
+    assert answer.text == "18.48" and answer.chosen["because"] == "a share's denominator is what the table itself counts"
     assert principle(3) in prompt
     evidence = prompt.split("# Figures the data itself states")[1].split("# How the answer is printed")[0]
     assert "From the catalog's notes on the files in view" in evidence and "<catalog tag=" in evidence
@@ -113,7 +113,7 @@ def test_a_stated_input_percentage_does_not_win_as_a_stated_answer(footnoted):
         WITH_AGE, "86% of the 1,135,291 reports = 976350 (the footnote's rounded share times the total)",
         "Chosen: 1 because a stated input percentage decides nothing by being stated\nAnswer: 975500",
         ["reports_by_age.csv"])
-    assert answer.value == "975500" and answer.alternatives[0]["value"] == "976350"
+    assert answer.text == "975500" and answer.alternatives[0]["value"] == "976350"
     assert "decides nothing by being stated" in prompt.split("# Principles")[1]
     assert "only when it is itself the answer the question asks for" in prompt
     assert FOOTNOTE in prompt
@@ -125,7 +125,7 @@ def test_an_area_in_two_states_files_counts_once_in_its_own_state(footnoted):
         KANSAS_METROS, "areas whose own state is Kansas, Kansas City counted in Missouri = 4000 (Wichita + Topeka)",
         "Chosen: 2 because an entity is counted once, where the question's grouping puts it\nAnswer: 4000",
         ["msa/Kansas.csv", "msa/Missouri.csv"])
-    assert answer.value == "4000" and answer.alternatives[0]["value"] == "13000"
+    assert answer.text == "4000" and answer.alternatives[0]["value"] == "13000"
     assert principle(4) in prompt and prompt.index(principle(4)) < prompt.index(principle(5))
     assert "(none)" in prompt.split("# Figures the data itself states")[1]  # no notes with figures, no scripts'
 

@@ -168,7 +168,7 @@ def test_readings_flow_from_the_roles_into_the_answer_and_the_run_record(lake):
         ("chooser", "Chosen: 1. every region because the question's words ask for the total\nAnswer: 14"),
     )
     answer = lake.ask("How many widget units were sold in total?", provider=provider, overrides=FAST)
-    assert answer.value.splitlines()[0] == "14"
+    assert answer.text.splitlines()[0] == "14"
     assert answer.assumptions == ["Every region is counted, north and south."]
     assert answer.alternatives == [
         {"reading": "north region only", "value": "10", "how": "widget rows of the north region"}]
@@ -214,7 +214,7 @@ def test_reading_lines_a_final_script_prints_are_kept_out_of_the_answer(lake):
         ("chooser", "Chosen: 1 because the question asks for the total"),
     )
     answer = lake.ask("How many widget units were sold in total?", provider=provider, overrides=FAST)
-    assert answer.value == "14"  # a scorer reads the last line: it must be the answer
+    assert answer.text == "14"  # a scorer reads the last line: it must be the answer
     assert answer.alternatives[0] == {"reading": "north region only", "value": "10",
                                       "how": "printed by the final script"}
     assert "Alternative: north region only = 10" in (run_dir(lake, answer.run_id) / "solution.out").read_text()
@@ -228,5 +228,5 @@ def test_an_answer_with_no_readings_records_empty_lists(lake):
         ("finalyzer", fenced(SUM_WIDGETS) + "\nAlternative: the same = 14"),
     )
     answer = lake.ask("How many widget units were sold in total?", provider=provider, overrides=FAST)
-    assert answer.value == "14" and answer.assumptions == [] and answer.alternatives == []
+    assert answer.text == "14" and answer.assumptions == [] and answer.alternatives == []
     assert "(none noted)" in prompts(provider, "finalyzer")[0]

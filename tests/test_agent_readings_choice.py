@@ -31,7 +31,7 @@ def test_readings_that_differ_cost_one_call_and_the_chosen_alternative_becomes_t
     )
     answer = lake.ask(QUESTION, provider=provider, overrides=FAST)
     assert roles(lake, answer) == ["planner", "coder", "verifier", "finalyzer", "chooser"]
-    assert answer.value == "10"
+    assert answer.text == "10"
     assert answer.chosen == {"reading": "north region only", "value": "10",
                              "because": "the data's own figures win over a recomputation"}
     assert answer.assumptions == ["north region only"]
@@ -63,7 +63,7 @@ def test_the_chosen_reading_shows_on_the_web_run_page_and_in_the_notebook_view(l
         ("chooser", "Chosen: 1 because the question's <words> decide"),
     )
     answer = lake.ask(QUESTION, provider=provider, overrides=FAST)
-    assert answer.value == "14" and answer.chosen["because"] == "the question's <words> decide"
+    assert answer.text == "14" and answer.chosen["because"] == "the question's <words> decide"
     view = lake.run(answer.run_id)._repr_html_()
     assert "chosen reading" in view and "every &lt;region&gt; counts because the question&#x27;s &lt;words&gt;" \
         in view.replace("&#39;", "&#x27;")
@@ -82,7 +82,7 @@ def test_readings_that_agree_cost_no_extra_call(lake):
         ("finalyzer", fenced(SUM_WIDGETS) + "\nAlternative: as a list = NaN"),
     )
     answer = lake.ask(QUESTION, provider=provider, overrides=FAST)
-    assert answer.value == "14" and answer.alternatives == [] and answer.chosen == {}
+    assert answer.text == "14" and answer.alternatives == [] and answer.chosen == {}
     assert roles(lake, answer) == ["planner", "coder", "verifier", "finalyzer"]  # as many calls as before
     assert answer.llm_calls == 4
 
@@ -96,7 +96,7 @@ def test_an_unreadable_choice_keeps_the_answer_and_is_not_asked_again(lake):
         ("chooser", "Both readings have merit."),
     )
     answer = lake.ask(QUESTION, provider=provider, overrides=FAST)
-    assert answer.value == "14" and answer.chosen == {}
+    assert answer.text == "14" and answer.chosen == {}
     assert roles(lake, answer).count("chooser") == 1
     assert trace(lake, answer.run_id, "unparseable")[0]["role"] == "chooser"
     assert [a["value"] for a in answer.alternatives] == ["10"]
@@ -110,7 +110,7 @@ def test_alternatives_from_a_rejected_round_are_not_readings(lake):
         ("finalyzer", fenced(SUM_WIDGETS)),
     )
     answer = lake.ask(QUESTION, provider=provider, overrides={**FAST, "agent.max_rounds": 1})
-    assert answer.verified is False and answer.value == "14"
+    assert answer.verified is False and answer.text == "14"
     assert answer.alternatives == [] and "chooser" not in roles(lake, answer)
     assert "(none noted)" in prompts(provider, "finalyzer")[0]
 
@@ -243,6 +243,6 @@ def test_a_budget_spent_before_the_choice_keeps_the_written_answer(lake):
         ("chooser", "Chosen: 2 because never asked"),
     )
     answer = lake.ask(QUESTION, provider=provider, overrides={**FAST, "llm.max_llm_calls": 4})
-    assert answer.value == "14" and answer.chosen == {} and [a["value"] for a in answer.alternatives] == ["10"]
+    assert answer.text == "14" and answer.chosen == {} and [a["value"] for a in answer.alternatives] == ["10"]
     assert roles(lake, answer) == ["planner", "coder", "verifier", "finalyzer"]  # not finalized a second time
     assert trace(lake, answer.run_id, "budget")[0]["role"] == "chooser"

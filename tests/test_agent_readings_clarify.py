@@ -121,5 +121,5 @@ def test_in_a_notebook_the_person_picks_at_an_input_box(lake):
     handle.close()
     assert said[1:] == ["  1. both regions are counted: 14", "  2. north region only: 10"]
     assert asked == ["pick 1-2 (Enter lets the model choose): "]
-    assert answer.value == "10" and answer.chosen["because"] == "the user picked it in the notebook"
+    assert answer.text == "10" and answer.chosen["because"] == "the user picked it in the notebook"
     assert answers(lake)[0]["chosen"]["reading"] == "north region only" and answer.llm_calls == 4

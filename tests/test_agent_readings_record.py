@@ -93,7 +93,7 @@ def test_a_verifier_alternative_of_an_earlier_round_reaches_the_finalyzer(lake):
         ("chooser", "Chosen: 1 because the question asks for the total"),
     )
     answer = lake.ask(QUESTION, provider=provider, overrides=FAST)
-    assert answer.value == "14"
+    assert answer.text == "14"
     assert "Alternative: north region only = 10 (the north rows)" in prompts(provider, "finalyzer")[0]
     assert answer.alternatives == [{"reading": "north region only", "value": "10", "how": "the north rows"}]
     reading = next(r for r in record_of(lake, answer) if r.kind == "alternative")
@@ -112,7 +112,7 @@ def test_a_rejected_reading_does_not_come_back_from_a_scripts_printed_line(lake)
         ("finalyzer", fenced(NORTH_TOO)),
     )
     answer = lake.ask(QUESTION, provider=provider, overrides=FAST)
-    assert answer.value == "14" and answer.alternatives == [] and answer.chosen == {}
+    assert answer.text == "14" and answer.alternatives == [] and answer.chosen == {}
     assert "north region only" not in prompts(provider, "finalyzer")[0].split("# Readings noted so far")[1]
     [north] = [r for r in record_of(lake, answer) if r.label == "north region only"]
     assert north.status == "rejected" and north.reason == "verifier round 1: the question asks for every region"
@@ -131,7 +131,7 @@ def test_a_planner_assumption_the_run_disproved_is_not_noted_at_the_end(lake):
         ("finalyzer", fenced(SUM_WIDGETS)),
     )
     answer = lake.ask(QUESTION, provider=provider, overrides=FAST)
-    assert answer.value == "14" and answer.assumptions == ["every region counts"]
+    assert answer.text == "14" and answer.assumptions == ["every region counts"]
     assert "only the north region" not in prompts(provider, "finalyzer")[0].split("# Readings noted so far")[1]
     statuses = {r.label: (r.status, r.reason) for r in record_of(lake, answer)}
     assert statuses["only the north region counts"] == ("rejected", "the router judged step 1 wrong after round 1")
@@ -165,7 +165,7 @@ def test_a_final_script_that_changes_the_method_is_shown_to_the_verifier_and_set
         ("verifier", "No"),
     )
     answer = lake.ask(QUESTION, provider=provider, overrides=FAST)
-    assert answer.value == "14"  # what the verified round printed
+    assert answer.text == "14"  # what the verified round printed
     assert answer.overridden == {"by": "verifier", "final_script": "10", "answer": "14",
                                  "reason": "the verifier did not accept the final script, which computed what the "
                                            "verified script did not"}
@@ -188,7 +188,7 @@ def test_a_final_script_that_only_reprints_is_not_checked_and_an_accepted_change
         ("finalyzer", fenced(SUM_WIDGETS.replace("print(sum(", "print('%.1f' % sum("))),
     )
     answer = lake.ask(QUESTION, provider=provider, overrides=FAST)
-    assert answer.value == "14.0" and answer.overridden == {}
+    assert answer.text == "14.0" and answer.overridden == {}
     assert len(prompts(provider, "verifier")) == 1 and trace(lake, answer.run_id, "final_check") == []
     provider = scripted(
         ("planner", "Sum the widget units in data/sales.csv."),
@@ -198,7 +198,7 @@ def test_a_final_script_that_only_reprints_is_not_checked_and_an_accepted_change
         ("verifier", "Yes"),
     )
     answer = lake.ask(QUESTION, provider=provider, overrides=FAST)
-    assert answer.value == "10" and answer.overridden == {}
+    assert answer.text == "10" and answer.overridden == {}
     assert [e["sufficient"] for e in trace(lake, answer.run_id, "final_check")] == [True]
 
 
@@ -213,7 +213,7 @@ def test_the_chooser_overriding_the_final_scripts_value_is_said_everywhere(lake)
         ("chooser", "Chosen: 2 because the data's own figures win\nAnswer: 10"),
     )
     answer = lake.ask(QUESTION, provider=provider, overrides=FAST)
-    assert answer.value == "10"
+    assert answer.text == "10"
     assert answer.overridden == {"by": "chooser", "final_script": "14", "answer": "10",
                                  "reason": "the data's own figures win"}
     event = trace(lake, answer.run_id, "answer_overridden")[0]

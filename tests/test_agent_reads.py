@@ -77,7 +77,7 @@ def test_a_re_retrieval_that_adds_nothing_is_told_to_the_router(lake):
         ("finalyzer", fenced(SUM_WIDGETS)),
     )
     answer = lake.ask("How many widget units were sold?", provider=provider, overrides={**FAST, "retrieve.k": 10})
-    assert answer.value == "14"
+    assert answer.text == "14"
     item = trace(lake, answer.run_id, "re_retrieval")[0]
     assert item["added"] == []  # every entry of this small lake was already in context
     assert "(no search for missing data yet)" in prompts(provider, "router")[0]

@@ -26,7 +26,7 @@ def test_openai_endpoint_down_mid_run_then_resume(tmp_path, monkeypatch):
         server.push(status=503)  # the retry fails too: the call site gives up
         lake = Lake.open(root)
         first = lake.ask("How many widget units were sold in total?", files=["sales.csv"], overrides=overrides)
-        assert first.resumable and first.value == ""
+        assert first.resumable and first.text == ""
         assert "gave up after 2 attempts" in first.error
         folder = run_dir(lake, first.run_id)
         assert json.loads((folder / "run.json").read_text())["status"] == "interrupted"
@@ -38,7 +38,7 @@ def test_openai_endpoint_down_mid_run_then_resume(tmp_path, monkeypatch):
         server.push(text="Yes")
         server.push(text=fenced(SUM_WIDGETS))
         done = Lake.open(root).resume(first.run_id)  # the stored settings bring back the endpoint
-        assert done.value == "14" and done.verified and done.error is None
+        assert done.text == "14" and done.verified and done.error is None
         assert len(server.requests) == 6
         assert [e["name"] for e in trace(lake, first.run_id, "exec")] == ["round_00", "solution"]
         assert done.input_tokens > calls[0]["input_tokens"] + calls[1]["input_tokens"]
@@ -61,5 +61,5 @@ def test_interrupt_before_the_first_round_then_resume(tmp_path):
     healthy = scripted(("planner", "Sum the widget units."), ("coder", fenced(SUM_WIDGETS)), ("verifier", "Yes"),
                        ("finalyzer", fenced(SUM_WIDGETS)))
     done = lake.resume(run["id"][:10], provider=healthy, overrides=FAST)
-    assert done.value == "14" and done.rounds == 1
+    assert done.text == "14" and done.rounds == 1
     assert [e["name"] for e in trace(lake, run["id"], "exec")] == ["round_00", "solution"]

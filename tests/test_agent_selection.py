@@ -31,7 +31,7 @@ def frames(prompt):
 def test_the_selected_files_are_whole_in_every_prompt_and_the_rest_are_lines(lake):
     provider = scripted(("selector", "data/sales.csv — units sold per product and region"), *ONE_ROUND)
     answer = ask(lake, provider)
-    assert answer.value == "14"
+    assert answer.text == "14"
     assert answer.selected_by == "selector"
     assert answer.selection == [{"path": "sales.csv", "reason": "units sold per product and region"}]
     # The selector saw every candidate as one line; the roles see the chosen file whole, the others as lines.
@@ -51,7 +51,7 @@ def test_the_selected_files_are_whole_in_every_prompt_and_the_rest_are_lines(lak
 def test_a_failed_selector_call_leaves_the_choice_to_relevance_and_says_why(lake):
     provider = scripted(("selector", "!fatal"), *ONE_ROUND)
     answer = ask(lake, provider)
-    assert answer.value == "14" and answer.selected_by == "relevance" and answer.error is None
+    assert answer.text == "14" and answer.selected_by == "relevance" and answer.error is None
     assert answer.selection[0]["reason"].startswith("ranked 1 by relevance (the selector's call failed")
 
 
@@ -87,7 +87,7 @@ def test_missing_data_is_chosen_again_by_the_selector_from_the_wider_menu(lake):
         ("finalyzer", fenced(SUM_WIDGETS)),
     )
     answer = ask(lake, provider)
-    assert answer.value == "14" and answer.re_retrievals == 1
+    assert answer.text == "14" and answer.re_retrievals == 1
     again = prompts(provider, "selector")[1]
     assert "# What is missing\nunits sold per product" in again and '- "data/notes.md"' in again
     assert frames(prompts(provider, "planner")[1]) == ["data/notes.md", "data/sales.csv"]

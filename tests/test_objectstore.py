@@ -163,7 +163,7 @@ def test_a_synced_copy_is_asked_with_the_same_catalog(bucket, s3, tmp_path):
                         ("verifier", "Yes"), ("finalyzer", fenced(script)))
     answer = Lake.open(copy, catalog=catalog).ask("How many units were sold in total?", provider=provider,
                                                    overrides=FAST)
-    assert answer.value == str(expected) and answer.files_used == ["tables/sales.csv"]
+    assert answer.text == str(expected) and answer.files_used == ["tables/sales.csv"]
 
 
 def test_a_failed_download_is_recorded_and_the_next_index_retries_it(bucket, monkeypatch, tmp_path):

@@ -79,7 +79,7 @@ def test_ask_reads_the_context_from_the_cache_and_a_second_ask_downloads_nothing
     model = widgets_model()
     answer = Lake.open(catalog=catalog).ask("How many widget units were sold in total?", provider=model,
                                             overrides=FAST)
-    assert answer.value == "14" and answer.files_used == ["sales.csv"]
+    assert answer.text == "14" and answer.files_used == ["sales.csv"]
     lake = Lake.open(catalog=catalog)
     assert "downloaded" in trace(lake, answer.run_id, "exec")[0]["notes"][0]
     digest = file_hash(catalog, "sales.csv")
@@ -92,7 +92,7 @@ def test_ask_reads_the_context_from_the_cache_and_a_second_ask_downloads_nothing
 
     again = Lake.open(catalog=catalog).ask("How many widget units were sold in total?", provider=widgets_model(),
                                            overrides=FAST)
-    assert again.value == "14"
+    assert again.text == "14"
     notes = [n for e in trace(lake, again.run_id, "exec") for n in e.get("notes", [])]
     assert notes and all("(0 downloaded" in n for n in notes)
     assert blobs(catalog)[digest] == first[digest]  # the same blob file: nothing was downloaded again
@@ -109,7 +109,7 @@ def test_a_script_reads_a_file_outside_the_context_and_lists_the_manifest(store)
     parks = len(json.loads((SAMPLES / "city" / "parks.json").read_text())["parks"])
     objects = 5 + 5  # sales, ozone, notes, stations, parks and five daily files
     # Fetched so far: sales.csv (the context), parks.json (named by the script) and notes.md (opened by it).
-    assert answer.value == f"{parks} {objects} 3 # Field notes"
+    assert answer.text == f"{parks} {objects} 3 # Field notes"
     assert answer.files_used == ["city/parks.json", "notes.md"]  # the manifest is dslake's, not a lake file
     done = trace(lake, answer.run_id, "exec")[0]
     assert done["ok"] and "ran it again" in done["notes"][-1]
@@ -158,7 +158,7 @@ def test_an_object_changed_behind_the_catalogs_back_is_detected_not_used(store, 
                                                 overrides={**FAST, "remote.cache_dir": str(tmp_path / "cache")})
     finally:
         fs.pipe(key, before)
-    assert answer.value == "False unavailable"  # never the new bytes under the old description
+    assert answer.text == "False unavailable"  # never the new bytes under the old description
     assert "changed in the store since the index" in prompts(model, "finalyzer")[0]
     assert not list((tmp_path / "cache").glob("??/*")) and not list((tmp_path / "cache" / "tmp").iterdir())
 

@@ -37,7 +37,7 @@ def asked(lake, selector: str | None = CHOICE, **kw) -> Answer:
     model = scripted(*rules, ("planner", "Sum the widget units in data/sales.csv."), ("coder", fenced(SUM_WIDGETS)),
                      ("verifier", "Yes"), ("finalyzer", fenced(SUM_WIDGETS)))
     answer = lake.ask(QUESTION, overrides=FAST, provider=model, **kw)
-    assert answer.value == "14"
+    assert answer.text == "14"
     return answer
 
 

@@ -164,7 +164,7 @@ def test_first_planner_prompt_shows_no_secret_and_scripts_still_read_the_file(la
     first = prompts(provider, "planner")[0]
     assert not _raw_in(first)
     assert "«redacted: password»" in first and "«redacted: api key»" in first
-    assert answer.value.strip() == hashlib.sha256(DOWNLOAD.encode()).hexdigest()  # read as it is
+    assert answer.text.strip() == hashlib.sha256(DOWNLOAD.encode()).hexdigest()  # read as it is
 
 
 def test_serve_entry_page_shows_no_secret(lake):

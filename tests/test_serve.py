@@ -122,7 +122,7 @@ def test_runs_run_and_report_pages(served):
     assert code == 200 and f'href="/runs/{answer.run_id}"' in page and f'href="/reports/{report.run_id}"' in page
     assert "How many &lt;script&gt;widget&lt;/script&gt; units?" in page and "<script>widget" not in page
     code, page, _ = fetch(server.url(f"/runs/{answer.run_id}"))
-    assert code == 200 and '<pre id="answer">' + answer.value in page
+    assert code == 200 and '<pre id="answer">' + answer.text in page
     assert "Sum the &lt;b&gt;Widget&lt;/b&gt; units" in page  # the plan step, a model's words, as text
     assert "rows = list(csv.DictReader(open(&#39;data/sales.csv&#39;)))" in page  # the code
     assert "sufficient" in page and 'href="/entries/sales.csv"' in page
@@ -190,7 +190,7 @@ def test_a_finished_runs_event_stream_sends_its_parts_once_and_ends(served):
     assert [e for e, _ in got][-1] == "end" and {e for e, _ in got} == {"part", "end"}
     parts = {d["id"]: d for e, d in got if e == "part"}
     assert {"run-head", "run-summary", "run-calls", "round-0"} <= set(parts)
-    assert f'<pre id="answer">{answer.value}' in parts["run-head"]["html"]
+    assert f'<pre id="answer">{answer.text}' in parts["run-head"]["html"]
     assert parts["round-0"]["into"] == "rounds" and "&lt;b&gt;Widget&lt;/b&gt;" in parts["round-0"]["html"]
     assert fetch(served["server"].url("/runs/nope/events"))[0] == 404
 
@@ -255,7 +255,7 @@ def test_pages_render_in_headless_chromium(served, browser, tmp_path):
         ("entry", "/entries/sales.csv", ["<th>region</th>", "North"]),
         # the browser parsed the name as text: no element came of it
         ("planted", "/entries/" + quote(PLANTED + ".csv"), ["&lt;script&gt;alert(1)&lt;/script&gt;"]),
-        ("run", f"/runs/{answer.run_id}", ["Round 1", "sufficient", answer.value]),
+        ("run", f"/runs/{answer.run_id}", ["Round 1", "sufficient", answer.text]),
         ("report", f"/reports/{report.run_id}", ["The North led"]),
     ]:
         page.goto(server.url(path))

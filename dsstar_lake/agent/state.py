@@ -118,7 +118,7 @@ class AgentState:
 class Answer:
     """What `ask` returns (and answer.json holds): the answer text and how it was reached."""
 
-    value: str  # what the final script printed
+    text: str  # what the final script printed (answer.json's "value"); `value` is it as a number or list
     run_id: str
     question: str
     # Lake files the scripts read (the sandbox's read trace: what their Python reported, which a script can forge or
@@ -156,9 +156,17 @@ class Answer:
     # The answer is not what the final script printed: {"by", "final_script", "answer", "reason"}; {} when it is.
     overridden: dict[str, str] = field(default_factory=dict)
 
+    @property
+    def value(self) -> int | float | list[Any] | str:
+        """Return the answer as a number when the text is one, a list when it is one, else the text."""
+        from dsstar_lake.agent.answer_value import typed_value
+
+        return typed_value(self.text)
+
     def to_dict(self) -> dict[str, Any]:
-        """Return JSON-ready data (the content of answer.json)."""
-        return asdict(self)
+        """Return JSON-ready data (the content of answer.json: the text as "value", as records always had it)."""
+        data = asdict(self)
+        return {"value": data.pop("text"), **data}
 
     def raise_if_unfinished(self) -> None:
         """Raise the one-line error of a run that stopped before its answer (it can be resumed): BudgetExceeded
@@ -174,4 +182,4 @@ class Answer:
     def from_dict(cls, data: dict[str, Any]) -> Answer:
         """Rebuild an answer from answer.json."""
         known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in known})
+        return cls(text=str(data.get("value") or ""), **{k: v for k, v in data.items() if k in known - {"text"}})

@@ -283,7 +283,7 @@ def run_task(
     row.score_files()
     if answer is None:
         return row
-    row.answer, row.run_id, row.error = answer.value or "", answer.run_id, answer.error
+    row.answer, row.run_id, row.error = answer.text or "", answer.run_id, answer.error
     row.files_used, row.context = list(answer.files_used), list(answer.context)
     row.recall, row.context_recall = coverage(gold, row.files_used), coverage(gold, row.context)
     row.verified, row.stop_reason, row.rounds = answer.verified, answer.stop_reason, answer.rounds

@@ -231,7 +231,7 @@ class _Server:
 
 def ask_result(answer: Answer) -> AskResult:
     """Return what the `ask` tool answers: the run's answer, how it was reached and which files it chose."""
-    return AskResult(answer=str(answer.value), verified=bool(answer.verified),
+    return AskResult(answer=str(answer.text), verified=bool(answer.verified),
                      files_used=list(answer.files_used), trace_problems=list(answer.trace_problems),
                      run_id=answer.run_id,
                      stop_reason=answer.stop_reason, error=answer.error,

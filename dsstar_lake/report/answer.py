@@ -88,7 +88,7 @@ def answer_one(ctx: Answering, q: SubQuestion) -> None:
         return
     finally:
         ctx.setup.close()  # this worker thread's connection only
-    q.run_id, q.verified, q.answer = answer.run_id, answer.verified, (answer.value or "").strip()
+    q.run_id, q.verified, q.answer = answer.run_id, answer.verified, (answer.text or "").strip()
     q.assumptions, q.alternatives = list(answer.assumptions), [dict(a) for a in answer.alternatives]
     q.chosen = dict(answer.chosen)
     q.files_used = list(answer.files_used)

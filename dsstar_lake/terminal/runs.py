@@ -96,7 +96,7 @@ def terminal_pick(console: Console, read_key: Callable[[], str]) -> Callable[[st
 def print_answer(console: Console, answer: Any) -> None:
     """Print the answer, the files used and the run id, with what the run cost."""
     title = "answer" + ("" if answer.verified else " (not verified)")
-    console.print(Panel(safe(answer.value or "(no answer)", multiline=True), title=title, title_align="left"))
+    console.print(Panel(safe(answer.text or "(no answer)", multiline=True), title=title, title_align="left"))
     chosen = getattr(answer, "chosen", None) or {}
     if chosen.get("reading"):  # readings gave different answers: which one the answer takes, and why
         console.print(f"chosen reading: {safe(chosen['reading'])} because {safe(chosen.get('because', ''))}",

@@ -287,7 +287,7 @@ def _solve(setup: RunSetup, record: RunRecord, state: AgentState, progress: Prog
     _clean_work(record)
     answer = build_answer(record, state, agent.spent())
     record.write_answer(answer.to_dict())
-    record.event("done", value=answer.value, verified=answer.verified, stop_reason=answer.stop_reason)
+    record.event("done", value=answer.text, verified=answer.verified, stop_reason=answer.stop_reason)
     record.set_status("done", answer.error)
     progress("done", {"answer": answer})
     return answer
@@ -327,7 +327,7 @@ def build_answer(record: RunRecord, state: AgentState, spent: dict[str, float], 
                  resumable: bool = False) -> Answer:
     """Build the Answer (and answer.json) from the final state."""
     return Answer(
-        value=state.value,
+        text=state.value,
         run_id=record.id,
         question=state.question,
         files_used=files_used(state),
