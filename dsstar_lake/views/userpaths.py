@@ -5,8 +5,8 @@ A description is written for the coder's scripts, which see the lake at `data/` 
 `dslake show`, `lake.show()`, the web page and MCP, and runs its lines in their own Python, where `data/` is
 nothing: there every `data/` path becomes the file's path as that person names it (relative to the current folder
 when the lake lies under it, absolute otherwise, the bucket's URL for a lake in object storage). Quoted paths are
-rewritten as Python literals (read with ast, written with repr), so a name with quotes or backslashes stays a
-valid line; paths in prose (`File: data/x.csv`) get the same root.
+rewritten inside their literal (the root escaped for its quotes, the rest untouched), so a line stays the same
+Python with another root; paths in prose (`File: data/x.csv`) get the same root.
 """
 
 from __future__ import annotations
@@ -57,11 +57,18 @@ def in_user_terms(text: str, root_text: str) -> str:
 
 
 def _literal(quoted: str, root_text: str) -> str:
+    """Put the root in place of a literal's `data/`, escaped for its quotes, and leave the rest byte for byte: every
+    quote of the text stays where it was, so a literal the regex found inside prose (a name holding `'data/`)
+    cannot change where the real literals of the line begin and end."""
     try:
         value = ast.literal_eval(quoted)  # a string literal only: the regex matched one quoted string
     except (ValueError, SyntaxError):
         return quoted
     if not isinstance(value, str) or not value.startswith(HINT_PREFIX):
         return quoted
-    return repr(user_path(value[len(HINT_PREFIX):], root_text))
-
+    quote, rest = quoted[0], quoted[1 + len(HINT_PREFIX):]
+    root = f"{root_text}/" if root_text else ""
+    inner = repr(root)[1:-1]
+    if repr(root)[0] != quote:  # repr chose the other quote: the root holds ours, unescaped
+        inner = inner.replace(quote, "\\" + quote)
+    return quote + inner + rest
