@@ -208,3 +208,16 @@ def test_a_dataset_too_big_for_the_sandbox_loads_lazily(tmp_path, monkeypatch):
     assert {"year", "month", "order_id", "amount"} <= set(relation.columns)
     lake.close()
 
+
+
+def test_an_iceberg_table_loads_lazily_as_its_current_snapshot(tmp_path):
+    from table_lakes import write_iceberg
+
+    root = tmp_path / "lake"
+    table, rows = write_iceberg(root / "wh")
+    lake = Lake.open(root)
+    lake.index()
+    name = table.relative_to(root).as_posix()
+    relation = lake.load(name, lazy=True)
+    assert relation.aggregate("count(*)").fetchall()[0][0] == rows == len(lake.load(name))
+    lake.close()

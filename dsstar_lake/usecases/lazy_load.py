@@ -24,6 +24,9 @@ if TYPE_CHECKING:
 # pd.read_csv arguments DuckDB's read_csv takes under the same name and meaning
 _SAME_CSV_ARGS = ("sep", "names", "encoding", "na_values", "comment", "decimal", "thousands")
 _IGNORED_CSV_ARGS = ("engine", "compression")  # how pandas parses, not what: DuckDB detects compression itself
+# a table's Arrow source, the load lines a big table's description gives (index/dataset_entries.py)
+TABLE_SOURCES = {"delta": "DeltaTable({path}).to_pyarrow_dataset()",
+                 "iceberg": "StaticTable.from_metadata({path}).scan().to_arrow_batch_reader()"}
 
 
 def relations(family: bool, files: list[FileLoad]) -> Any:
@@ -49,15 +52,12 @@ def relation(duckdb: Any, load: FileLoad) -> Any:
         paths = [str(m) for m in load.members or []]
         reader = duckdb.read_parquet if load.format == "parquet" else duckdb.read_csv
         return reader(paths, hive_partitioning=load.kind == "hive", union_by_name=True)
-    if load.kind == "delta":
-        from dslake_index.table_io import open_delta
+    if load.kind in TABLE_SOURCES:
+        from dslake_index.load_hint import parse, run
 
-        return duckdb.from_arrow(open_delta(str(load.path)).to_pyarrow_dataset())
-    if load.kind == "iceberg":
-        from dslake_index.table_io import open_iceberg
-
-        # an Arrow stream: DuckDB reads it batch by batch, once (ask lake.load again for a second pass)
-        return duckdb.from_arrow(open_iceberg(str(load.path)).scan().to_arrow_batch_reader())
+        # opened as every load line opens a table (index/table_io.py: nothing read outside its folder); an Iceberg
+        # scan is an Arrow stream, which DuckDB reads batch by batch, once (ask lake.load again for a second pass)
+        return duckdb.from_arrow(run(parse(TABLE_SOURCES[load.kind]), load.path))
     readers = {hint.reader for _, hint in load.hints}
     if len(load.hints) == 1 and readers <= {"pd.read_parquet", "duckdb.read_parquet"}:
         return duckdb.read_parquet(str(load.path))
