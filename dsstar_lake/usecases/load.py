@@ -40,16 +40,15 @@ def load(access: Catalog, target: Any, limit: int | None = None, loader: Confine
     max_memory_mb: the memory this load may use (None: this machine's, machine_memory_mb; 0: no limit). As in the
     sandbox, a whole load whose DataFrame would take more than half of it is refused, naming what streams instead.
     """
+    if max_memory_mb is not None and max_memory_mb < 0:
+        raise UsageError(f"max_memory_mb must be 0 (no limit) or more, not {max_memory_mb}")
     family, files = plan(access, target, limit, lazy=lazy)
-    root = lake_root_text(access.root, access.remote)
     if lazy:
         from dsstar_lake.usecases.lazy_load import relations
 
         return relations(family, files)
-    if max_memory_mb is not None and max_memory_mb < 0:
-        raise UsageError(f"max_memory_mb must be 0 (no limit) or more, not {max_memory_mb}")
     memory_mb = machine_memory_mb() if max_memory_mb is None else max_memory_mb
-    _refuse_too_big(files, memory_mb, root, chosen=max_memory_mb is not None)
+    _refuse_too_big(files, memory_mb, lake_root_text(access.root, access.remote), chosen=max_memory_mb is not None)
     if loader is None:
         return run_plan(family, files)
     loader.bound(memory_mb)
