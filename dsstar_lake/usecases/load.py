@@ -257,20 +257,18 @@ def _plan_dataset(access: Catalog, entry: sqlite3.Row, members: list[str], lazy:
     stream = (record.stream or "").replace("{path}", repr(HINT_PREFIX + (record.stream_target or "")))
     if record.target is None:
         raise LoadError(f"{name} has no load line", api_hint="run lake.index() to bring the catalog up to date")
-    if record.hint is None and not lazy:
-        root = lake_root_text(access.root, access.remote)
-        shown = user_path(name, root)
-        raise LoadError(f"{shown} is too big to load whole (about {record.load_bytes / (1 << 30):.1f} GB as a "
-                        "DataFrame, more than the sandbox's scripts have, so the catalog keeps no whole-load line "
-                        "for it)", hint=f"query it where it lies: {in_user_terms(stream, root)}",
-                        api_hint=f"lake.load({shown!r}, lazy=True) gives a DuckDB relation over it (its .df() "
-                                 "loads it whole)")
+    # Too big for the sandbox's scripts, the catalog keeps no whole-load line; the user's process may have the
+    # memory (checked by the caller), so the line is the one a smaller dataset of its kind gets
+    whole = record.hint or _whole_line(record.kind, record.format)
     hints: list[tuple[str, LoadHint]] = []
     try:
-        hints = [(record.kind, parse(record.hint))] if record.hint is not None else []
+        hints = [(record.kind, parse(whole))] if whole is not None and not lazy else []
     except HintRefused as exc:
         raise LoadError(f"the load line of {name} was refused: {exc}",
                         api_hint="the catalog holds a load line dslake does not run; re-index the lake") from None
+    if not hints and not lazy:
+        raise LoadError(f"the {record.kind} dataset {name} has no whole-load line",
+                        api_hint=f"lake.load({name!r}, lazy=True) gives a DuckDB relation over it")
     path = _inside(access, record.target, folder=record.kind in ("hive", "parts", "delta"))
     files = None
     if record.kind in ("hive", "parts"):
@@ -282,6 +280,21 @@ def _plan_dataset(access: Catalog, entry: sqlite3.Row, members: list[str], lazy:
     # The estimate is the whole load's memory: expressed as parquet bytes, since that is what load_bytes scales.
     return FileLoad(name, path, hints, "parquet" if record.format != "csv" else "csv",
                     _on_disk(record), stream, files, record.kind)
+
+
+def _whole_line(kind: str, fmt: str | None) -> str | None:
+    """Return the whole-load line index/dataset_entries.py writes for a dataset of this kind and format (a
+    folder's stray files need no ignore_prefixes here: a dataset is read from its member files)."""
+    if kind == "delta":
+        return "DeltaTable({path}).to_pandas()"
+    if kind == "iceberg":
+        return "StaticTable.from_metadata({path}).scan().to_pandas()"
+    if kind in ("hive", "parts"):
+        if fmt == "parquet":
+            return "pd.read_parquet({path})"
+        partitioning = ", partitioning='hive'" if kind == "hive" else ""
+        return f"ds.dataset({{path}}, format='csv'{partitioning}).to_table().to_pandas()"
+    return None
 
 
 def _on_disk(record: Any) -> int:
