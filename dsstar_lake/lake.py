@@ -300,12 +300,22 @@ class Lake:
         return lake_status(self.catalog, check_vectors)
 
     @manifest_errors
-    def show(self, path: str) -> ShowView:
+    def show(self, path: str, *, absolute: bool = False) -> ShowView:
         """Return the stored record, description and card of one file (or of a family by its pattern): a dict
-        that shows as tables in Jupyter."""
-        from dsstar_lake.views.notebook import ShowView
+        that shows as tables in Jupyter.
 
-        return ShowView(self.catalog.show(path))
+        The description's load lines name the files as this process does (views/userpaths.py): relative to the
+        current folder when the lake lies under it, else absolute (always, with absolute=True), or the bucket's URL.
+        """
+        from dsstar_lake.views.notebook import ShowView
+        from dsstar_lake.views.userpaths import in_user_terms, lake_root_text
+
+        shown = self.catalog.show(path)
+        entry = shown.get("entry")
+        if entry and entry.get("description"):
+            root = lake_root_text(self.catalog.root, self.catalog.remote, absolute)
+            entry["description"] = in_user_terms(entry["description"], root)
+        return ShowView(shown)
 
     def retriever(self) -> Retriever:
         """Return this thread's hybrid retriever over this catalog (model loaded on first search)."""
@@ -481,15 +491,22 @@ class Lake:
     # ---- notebooks: load what an entry describes (dsstar_lake/usecases/load.py) ------------------------------------
 
     @manifest_errors
-    def load(self, target: Any, limit: int | None = None) -> Any:  # what the entry's load lines give: any object
-        """Load a search hit, an entry path or a lake file by running its load lines on the real file.
+    def load(self, target: Any, limit: int | None = None, *, lazy: bool = False,
+             max_memory_mb: int | None = None) -> Any:  # what the entry's load lines give: any object
+        """Load a search hit, an entry path or a lake file (lake-relative, or its path from here) by running its load
+        lines on the real file.
 
         A table gives a pandas DataFrame; a workbook of several tables a dict of them by sheet or table name; a
         family a dict from member path to what each member gives (limit: only its first members, by path).
+        lazy: a DuckDB relation instead, over a CSV, TSV or Parquet file or a dataset or table, read only as a
+        query needs it (rel.filter(...), rel.aggregate(...), rel.limit(5).df()).
+        max_memory_mb: the memory a whole load may use (default: this machine's physical memory; 0: no limit); one
+        whose DataFrame would take more than half of it is refused, naming the lazy line instead.
         """
         from dsstar_lake.usecases.load import load
 
-        return load(self.catalog, target, limit, self._confined_loader())
+        loader = None if lazy else self._confined_loader()
+        return load(self.catalog, target, limit, loader, lazy=lazy, max_memory_mb=max_memory_mb)
 
     def _confined_loader(self) -> Any:
         """Return this lake's confined reader (one server per Lake, kept for the next load), or None for a lake in a
@@ -500,8 +517,10 @@ class Lake:
             import weakref
 
             from dsstar_lake.usecases.confined_load import ConfinedLoader
+            from dsstar_lake.usecases.load import machine_memory_mb
 
-            sandbox = self.settings.sandbox
-            self._loader = ConfinedLoader(self.root, self.catalog.catalog_dir, sandbox.backend, sandbox.memory_mb)
+            # the user's own process: the machine's memory bounds a load, not the sandbox's sandbox.memory_mb
+            self._loader = ConfinedLoader(self.root, self.catalog.catalog_dir, self.settings.sandbox.backend,
+                                          machine_memory_mb())
             weakref.finalize(self, self._loader.close)  # a notebook that never closes its Lake
         return self._loader

@@ -58,7 +58,8 @@ def lake_dir(tmp_path):
 
 
 def description(lake: Lake, path: str) -> str:
-    return lake.show(path)["entry"]["description"]
+    """Return the stored description (the data/ form prompts get; lake.show names the lake's own path)."""
+    return lake.catalog.show(path)["entry"]["description"]
 
 
 def test_llm_analysis_joins_descriptions_and_is_cached_by_content_hash(lake_dir, tmp_path):
@@ -77,7 +78,7 @@ def test_llm_analysis_joins_descriptions_and_is_cached_by_content_hash(lake_dir,
     sales = description(lake, "sales.csv")
     assert sales.startswith(description(before, "sales.csv"))  # the profiler's description stays first, whole
     assert f"{HEADING}\ndescribed by script: data/sales.csv\nbytes: 85 lines: 4" in sales
-    family = lake.show(FAMILY_FIRST)["entry"]
+    family = lake.catalog.show(FAMILY_FIRST)["entry"]
     assert family["kind"] == "family" and f"described by script: data/{FAMILY_FIRST}" in family["description"]
     assert family["description"].index("Description of the first member") < family["description"].index(HEADING)
     # cards (what is embedded and full-text indexed) are unchanged: no analysis text, nothing re-embedded

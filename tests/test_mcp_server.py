@@ -96,6 +96,7 @@ def test_search_show_status_and_a_bad_path_over_stdio(indexed, tmp_path):
     shown = got["show"].structured_content
     assert shown["status"] == "ok" and shown["members"] == ["sales.csv"]
     assert "pd.read_csv" in shown["description"] and "'units': int" in shown["description"]
+    assert f"pd.read_csv({str(indexed / 'sales.csv')!r})" in shown["description"]  # the client runs it as written
     family = got["family"].structured_content
     assert family["kind"] == "family" and family["member_count"] == 5 and len(family["members"]) == 5
 

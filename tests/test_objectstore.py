@@ -64,6 +64,7 @@ def test_index_search_show_status_and_incremental(bucket, s3, tmp_path):
     assert reopened.status().lake == url and reopened.status().files == 3
     shown = reopened.show("tables/stations.xlsx")
     assert shown["file"]["status"] == "ok" and shown["file"]["format"] == "xlsx"
+    assert repr(f"{url}/tables/stations.xlsx") in shown["entry"]["description"]  # a person's line names the bucket
     hits = reopened.search("units sold per region", k=3)
     assert hits[0].path == "tables/sales.csv"
 

@@ -92,6 +92,8 @@ def test_status_search_and_entry_pages(served):
     assert code == 200 and 'href="/entries/sales.csv"' in page and "score " in page
     code, page, _ = fetch(server.url("/entries/sales.csv"))
     assert code == 200 and 'id="description"' in page and 'id="card"' in page
+    # the load line names the real file (absolute: a page is read away from the server's folder), never data/
+    assert f"pd.read_csv(&#39;{served['root'] / 'sales.csv'}&#39;)" in page and "&#39;data/" not in page
     # the preview is lake.load's DataFrame: its real first row
     assert "<th>region</th>" in page and "North" in page and "2024-01-01" in page
     family = served["lake"].show("sensors/daily/readings_2024-01-03.csv")

@@ -192,9 +192,9 @@ class _Server:
                                                "`search` returns it.")],
     ) -> ShowResult:
         """Return the full catalog description of one lake file or family: format, how to load it (a pandas read
-        hint), shape, columns with types and units, sheets, example rows and caveats; for a family its member
+        hint naming the file by its absolute path), shape, columns with types and units, sheets, example rows and caveats; for a family its member
         files; for a file that failed to profile, why. A path the catalog does not hold is an error."""
-        record = await self._run(self.reads, lambda: self.lake.show(path))
+        record = await self._run(self.reads, lambda: self.lake.show(path, absolute=True))
         return _show_result(record)
 
     async def status(self) -> StatusResult:

@@ -37,6 +37,17 @@ class ConfinedLoader:
         self._calls = itertools.count(1)
         self._lock = threading.Lock()
 
+    def bound(self, memory_mb: int) -> None:
+        """Use memory_mb (0: no limit) from the next read on: a server started with another bound is ended (the
+        next read starts one), since its worker's limit is set when it starts."""
+        with self._lock:
+            if memory_mb == self.memory_mb:
+                return
+            self.memory_mb = memory_mb
+            if self.pool is not None:
+                self.pool.stop()
+                self.pool = None
+
     def covers(self, path: Path) -> bool:
         """True when path's real location is in this lake (a file a link takes outside it is read in-process)."""
         return Path(path).resolve().is_relative_to(self.root.resolve())
@@ -53,8 +64,10 @@ class ConfinedLoader:
             answer = pool.call("dslake_index.load_transfer:read_encoded", (jobs, str(call)), None)
             if "value" not in answer:
                 why = answer.get("crash") or answer.get("timeout") or "no answer"
-                raise LoadError(f"the confined reader failed: {str(why)[:300]} (over {self.memory_mb:,} MB of "
-                                "memory?)", api_hint="the file may be too big for sandbox.memory_mb")
+                over = f" (over {2 * self.memory_mb:,} MB of memory?)" if self.memory_mb else ""
+                raise LoadError(f"the confined reader failed: {str(why)[:300]}{over}",
+                                api_hint="the file may be too big for the memory a load may use: give "
+                                         "lake.load max_memory_mb= (0: no limit), or lazy=True")
             answers = answer["value"]
             if not isinstance(answers, list) or len(answers) != len(jobs):
                 raise LoadError("the confined reader sent an answer that is not one value per load line")

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from dslake_index.front_door import Catalog
 
 from dsstar_lake.base.errors import DslakeError, LoadError, UsageError
+from dsstar_lake.views.userpaths import in_user_terms, lake_root_text, user_path
 
 if TYPE_CHECKING:
     from dslake_index.load_hint import LoadHint
@@ -27,37 +28,63 @@ if TYPE_CHECKING:
     from dsstar_lake.usecases.confined_load import ConfinedLoader
 
 
-def load(access: Catalog, target: Any, limit: int | None = None, loader: ConfinedLoader | None = None) -> Any:
+def load(access: Catalog, target: Any, limit: int | None = None, loader: ConfinedLoader | None = None, *,
+         lazy: bool = False, max_memory_mb: int | None = None) -> Any:
     """Load a Hit, an entry path (a family's pattern) or a lake file: a DataFrame, or a dict of them.
 
     A file of one table gives its DataFrame; a file of several (a workbook's sheets) a dict by table name; a file
     without tables what its own load line returns (a dict from JSON, arrays from npz). A family gives a dict from
     member path to what that member gives, in path order, the first `limit` members only when limit is given.
     loader: where the reads run (None: in this process, as a confined worker itself does).
+    lazy: a DuckDB relation over the file or dataset where it lies instead (usecases/lazy_load.py), nothing read yet.
+    max_memory_mb: the memory this load may use (None: this machine's, machine_memory_mb; 0: no limit). As in the
+    sandbox, a whole load whose DataFrame would take more than half of it is refused, naming what streams instead.
     """
-    family, files = plan(access, target, limit)
-    _refuse_too_big(files, access.settings.sandbox.memory_mb)
+    if max_memory_mb is not None and max_memory_mb < 0:
+        raise UsageError(f"max_memory_mb must be 0 (no limit) or more, not {max_memory_mb}")
+    family, files = plan(access, target, limit, lazy=lazy)
+    if lazy:
+        from dsstar_lake.usecases.lazy_load import relations
+
+        return relations(family, files)
+    memory_mb = machine_memory_mb() if max_memory_mb is None else max_memory_mb
+    _refuse_too_big(files, memory_mb, lake_root_text(access.root, access.remote), chosen=max_memory_mb is not None)
     if loader is None:
         return run_plan(family, files)
+    loader.bound(memory_mb)
     return run_plan_confined(family, files, loader)
 
 
-def _refuse_too_big(files: list[FileLoad], budget_mb: int) -> None:
-    """Refuse a whole load that would not fit a script's memory, naming the line that streams it instead (a load
-    that filled this process's memory would end it, not fail)."""
+def machine_memory_mb() -> int:
+    """Return this machine's physical memory in MB: what lake.load may use in the user's own process (the
+    sandbox's sandbox.memory_mb bounds the agent's scripts, not a notebook's loads); 0 when it cannot be read."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // (1 << 20)
+    except (ValueError, OSError, AttributeError):  # a platform without these names: no limit
+        return 0
+
+
+def _refuse_too_big(files: list[FileLoad], memory_mb: int, root: str, chosen: bool) -> None:
+    """Refuse a whole load that would not fit the memory a load may use, naming the user's own lines that query
+    the file where it lies instead (a load that filled this process's memory would end it, not fail)."""
     from dslake_index.bigfiles import load_bytes, size_text, too_big
 
+    whose = "max_memory_mb" if chosen else "this machine's memory; max_memory_mb= sets another"
     for f in files:
-        if f.size and too_big(f.format, f.size, budget_mb):
+        if f.size and too_big(f.format, f.size, memory_mb):
+            shown = user_path(f.rel, root)
             raise LoadError(
-                f"{f.rel} is too big to load whole: {size_text(f.size)} on disk, about "
-                f"{size_text(load_bytes(f.format, f.size))} as a DataFrame, against the {budget_mb:,} MB a script "
-                f"has (sandbox.memory_mb)", hint=f"query it where it lies instead: {f.stream}",
-                api_hint=f"query it where it lies instead: {f.stream}")
+                f"{shown} is too big to load whole: {size_text(f.size)} on disk, about "
+                f"{size_text(load_bytes(f.format, f.size))} as a DataFrame, more than half the {memory_mb:,} MB a "
+                f"load may use ({whose})", hint=f"query it where it lies instead: {in_user_terms(f.stream, root)}",
+                api_hint=f"query it where it lies with lake.load({shown!r}, lazy=True) (a DuckDB relation that "
+                         f"reads only what a query needs), or load it whole anyway with max_memory_mb=0")
 
 
-def plan(access: Catalog, target: Any, limit: int | None = None) -> tuple[bool, list[FileLoad]]:
+def plan(access: Catalog, target: Any, limit: int | None = None,
+         lazy: bool = False) -> tuple[bool, list[FileLoad]]:
     """Return what loading target reads, without reading it: (is a family, each file's checked load hints).
+    lazy: a dataset too big for a whole load is planned too (its relation needs no whole-load line).
 
     Every hint is parsed into its safe form here (index/load_hint.py): one that is not is refused with a LoadError
     naming the entry, before anything runs. The web preview runs the plan in a bounded worker process.
@@ -73,7 +100,7 @@ def plan(access: Catalog, target: Any, limit: int | None = None) -> tuple[bool, 
         if entry is None:
             raise UsageError(f"the hit {getattr(target, 'path', entry_id)!r} is no longer in the catalog",
                              api_hint="search again: the catalog changed since this hit was found")
-        return _plan_entry(access, entry, limit)
+        return _plan_entry(access, entry, limit, lazy)
     if not isinstance(target, (str, os.PathLike)):
         raise UsageError(f"cannot load a {type(target).__name__}: give a search hit, an entry path or a lake file")
     rel = access.relative(os.fspath(target))
@@ -84,7 +111,7 @@ def plan(access: Catalog, target: Any, limit: int | None = None) -> tuple[bool, 
     if entry is None:
         raise UsageError(f"not in the catalog: {rel}", hint="check the path (relative to the lake) or run dslake index",
                          api_hint="check the path (relative to the lake) or run lake.index()")
-    return _plan_entry(access, entry, limit)
+    return _plan_entry(access, entry, limit, lazy)
 
 
 @dataclass
@@ -98,6 +125,7 @@ class FileLoad:
     size: int = 0
     stream: str = ""  # the line that queries it without loading it whole
     members: list[Path] | None = None  # a dataset's member files, checked, read instead of its folder
+    kind: str = "file"  # or a dataset's kind: hive, parts, delta, iceberg
 
 
 def run_plan(family: bool, files: list[FileLoad], nrows: int | None = None, max_chars: int | None = None) -> Any:
@@ -163,13 +191,14 @@ def _failed(load: FileLoad, name: str, kind: str, message: str) -> LoadError:
                      api_hint="the file may have changed since it was indexed: run lake.index()")
 
 
-def _plan_entry(access: Catalog, entry: sqlite3.Row, limit: int | None) -> tuple[bool, list[FileLoad]]:
+def _plan_entry(access: Catalog, entry: sqlite3.Row, limit: int | None,
+                lazy: bool = False) -> tuple[bool, list[FileLoad]]:
     members = access.members(entry["id"])
     if not members:
         raise LoadError(f"the entry {entry['path']} has no files left in the catalog",
                         api_hint="run lake.index() to bring the catalog up to date")
     if entry["kind"] == "dataset":
-        return False, [_plan_dataset(access, entry, members)]
+        return False, [_plan_dataset(access, entry, members, lazy)]
     rows = [access.file_record(path) for path in members[:limit]]
     if entry["kind"] != "family":
         return False, [_plan_file(access, rows[0])]
@@ -210,7 +239,7 @@ def _plan_file(access: Catalog, row: sqlite3.Row) -> FileLoad:
     return FileLoad(rel, path, checked, profile.format, int(row["size"] or 0), f"rel = {stream}")
 
 
-def _plan_dataset(access: Catalog, entry: sqlite3.Row, members: list[str]) -> FileLoad:
+def _plan_dataset(access: Catalog, entry: sqlite3.Row, members: list[str], lazy: bool = False) -> FileLoad:
     """Plan a dataset's or table's load: its one hint, given the dataset's folder (or a table's metadata file).
 
     A Hive dataset or a folder of parts is read from its members (each checked by real path to lie in the lake and
@@ -226,15 +255,20 @@ def _plan_dataset(access: Catalog, entry: sqlite3.Row, members: list[str]) -> Fi
         raise LoadError(f"the {record.kind} table {name} cannot be read: {record.error}",
                         api_hint="repair the table, then run lake.index()")
     stream = (record.stream or "").replace("{path}", repr(HINT_PREFIX + (record.stream_target or "")))
-    if record.hint is None or record.target is None:
-        raise LoadError(f"{name} is too big to load whole (about {record.load_bytes / (1 << 30):.1f} GB as a "
-                        "DataFrame, more than a script's memory)", hint=f"query it where it lies: {stream}",
-                        api_hint=f"query it where it lies: {stream}")
+    if record.target is None:
+        raise LoadError(f"{name} has no load line", api_hint="run lake.index() to bring the catalog up to date")
+    # Too big for the sandbox's scripts, the catalog keeps no whole-load line; the user's process may have the
+    # memory (checked by the caller), so the line is the one a smaller dataset of its kind gets
+    whole = record.hint or _whole_line(record.kind, record.format)
+    hints: list[tuple[str, LoadHint]] = []
     try:
-        hint = parse(record.hint)
+        hints = [(record.kind, parse(whole))] if whole is not None and not lazy else []
     except HintRefused as exc:
         raise LoadError(f"the load line of {name} was refused: {exc}",
                         api_hint="the catalog holds a load line dslake does not run; re-index the lake") from None
+    if not hints and not lazy:
+        raise LoadError(f"the {record.kind} dataset {name} has no whole-load line",
+                        api_hint=f"lake.load({name!r}, lazy=True) gives a DuckDB relation over it")
     path = _inside(access, record.target, folder=record.kind in ("hive", "parts", "delta"))
     files = None
     if record.kind in ("hive", "parts"):
@@ -244,8 +278,23 @@ def _plan_dataset(access: Catalog, entry: sqlite3.Row, members: list[str]) -> Fi
             raise LoadError(f"{name}: {exc.message}", api_hint="run lake.index() to bring the catalog up to date") \
                 from None
     # The estimate is the whole load's memory: expressed as parquet bytes, since that is what load_bytes scales.
-    return FileLoad(name, path, [(record.kind, hint)], "parquet" if record.format != "csv" else "csv",
-                    _on_disk(record), stream, files)
+    return FileLoad(name, path, hints, "parquet" if record.format != "csv" else "csv",
+                    _on_disk(record), stream, files, record.kind)
+
+
+def _whole_line(kind: str, fmt: str | None) -> str | None:
+    """Return the whole-load line index/dataset_entries.py writes for a dataset of this kind and format (a
+    folder's stray files need no ignore_prefixes here: a dataset is read from its member files)."""
+    if kind == "delta":
+        return "DeltaTable({path}).to_pandas()"
+    if kind == "iceberg":
+        return "StaticTable.from_metadata({path}).scan().to_pandas()"
+    if kind in ("hive", "parts"):
+        if fmt == "parquet":
+            return "pd.read_parquet({path})"
+        partitioning = ", partitioning='hive'" if kind == "hive" else ""
+        return f"ds.dataset({{path}}, format='csv'{partitioning}).to_table().to_pandas()"
+    return None
 
 
 def _on_disk(record: Any) -> int:

@@ -176,13 +176,13 @@ class Pages:
         path = request.path_params["path"]
         as_json = False
         try:
-            shown = await self.call(self.lake.show, path)
+            shown = await self.call(self.lake.show, path, absolute=True)
         except DslakeError as exc:
             # the twin of /entries/PATH is /entries/PATH.json (a lake file named x.json has x.json.json)
             if not path.endswith(JSON_SUFFIX):
                 return self.problem(exc)
             try:
-                shown = await self.call(self.lake.show, path.removesuffix(JSON_SUFFIX))
+                shown = await self.call(self.lake.show, path.removesuffix(JSON_SUFFIX), absolute=True)
             except DslakeError:
                 return self.problem(exc)  # neither PATH nor PATH without .json: say so of the path asked
             as_json = True
