@@ -113,6 +113,8 @@ def _column_line(c: Column) -> str:
         parts.append(f"{c.unique:,} distinct")
     if c.shows:
         parts.append(f"values look like {c.shows}")
+    if c.gaps:
+        parts.append(c.gaps)
     if c.fill is not None:
         parts.append(fill_text(c))
     if c.min is not None and c.max is not None and c.min != c.max:
@@ -192,6 +194,8 @@ def _short_line(c: Column) -> str:
         parts.append(f"{_v(c.min, 24)} in every row" + (" with a value" if c.nulls else ""))
     if c.shows:
         parts.append(f"values look like {c.shows}")
+    if c.gaps:
+        parts.append(c.gaps)
     return "; ".join(parts)
 
 
@@ -200,7 +204,7 @@ def _short_picks(columns: list[Column], budget: int) -> set[int]:
     values or a code (a question's Kp or proton flux needs its fill value), then those with missing values, then
     the rest, each in table order."""
     def rank(c: Column) -> int:
-        return 0 if c.fill is not None or c.shows else 1 if c.nulls else 2
+        return 0 if c.fill is not None or c.shows or c.gaps else 1 if c.nulls else 2
 
     picked: set[int] = set()
     for c in sorted(columns, key=rank):

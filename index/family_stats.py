@@ -148,6 +148,9 @@ def _merged(col: Column, stored: list[dict[str, Any] | None]) -> Column:
             out.dtype += "; other fill values in some members: " + ", ".join(str(f) for f in list(fills)[1:4])
     out.kinds = _merged_kinds([c.get("kinds") or [] for c in present])
     out.shows = _merged_shows([c.get("shows") for c in present])
+    holed = [c["gaps"] for c in present if c.get("gaps")]
+    if holed:  # each member's own holes (the family's line says which periods no member covers)
+        out.gaps = clip(f"gaps inside {len(holed):,} of {len(present):,} members' own times, e.g. {holed[0]}", 300)
     if all(c.get("top_values") and len(c["top_values"]) == c.get("unique") for c in present):
         # every member listed all its values: the family's distinct count is exact (two members holding one object
         # each are 2 distinct, not 1)

@@ -61,7 +61,7 @@ def test_a_header_less_series_names_its_year_day_and_hour_columns(tmp_path):
 def test_values_that_only_resemble_a_kind_are_not_called_one(tmp_path):
     rng = random.Random(3)
     rows = []
-    for i in range(80):
+    for _ in range(80):
         flag = rng.choice([-1, -1, 0, 1, 2, 3, 4, 5, 6])  # -1 is one of a small code's values
         pressure = round(rng.uniform(1000, 1030), 2)  # lies in the years' range but does not run forward
         count = rng.choice([3, 5, 7, 13, 15, 17, 23, 27])  # 3s and 7s, and a 5: not the grid of thirds
@@ -149,3 +149,21 @@ WORD  FORMAT  Fill Value         MEANING                  UNITS/COMMENTS
     assert words[4][4] == "RMS Standard Deviation in average magnitude (word 10), nT"
     assert words[5][4] == "Planetary Geomagnetic Activity Index (e.g. 3+ = 33, 6- = 57, 4 = 40, etc.)"
     assert words[6][4] == "Sunspot number (new version 2)"
+
+
+def test_a_time_series_with_a_hole_says_where_and_how_long(tmp_path):
+    hours = [t for t in pd.date_range("2014-05-01", periods=240, freq="h")
+             if not pd.Timestamp("2014-05-03") <= t < pd.Timestamp("2014-05-04 06:00") and t != pd.Timestamp("2014-05-08 12:00")]
+    path = tmp_path / "hourly.csv"
+    path.write_text("Timestamp,speed\n" + "".join(f"{t:%Y-%m-%d %H:%M:%S},{i % 9}\n" for i, t in enumerate(hours)))
+    text = describe(profile_path(path, Limits()), "hourly.csv")
+    assert ("times every hour with 2 gap(s) inside: 31 of the 240 steps from the first time to the last have no row; "
+            "missing 2014-05-03 00:00 .. 2014-05-04 05:00 (30), 2014-05-08 12:00") in text
+    # a regular series without a hole, and monthly times (no one step), say nothing of gaps
+    whole = tmp_path / "whole.csv"
+    whole.write_text("day,n\n" + "".join(f"{t:%Y-%m-%d},1\n" for t in pd.date_range("2020-01-01", periods=40)))
+    months = tmp_path / "months.csv"
+    months.write_text("month,n\n" + "".join(f"{t:%Y-%m-%d},1\n" for t in pd.date_range("2020-01-01", periods=40,
+                                                                                              freq="MS")))
+    assert "gap(s) inside" not in describe(profile_path(whole, Limits()), "whole.csv")
+    assert "gap(s) inside" not in describe(profile_path(months, Limits()), "months.csv")

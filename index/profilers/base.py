@@ -63,6 +63,8 @@ class Column:
     # what the values show where nothing else says (profilers/value_kinds.py): a code ('Kp-style codes: x10 on a
     # grid of thirds ...'), or a numbered column's kind ('years at their middle', 'a 0/1 flag (1 in 324 rows ...)')
     shows: str | None = None
+    # holes in a column of times on a regular step (profilers/time_gaps.py): 'times every hour with 2 gap(s) ...'
+    gaps: str | None = None
 
 
 @dataclass

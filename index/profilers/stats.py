@@ -13,6 +13,7 @@ from collections import Counter
 from typing import Any
 
 from dslake_index.profilers.base import Column, Limits, Table
+from dslake_index.profilers.time_gaps import time_gaps
 from dslake_index.profilers.value_kinds import (
     THIRDS_WORDS,
     after_year_kind,
@@ -593,6 +594,7 @@ def _one_column(s: Any, name: str, limits: Limits) -> Column:
     if kind == "M":
         col.dtype = "datetime"
         col.min, col.max = jsonable(non_null.min()), jsonable(non_null.max())
+        col.gaps = time_gaps(non_null)
         return col
     if kind == "m":
         col.dtype = "timedelta"
@@ -638,6 +640,8 @@ def _text_facts(col: Column, non_null: Any, head: list[str] | None = None, chunk
         if parsed.notna().sum() >= 0.9 * len(strings):
             col.dtype = "text (dates)"
             col.min, col.max = jsonable(parsed.min()), jsonable(parsed.max())
+            if len(parsed) == len(strings):  # every cell parsed, not the sample a mixed format is parsed from
+                col.gaps = time_gaps(parsed)
     elif sk == "thousands":
         col.dtype = "text (numbers with ',' thousands separators)"
         nums = pd.to_numeric(strings.str.replace(",", "", regex=False), errors="coerce").dropna()
