@@ -25,10 +25,15 @@ def time_gaps(parsed: Any) -> str | None:
     times = parsed.dropna()
     if len(times) < MIN_TIMES:
         return None
-    seconds = np.unique(times.to_numpy(dtype="datetime64[s]").astype(np.int64))
-    if seconds.size < MIN_TIMES:
-        return None
+    seconds = times.to_numpy(dtype="datetime64[s]").astype(np.int64)
     diffs = np.diff(seconds)
+    if diffs.size and diffs.min() > 0 and diffs.min() == diffs.max():
+        return None  # in order, one step apart throughout: the usual complete series, decided without a sort
+    if not diffs.size or diffs.min() <= 0:  # out of order or repeated times: their distinct values in order
+        seconds = np.unique(seconds)
+        if seconds.size < MIN_TIMES:
+            return None
+        diffs = np.diff(seconds)
     steps, counts = np.unique(diffs, return_counts=True)
     step = int(steps[counts.argmax()])
     if step <= 0 or counts.max() < STEP_SHARE * diffs.size:

@@ -48,6 +48,9 @@ def minus_one_sentinel(values: Any, low: float, whole: bool) -> bool:
     return not whole or float(distinct[-1]) >= COUNT_LIKE
 
 
+_THIRDS_LAST = [d in (0, 3, 7) for d in range(10)]  # last digits of thirds x10, indexed by digit
+
+
 def on_thirds_grid(distinct: Any) -> bool:
     """Return True when a column's distinct whole values are thirds scaled by 10 and rounded (0, 3, 7, 10, 13,
     17, ...): every value's last digit 0, 3 or 7, both 3 and 7 among them, none negative, enough values."""
@@ -55,8 +58,11 @@ def on_thirds_grid(distinct: Any) -> bool:
 
     if distinct.size < THIRDS_DISTINCT or float(distinct[0]) < 0:
         return False
-    last = np.mod(distinct.astype(np.int64), 10)
-    return bool(np.isin(last, (0, 3, 7)).all() and (last == 3).any() and (last == 7).any())
+    for part in (distinct[:THIRDS_DISTINCT], distinct):  # most int columns fail on their first few values
+        last = np.mod(part.astype(np.int64), 10)
+        if not np.asarray(_THIRDS_LAST)[last].all():
+            return False
+    return bool((last == 3).any() and (last == 7).any())
 
 
 def numbered_kind(values: Any, distinct: Any, whole: bool) -> str | None:
