@@ -165,5 +165,10 @@ def test_a_time_series_with_a_hole_says_where_and_how_long(tmp_path):
     months = tmp_path / "months.csv"
     months.write_text("month,n\n" + "".join(f"{t:%Y-%m-%d},1\n" for t in pd.date_range("2020-01-01", periods=40,
                                                                                               freq="MS")))
+    # times on a step with most steps missing are sparse (a bathing season, events), not a series with holes
+    season = tmp_path / "season.csv"
+    season.write_text("day,n\n" + "".join(f"{t:%Y-%m-%d},1\n" for t in pd.date_range("2020-01-01", periods=900)
+                                          if 6 <= t.month <= 8))
+    assert "gap(s) inside" not in describe(profile_path(season, Limits()), "season.csv")
     assert "gap(s) inside" not in describe(profile_path(whole, Limits()), "whole.csv")
     assert "gap(s) inside" not in describe(profile_path(months, Limits()), "months.csv")

@@ -12,6 +12,7 @@ from typing import Any
 
 MIN_TIMES = 10  # distinct times a series needs before its step is trusted
 STEP_SHARE = 0.8  # share of consecutive distinct times one step apart: a regular series (months are not)
+MISSING_SHARE = 0.5  # past this share of steps missing the times are sparse (a season, events), not a series with holes
 GAPS_SAID = 3  # the longest gaps named; the rest are counted
 _UNITS = ((7 * 86400, "week"), (86400, "day"), (3600, "hour"), (60, "minute"), (1, "second"))
 
@@ -45,6 +46,8 @@ def time_gaps(parsed: Any) -> str | None:
     if int(missing.sum()) == 0:
         return None
     total = int((seconds[-1] - seconds[0]) // step) + 1
+    if int(missing.sum()) > MISSING_SHARE * total:
+        return None
     longest = holes[np.argsort(-missing, kind="stable")[:GAPS_SAID]]
     said = ", ".join(_hole(seconds[i], seconds[i + 1], step) for i in sorted(longest))
     more = f" and {holes.size - len(longest):,} more" if holes.size > len(longest) else ""
