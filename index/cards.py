@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 from dslake_index.profilers.base import PATH_PLACEHOLDER, Column, Profile, Table
+from dslake_index.profilers.stats import looks_like_fill
 from dslake_index.profilers.textio import clip
 
 HINT_PREFIX = "data/"  # where the coder's scripts see the lake (the paper's "data/<file>")
@@ -19,6 +20,7 @@ DESC_MAX = 12000  # a bound for pathological files; a wide workbook (mmc5: 312 c
 NOTES_MAX = 3000  # characters of notes per description: each note stays whole up to it, and a cut says so
 DETAIL_COLUMNS = 30  # columns described one per line in a table; the rest are listed by name, type and unit
 REST_CHARS = 6000  # characters of that list of the rest (names of a 180-column workbook fit)
+SHORT_CHARS = 3500  # characters of short lines (fill values, missing, range) for columns past the detailed ones
 MAX_TABLES_DETAILED = 6
 EXAMPLE_WIDTH = 64  # characters of one example cell: a metro area's or a contributor's whole name fits
 ROW_CELL_WIDTH = 32  # characters of one cell of the first rows
@@ -78,6 +80,8 @@ def _fill(hint: str | None, relpath: str) -> str | None:
 def _v(value: Any, width: int = 40) -> str:
     if isinstance(value, float):
         text = str(int(value)) if value.is_integer() and abs(value) < 1e15 else f"{value:.6g}"
+        if float(text) != value and len(repr(value)) <= 12:  # a fill 99999.99 is not 100000
+            text = repr(value)
     elif isinstance(value, str):
         text = repr(value)
         if len(text) > width:  # cut after a whole word: 'FTC - Web Reports (Fra…' could not be matched to a name
@@ -107,8 +111,12 @@ def _column_line(c: Column) -> str:
         parts.append(f"{c.nulls:,} missing")
     if c.unique is not None:
         parts.append(f"{c.unique:,} distinct")
+    if c.shows:
+        parts.append(f"values look like {c.shows}")
+    if c.gaps:
+        parts.append(c.gaps)
     if c.fill is not None:
-        parts.append(f"fill value {_v(c.fill)} in {c.fill_count or 0:,} rows (missing data)")
+        parts.append(fill_text(c))
     if c.min is not None and c.max is not None and c.min != c.max:
         rng = f"range {_v(c.min)} .. {_v(c.max)}" + (" without the fill value" if c.fill is not None else "")
         if c.mean is not None:
@@ -123,6 +131,14 @@ def _column_line(c: Column) -> str:
     elif c.examples:
         parts.append("e.g. " + ", ".join(_v(e, EXAMPLE_WIDTH) for e in c.examples[:3]))
     return "; ".join(parts)
+
+
+def fill_text(c: Column) -> str:
+    """Return what a column's fill value is: a 9s sentinel is missing data; a -1 among values of 0 and more is
+    likely missing (value_kinds.minus_one_sentinel), which the data's own documentation may confirm."""
+    if looks_like_fill(c.fill):
+        return f"fill value {_v(c.fill)} in {c.fill_count or 0:,} rows (missing data)"
+    return f"{_v(c.fill)} in {c.fill_count or 0:,} rows, likely missing (every other value is 0 or more)"
 
 
 def _short_kind(c: Column) -> str:
@@ -164,7 +180,44 @@ def hint_line(t: Table, relpath: str) -> str:
     return f"  load: df = {_fill(t.read_hint, relpath)}"
 
 
-def _table_block(t: Table, relpath: str, index: int, n_tables: int, detailed: bool) -> list[str]:
+def _short_line(c: Column) -> str:
+    """Return a column past the detailed ones in one short line: type and unit, missing and fill values, range,
+    what its values look like (no counts of distinct values, means or examples)."""
+    parts = [f"{c.name!r}: {_short_kind(c)}"]
+    if c.nulls:
+        parts.append(f"{c.nulls:,} missing")
+    if c.fill is not None:
+        parts.append(fill_text(c))
+    if c.min is not None and c.max is not None and c.min != c.max:
+        parts.append(f"range {_v(c.min, 24)} .. {_v(c.max, 24)}" + (" without it" if c.fill is not None else ""))
+    elif c.min is not None and c.min == c.max:
+        parts.append(f"{_v(c.min, 24)} in every row" + (" with a value" if c.nulls else ""))
+    if c.shows:
+        parts.append(f"values look like {c.shows}")
+    if c.gaps:
+        parts.append(c.gaps)
+    return "; ".join(parts)
+
+
+def _short_picks(columns: list[Column], budget: int) -> set[int]:
+    """Return the ids of the later columns given a short line within budget characters: first those with fill
+    values or a code (a question's Kp or proton flux needs its fill value), then those with missing values, then
+    the rest, each in table order."""
+    def rank(c: Column) -> int:
+        return 0 if c.fill is not None or c.shows or c.gaps else 1 if c.nulls else 2
+
+    picked: set[int] = set()
+    for c in sorted(columns, key=rank):
+        cost = len(_short_line(c)) + 7
+        if cost > budget:
+            break
+        budget -= cost
+        picked.add(id(c))
+    return picked
+
+
+def _table_block(t: Table, relpath: str, index: int, n_tables: int, detailed: bool,
+                 short_chars: int = SHORT_CHARS) -> list[str]:
     out: list[str] = []
     where = []
     if t.name:
@@ -184,13 +237,16 @@ def _table_block(t: Table, relpath: str, index: int, n_tables: int, detailed: bo
     out.append(f"  columns{stats_share(t)}:")
     for c in t.columns[:DETAIL_COLUMNS]:
         out.append("    - " + _column_line(c))
+    later = t.columns[DETAIL_COLUMNS:]
+    short = _short_picks(later, short_chars)
+    out += ["    - " + _short_line(c) for c in later if id(c) in short]
     # every name stays, with its type and unit: only the statistics are cut (a wildfire table's 37th column,
     # station_verified_in_psa, was a name lost in a cut list; a workbook's 150th, Log2_variant_per_Mbp, another)
-    rest = [f"{c.name!r} {_short_kind(c)}" for c in t.columns[DETAIL_COLUMNS:]]
+    rest = [f"{c.name!r} {_short_kind(c)}" for c in later if id(c) not in short]
     rest += [f"{name!r} {kind}".rstrip() for name, kind in t.more_columns]
     unnamed = t.n_cols - len(t.columns) - len(t.more_columns)
     if rest:
-        out.append(f"    - and {t.n_cols - DETAIL_COLUMNS} more (statistics left out): "
+        out.append(f"    - and {t.n_cols - DETAIL_COLUMNS - len(short)} more (statistics left out): "
                    + clip(", ".join(rest), REST_CHARS) + (f", and {unnamed} not described" if unnamed > 0 else ""))
     elif unnamed > 0:
         out.append(f"    - and {unnamed} more columns not described")
@@ -294,20 +350,29 @@ def describe(profile: Profile, relpath: str) -> str:
         out.append("Notes:")
         out += _note_lines(p.notes)
     detailed = MAX_TABLES_DETAILED if len(p.tables) <= MAX_TABLES_DETAILED else 3
-    for i, t in enumerate(p.tables[:12]):
-        out += _table_block(t, relpath, i, len(p.tables), detailed=i < detailed)
-    if len(p.tables) > 12:
-        out.append(f"... and {len(p.tables) - 12} more tables")
-    if p.text_sample and (not p.tables or p.format in ("text", "markdown", "html")):
-        if isinstance(p.structure, dict) and "outline" in p.structure:
-            # a document: its excerpt (introduction, structured sections) is the description
-            out.append("Excerpt (the opening and the most structured sections, by line number):")
-            out.append(_indent(p.text_sample, 200))
-        else:
-            out.append("Text sample:")
-            out.append(_indent(word_cut(p.text_sample, 900)))
+    tail = ([f"... and {len(p.tables) - 12} more tables"] if len(p.tables) > 12 else []) + _tail_lines(p)
+    short_chars = SHORT_CHARS
+    while True:
+        tables: list[str] = []
+        for i, t in enumerate(p.tables[:12]):
+            tables += _table_block(t, relpath, i, len(p.tables), detailed=i < detailed, short_chars=short_chars)
+        over = sum(len(ln) + 1 for ln in out + tables + tail) - DESC_MAX
+        if over <= 0 or short_chars == 0:  # the later columns' short lines give way before any name is cut
+            break
+        short_chars = max(0, short_chars - over - 100)
+    out += tables + tail
     text = "\n".join(out)
     return text if len(text) <= DESC_MAX else text[: DESC_MAX - 20].rsplit("\n", 1)[0] + "\n[... truncated]"
+
+
+def _tail_lines(p: Profile) -> list[str]:
+    """Return the lines after the tables: a document's excerpt, or a text sample."""
+    if not p.text_sample or (p.tables and p.format not in ("text", "markdown", "html")):
+        return []
+    if isinstance(p.structure, dict) and "outline" in p.structure:
+        # a document: its excerpt (introduction, structured sections) is the description
+        return ["Excerpt (the opening and the most structured sections, by line number):", _indent(p.text_sample, 200)]
+    return ["Text sample:", _indent(word_cut(p.text_sample, 900))]
 
 
 def _note_lines(notes: list[str]) -> list[str]:

@@ -159,6 +159,10 @@ def _merged(col: Column, stored: list[dict[str, Any] | None]) -> Column:
         if len(fills) > 1:
             out.dtype += "; other fill values in some members: " + ", ".join(str(f) for f in list(fills)[1:4])
     out.kinds = _merged_kinds([c.get("kinds") or [] for c in present])
+    out.shows = _merged_shows([c.get("shows") for c in present])
+    holed = [c["gaps"] for c in present if c.get("gaps")]
+    if holed:  # each member's own holes (the family's line says which periods no member covers)
+        out.gaps = clip(f"gaps inside {len(holed):,} of {len(present):,} members' own times, e.g. {holed[0]}", 300)
     if all(c.get("top_values") and len(c["top_values"]) == c.get("unique") for c in present):
         # every member listed all its values: the family's distinct count is exact (two members holding one object
         # each are 2 distinct, not 1)
@@ -171,6 +175,19 @@ def _merged(col: Column, stored: list[dict[str, Any] | None]) -> Column:
     elif all(c.get("unique") == 1 for c in present) and out.min is not None and out.min == out.max:
         out.unique = 1
     return out
+
+
+def _merged_shows(each: list[str | None]) -> str | None:
+    """Return what a column's values show in the family: the kind at least half the members show (a code seen in
+    a member's few values only is not the family's), without one member's counts when members' counts differ."""
+    kinds = Counter(re.sub(r" \(.*", "", s) for s in each if s)
+    if not kinds:
+        return None
+    kind, n = kinds.most_common(1)[0]
+    if 2 * n < len(each):
+        return None
+    whole = {s for s in each if s and s.startswith(kind)}
+    return whole.pop() if len(whole) == 1 else kind
 
 
 def _merged_kinds(each: list[list[list[Any]]]) -> list[list[Any]]:

@@ -18,6 +18,9 @@ _HEADER = re.compile(r"\bWORD\b|\bCOLUMN\b|\bFIELD\b", re.I)
 _TITLE = re.compile(r"[A-Za-z][\w.]*\.(?:DAT|TXT|ASC|LST)\b", re.I)
 MIN_WORDS = 5  # a layout lists at least this many consecutive words
 MAX_GAP = 8  # lines between two words of one layout (continuation lines of a long meaning)
+CONTINUED = 4  # lines below a word that carry on its comment, joined to it
+COMMENT_CHARS = 200
+_CONTINUATION = re.compile(r"^ {12,}\S")  # deeply indented: under a word's meaning or comment, not a new word
 LINE_WORDS = 60  # words named one per line in a description; beyond, the rest in one line
 
 
@@ -30,15 +33,18 @@ def parse_layouts(lines: list[str]) -> list[dict[str, Any]]:
             i += 1
             continue
         words: list[list[Any]] = []
-        j, gap = i + 1, 0
+        j, gap, more = i + 1, 0, 0
         while j < n and gap <= MAX_GAP and not _is_header(lines[j]):
             match = _WORD.match(lines[j])
             if match and int(match.group(1)) == len(words) + 1:
                 words.append(_word(match))
-                gap = 0
+                gap, more = 0, 0
             elif match and words:
                 break  # numbering restarts: another table
             else:
+                if words and gap == more and more < CONTINUED and _CONTINUATION.match(lines[j]):
+                    more += 1  # a word's comment goes on below it: Kp's '(e.g. 3+ = 33, 6- = 57, 4 = 40, etc.)'
+                    words[-1][4] = clip_words(f"{words[-1][4]} {lines[j].strip()}".strip(), COMMENT_CHARS)
                 gap += 1
             j += 1
         if len(words) >= MIN_WORDS:
@@ -51,6 +57,14 @@ def parse_layouts(lines: list[str]) -> list[dict[str, Any]]:
 def _is_header(line: str) -> bool:
     return bool(_HEADER.search(line)) and bool(re.search(r"MEANING|DESCRIPTION|FORMAT", line, re.I)) \
         and not _TITLE.search(line)
+
+
+def clip_words(text: str, width: int) -> str:
+    """Return text whole when it fits, else cut after a whole word with '…'."""
+    if len(text) <= width:
+        return text
+    cut = text[: width - 1]
+    return (cut[: cut.rfind(" ")] if cut.rfind(" ") > width // 2 else cut).rstrip(" ,;:(") + "…"
 
 
 def _word(match: re.Match[str]) -> list[Any]:

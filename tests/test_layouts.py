@@ -31,7 +31,8 @@ def test_a_format_document_names_the_columns_of_the_table_it_describes():
     layouts = parse_layouts(DOC.splitlines())
     assert [(lay["title"], len(lay["words"])) for lay in layouts] == [
         ("OMNI2_YYYY.DAT FORMAT DESCRIPTION", 6), ("OMNI_MYYYY.DAT FORMAT DESCRIPTION", 5)]
-    assert layouts[0]["words"][4] == [5, "F6.1", "999.9", "Bz GSM", "nT"]
+    # the comment line under a word goes on with that word's comment (test_column_meaning: Kp's coding)
+    assert layouts[0]["words"][4] == [5, "F6.1", "999.9", "Bz GSM", "nT see the Geopack notes"]
     hint = "pd.read_csv({path}, sep='\\\\s+', header=None)"
     data = Member("omni/omni2_2024.dat", "omni2_2024.dat", "fixed-width\x1f:0|1|2|3|4|5", 100, [(8784, True, hint)])
     docs = [("omni/omni2.text", layouts)]

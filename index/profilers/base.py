@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-PROFILER_VERSION = 11  # bump to re-profile every file when profilers change what they extract
+PROFILER_VERSION = 12  # bump to re-profile every file when profilers change what they extract
 
 
 class ProfileError(Exception):
@@ -60,6 +60,11 @@ class Column:
     # kinds of rows a text column mixes, by the words its values share at their end or start:
     # [["end", "Metropolitan Statistical Area", 380], ["end", "Micropolitan Statistical Area", 20]]
     kinds: list[Any] = field(default_factory=list)
+    # what the values show where nothing else says (profilers/value_kinds.py): a code ('Kp-style codes: x10 on a
+    # grid of thirds ...'), or a numbered column's kind ('years at their middle', 'a 0/1 flag (1 in 324 rows ...)')
+    shows: str | None = None
+    # holes in a column of times on a regular step (profilers/time_gaps.py): 'times every hour with 2 gap(s) ...'
+    gaps: str | None = None
 
 
 @dataclass

@@ -13,6 +13,14 @@ from collections import Counter
 from typing import Any
 
 from dslake_index.profilers.base import Column, Limits, Table
+from dslake_index.profilers.time_gaps import time_gaps
+from dslake_index.profilers.value_kinds import (
+    THIRDS_WORDS,
+    after_year_kind,
+    minus_one_sentinel,
+    numbered_kind,
+    on_thirds_grid,
+)
 
 MAX_TEXT = 80  # characters kept of one example value
 TOP_MAX_UNIQUE = 50  # a text column with at most this many distinct values gets top values
@@ -233,7 +241,9 @@ def column_stats(df: Any, limits: Limits) -> list[Column]:
     for j in range(len(kinds)):
         if cols[j] is None:
             cols[j] = _one_column(df.iloc[:, j], names[j], limits)
-    return [c for c in cols if c is not None]
+    out = [c for c in cols if c is not None]
+    time_kinds(out)
+    return out
 
 
 def _numeric_block(block: Any, names: list[str], kind: str, limits: Limits) -> list[Column]:
@@ -261,6 +271,9 @@ def _numeric_block(block: Any, names: list[str], kind: str, limits: Limits) -> l
     non_null = mask.sum(0)
     unique = changes.sum(0) + (non_null > 0)
     fills = {j: f for j in range(block.shape[1]) if (f := _fill_of(block[:, j], mins[j], maxs[j])) is not None}
+    for j in range(block.shape[1]):  # -1 standing for missing data (a count never measured): checked after the 9s
+        if j not in fills and mins[j] == -1 and minus_one_sentinel(block[:, j], -1, bool(whole[j])):
+            fills[j] = -1.0
     out = []
     # Python numbers once per block (what jsonable's .item() made of each numpy scalar, one call at a time)
     min_list, max_list, mean_list = mins.tolist(), maxs.tolist(), means.tolist()
@@ -281,8 +294,40 @@ def _numeric_block(block: Any, names: list[str], kind: str, limits: Limits) -> l
                 col.mean = _round(float(mean_list[j]))
             if j in fills:
                 _set_fill(col, block[:, j], fills[j])
+            if whole[j] or name.isdigit():
+                col.shows = _shows(block[:, j], srt[: int(non_null[j]), j], fills.get(j), name, bool(whole[j]))
         out.append(col)
     return out
+
+
+def _shows(values: Any, ordered: Any, fill: float | None, name: str, whole: bool) -> str | None:
+    """Return what a column's values show (value_kinds): a code on a grid of thirds x10, or a numbered column's
+    kind. ordered: the column's values without NaN, sorted."""
+    import numpy as np
+
+    if ordered.size == 0:
+        return None
+    distinct = ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))]
+    if fill is not None:
+        distinct = distinct[distinct != fill]
+    if whole and on_thirds_grid(distinct):
+        return THIRDS_WORDS
+    if not name.isdigit():
+        return None
+    kept = values[~np.isnan(values)] if values.dtype.kind == "f" else values
+    if fill is not None:
+        kept = kept[kept != fill]
+    return numbered_kind(kept, distinct, whole)
+
+
+def time_kinds(columns: list[Column]) -> None:
+    """Name the day-of-year and hour columns that follow a year column among a table's numbered columns (from
+    their ranges: a header-less series' time is year, day, hour)."""
+    before: str | None = None
+    for col in columns:
+        if col.name.isdigit() and col.shows is None and col.dtype == "int":
+            col.shows = after_year_kind(col.min, col.max, col.unique, before)
+        before = col.shows if col.name.isdigit() else None
 
 
 @functools.lru_cache(maxsize=4096)  # the maxima of a family's columns repeat from file to file
@@ -340,7 +385,9 @@ def fill_notes(columns: list[Column]) -> list[str]:
             found.setdefault(_num_text(col.fill), []).append(col.name)
     if not found:
         return []
-    each = [f"{v} in column(s) {column_list(names)}" for v, names in sorted(found.items())]
+    each = [f"{v} in column(s) {column_list(names)}" + ("" if looks_like_fill(float(v)) else
+                                                      " (likely: every other value there is 0 or more)")
+            for v, names in sorted(found.items())]
     return ["fill values that stand for missing data (replace them with NaN before computing; the ranges and "
             "means below leave them out): " + "; ".join(each)]
 
@@ -547,6 +594,7 @@ def _one_column(s: Any, name: str, limits: Limits) -> Column:
     if kind == "M":
         col.dtype = "datetime"
         col.min, col.max = jsonable(non_null.min()), jsonable(non_null.max())
+        col.gaps = time_gaps(non_null)
         return col
     if kind == "m":
         col.dtype = "timedelta"
@@ -592,6 +640,8 @@ def _text_facts(col: Column, non_null: Any, head: list[str] | None = None, chunk
         if parsed.notna().sum() >= 0.9 * len(strings):
             col.dtype = "text (dates)"
             col.min, col.max = jsonable(parsed.min()), jsonable(parsed.max())
+            if len(parsed) == len(strings):  # every cell parsed, not the sample a mixed format is parsed from
+                col.gaps = time_gaps(parsed)
     elif sk == "thousands":
         col.dtype = "text (numbers with ',' thousands separators)"
         nums = pd.to_numeric(strings.str.replace(",", "", regex=False), errors="coerce").dropna()
