@@ -48,6 +48,8 @@ def test_a_ranked_format_document_brings_its_data_into_the_next_slot(tmp_path):
     assert hits[doc + 1].score == hits[doc].score
     assert "Columns named by the format document `data/omni/omni2.text`" in hits[doc + 1].description
     assert "'4': Sunspot number R" in hits[doc + 1].description
+    # Its hit line says so, apart from its shape.
+    assert hits[doc + 1].summary[0] == "936 rows × 6 columns, no header row · columns named by omni2.text"
 
 
 def test_data_ranked_above_its_document_stay_and_a_document_brings_at_most_a_few():
