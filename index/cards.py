@@ -425,6 +425,32 @@ def title_text(title: str) -> str:
     return _TITLE_LABEL.sub("", title, count=1) or title
 
 
+# A title line that speaks of the sheet's own layout ('table with row headers in column A and column headers in rows 3
+# through 4'): a screen reader's note, which Census workbooks put above the title that says what the table holds.
+_LAYOUT_NOTE = re.compile(r"\b(?:row|column) headers?\b|\bcolumns? [A-Z]{1,3}\b(?! \w)|\brows? \d+ (?:through|to) \d+\b")
+_MONTHS = "January|February|March|April|May|June|July|August|September|October|November|December"
+_DAY_DATE = re.compile(rf"\b(?:{_MONTHS})\.? \d{{1,2}}(?:st|nd|rd|th)?, (\d{{4}})\b")
+
+
+def card_title(p: Profile) -> str:
+    """Return the title a card gives: the profile's, or, when that is a note on the table's layout, the next title
+    line of the same table (what the table holds, whose words a question uses) with its day dates said as years.
+
+    The years, because the line's 'April 1, 2020 to July 1, 2024' are the days of a count, not months the table is
+    by: whole, 'July' lifted the population workbook into the top 5 of a question on July's rainfall (KramaBench
+    recall@5 .8957 -> .8857); as '2020 to 2024' its card still answers 'population estimate of US states 2024'.
+    """
+    title = p.title or ""
+    if not _LAYOUT_NOTE.search(title):
+        return title
+    sheets = p.structure.get("sheets") if isinstance(p.structure, dict) else None
+    for sheet in sheets if isinstance(sheets, list) else []:
+        for titles in (sheet.get("titles") or {}).values() if isinstance(sheet, dict) else []:
+            if isinstance(titles, list) and len(titles) > 1 and titles[0] == title:
+                return _DAY_DATE.sub(r"\1", str(titles[1]))
+    return title
+
+
 def card(profile: Profile, relpath: str, family: bool = False) -> str:
     """Return a short retrieval text: path words, title, headings, columns, sheets, units, key values, dates.
 
@@ -434,7 +460,7 @@ def card(profile: Profile, relpath: str, family: bool = False) -> str:
     p = profile
     sections = [" ".join(path_words(relpath)), f"{relpath.rsplit('/', 1)[-1]} ({p.format})"]
     if p.title:
-        sections.append(f"title: {title_text(p.title)}")
+        sections.append(f"title: {title_text(card_title(p))}")
     if isinstance(p.structure, dict) and p.structure.get("sheet_names"):
         sections.append("sheets: " + "; ".join(p.structure["sheet_names"][:20]))
     elif p.headings:

@@ -40,8 +40,8 @@ def split_words(text: str) -> list[str]:
 # the words of a table's shape ("48 rows x 5 columns, no header") are facts about the file, and dropping them too
 # cost KramaBench's whole lake two tasks' files at K = 10 (BM25's length normalisation shifts every card).
 _CARD_LABEL = re.compile(r"^(?:title|sheets|headings|columns|table|units|dates|places|values|keywords|arrays|variables|"
-                         r"fields|keys|items|satellites)\b(?=[^:\n]{0,200}:)", re.M)
-VERSION = "2"  # of index_text: a catalog whose full-text rows were written by another is refilled from its cards
+                         r"fields|keys|items|satellites|partitions|versions|load)\b(?=[^:\n]{0,200}:)", re.M)
+VERSION = "3"  # of index_text: a catalog whose full-text rows were written by another is refilled from its cards
 
 
 def index_text(card: str) -> str:

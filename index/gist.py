@@ -15,6 +15,8 @@ import re
 from collections.abc import Iterable
 from typing import NamedTuple
 
+from dslake_index.layouts import NAMED_BY
+
 WIDTH = 110  # characters per gist line: one terminal line beside a rank, a format and a score
 FAMILY_NAMES = 40  # characters of a family's member names on its first line (its dates and shape follow)
 FACTS = 2  # key-fact sections shown (places, values, units, keys, …)
@@ -55,6 +57,8 @@ def sections(card: str) -> list[tuple[str, str]]:
         found = _LABEL.match(line)
         if found:
             out.append((found.group(1), found.group(2).strip()))
+        elif line.startswith(NAMED_BY):  # a header-less table's link to its format document, a line of its own
+            out.append(("named", line.strip()))
         elif out and out[-1][0] not in ("path", "name", "title"):  # a value's own line break (a site's text)
             out[-1] = (out[-1][0], f"{out[-1][1]} {line.strip()}")
         else:
@@ -185,6 +189,8 @@ def gist(card: str, width: int = WIDTH) -> list[str]:
     if dates:  # before the member names: the period is what a question's selection checks first
         head.append(dates)
     head += _dataset_tail(first)
+    if first.get("named"):  # 'columns named by omni2.text': where the numbered columns get their meanings
+        head.append(first["named"])
     if first.get("title"):  # the title gets what the shape and the dates leave of the line
         room = width - sum(len(part) + 3 for part in head)
         head.insert(0, cut_words(first["title"], max(room, 30)))

@@ -22,6 +22,9 @@ CONTINUED = 4  # lines below a word that carry on its comment, joined to it
 COMMENT_CHARS = 200
 _CONTINUATION = re.compile(r"^ {12,}\S")  # deeply indented: under a word's meaning or comment, not a new word
 LINE_WORDS = 60  # words named one per line in a description; beyond, the rest in one line
+# The card line of a table whose columns a document names, followed by the document's file name: how search finds
+# the document's data when the document ranks (index/documented.py).
+NAMED_BY = "columns named by "
 
 
 def parse_layouts(lines: list[str]) -> list[dict[str, Any]]:
@@ -137,4 +140,4 @@ def with_layout(description: str, card: str, doc: str, layout: dict[str, Any]) -
     at = next((i for i, ln in enumerate(lines) if ln.startswith(("Table", "Description of the first member"))),
               len(lines))
     return ("\n".join(lines[:at] + layout_lines(doc, layout) + lines[at:]),
-            card + f"\ncolumns named by {doc.rpartition('/')[2]}")
+            card + f"\n{NAMED_BY}{doc.rpartition('/')[2]}")

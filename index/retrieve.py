@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from dslake_index import fulltext
+from dslake_index.documented import documented_data, with_documented
 from dslake_index.errors import CatalogError, ConfigError
 from dslake_index.gist import gist
 from dslake_index.kin import KinKey, are_kin, kin_key, kin_line, question_words
@@ -190,18 +191,19 @@ class Retriever:
         marks = ",".join("?" * len(ids))
         rows = {
             row["id"]: row
-            for row in self._conn.execute(
-                f"SELECT id, kind, path, format, member_count, content_hash, card, description FROM entries "
-                f"WHERE id IN ({marks})",
-                ids,
-            )
+            for row in self._conn.execute(f"SELECT {_ROW_COLUMNS}, folder FROM entries WHERE id IN ({marks})", ids)
         }
+        # A format document's data entries follow it (index/documented.py), read here when they were no candidates.
+        documents, documented_rows = documented_data(self._conn, rows.values(), _ROW_COLUMNS)
+        for entry_id, row in documented_rows.items():
+            rows.setdefault(entry_id, row)
         dense_at = {entry_id: (rank, score) for rank, (entry_id, score) in enumerate(dense, start=1)}
         text_at = {entry_id: (rank, score) for rank, (entry_id, score) in enumerate(text, start=1)}
         # The prior weighs the configured k best, not the k asked for: a hit's score must not depend on how many
         # hits are wanted (`-k 3` gave sales.csv 2.363, `-k 10` 2.309).
         fused = with_folder_prior(fused, {i: row["path"] for i, row in rows.items()}, self.settings.k,
                                   self.settings.folder_weight)
+        fused = with_documented(fused, documents)
         seen_content: set[str] = set()
         hits: list[Hit] = []
         collapse = self.settings.collapse_kin
@@ -300,6 +302,7 @@ class Retriever:
 
 
 Ranking = list[tuple[str, float]]  # (entry id, score), best first
+_ROW_COLUMNS = "id, kind, path, format, member_count, content_hash, card, description"  # what a hit is made of
 
 # What _materialise derives from an entry's path, kind, format and card (pure functions), kept across searches:
 # ~90 candidates each time, about half of a warm search's time outside the model (at most 20k entries kept).

@@ -82,3 +82,31 @@ def test_a_preamble_title_is_described_without_its_own_label(tmp_path):
     assert "\nTitle: U.S. Wildfires December\n" in text
     assert "skiprows=3): Title:U.S. Wildfires December | Missing:-999" in text
     assert "title: U.S. Wildfires December" in card(profile, "noaa_wildfires_monthly_stats.csv")
+
+
+def test_a_note_on_the_sheets_layout_gives_way_to_the_title_under_it_said_in_years(tmp_path):
+    # Census workbooks put a screen reader's note above the title that says what the table holds.
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = "NST-EST2024-POP"
+    ws.append(["table with row headers in column A and column headers in rows 3 through 4. (leading dots indicate "
+               "sub-parts)"])
+    ws.append(["Annual Estimates of the Resident Population for the United States, Regions, States: April 1, 2020 "
+               "to July 1, 2024"])
+    ws.append(["Geographic Area", "April 1, 2020 Estimates Base", "2023", "2024"])
+    for i, state in enumerate(["Alabama", "Alaska", "Arizona", "Arkansas", "California", "Colorado"]):
+        ws.append([f".{state}", 1_000_000 + i, 1_000_100 + i, 1_000_200 + i])
+    path = tmp_path / "NST-EST2024-POP.xlsx"
+    wb.save(path)
+    text = card(profile_path(path, Limits()), "NST-EST2024-POP.xlsx")
+    title = next(line for line in text.splitlines() if line.startswith("title: "))
+    # The day dates are the days of a count, not months the table is by: their month names stay out of the card.
+    assert title == ("title: Annual Estimates of the Resident Population for the United States, Regions, States: "
+                     "2020 to 2024")
+    assert "row headers" not in text and "July" not in text
+    # A title that is no note on the layout is kept as it is, dates and all.
+    ws.delete_rows(1)
+    wb.save(path)
+    text = card(profile_path(path, Limits()), "NST-EST2024-POP.xlsx")
+    assert "title: Annual Estimates of the Resident Population for the United States, Regions, States: April 1, 2020 " \
+           "to July 1, 2024" in text

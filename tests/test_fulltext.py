@@ -44,3 +44,12 @@ def test_replacing_and_deleting_rows_touches_exactly_the_entries_named(tmp_path)
     assert set(kept) == {f"e{i}" for i in range(300) if not 100 <= i < 200} | {"e'quote"}
     assert "ozone" in kept["e5"] and "wildfire" in kept["e7"] and "station 3" in kept["e10"]
     assert fulltext.search(conn, "ozone", 5)[0][0] == "e5"
+
+
+def test_the_labels_of_a_tables_card_are_not_indexed_but_its_facts_are():
+    card = ("sales parquet\nsales (hive)\ntable: 2000 rows x 5 columns\npartitions: region east, west\n"
+            "versions: 3, the last 2024-05-01\nload: too big for memory, duckdb")
+    words = fulltext.index_text(card).split()
+    assert not {"partitions", "versions", "load", "table"} & set(words)
+    for fact in ["region", "east", "west", "3", "2024", "memory", "duckdb", "2000", "rows"]:
+        assert fact in words, fact
