@@ -211,6 +211,23 @@ def test_a_label_after_the_equals_sign_is_not_taken_as_the_value():
                                                                   "mode among the 17 tumours")]
 
 
+def test_a_name_and_a_number_stay_one_value_when_the_answer_is_a_name_and_a_number_too():
+    """wildfire-hard-7 in the model's seat: 'Eastern Area, 2011' was cut to 'Eastern Area,' beside 'Northwest, 2020'."""
+    found = parse_readings("Alternative: lightning-caused acres only = Eastern Area, 2011 (top |Z| over the file)")
+    assert settle("Northwest, 2020", [found], []).alternatives == [
+        Alternative("lightning-caused acres only", "Eastern Area, 2011", "top |Z| over the file")]
+    assert settle("Veteran", [found], []).alternatives == [  # a name alone still keeps the name
+        Alternative("lightning-caused acres only", "Eastern Area", "top |Z| over the file; 2011")]
+
+
+def test_the_chooser_lists_a_reading_that_already_ends_in_its_value_once():
+    readings = [Alternative("the median of the 13 samples = 2.4241", "2.4241", chooser.OWN_HOW),
+                Alternative("without the excluded case", "2.6563", "")]
+    listed = chooser._listed(readings)
+    assert listed.splitlines() == ["1. the median of the 13 samples = 2.4241 (the final script's answer)",
+                                   "2. without the excluded case = 2.6563"]
+
+
 def test_an_equals_sign_wins_over_an_arrow_inside_a_reading():
     found = parse_readings("Alternative: 2019 -> 2020 change = 5\nAlternative: by county -> Suffolk")
     assert [(a.reading, a.value) for a in found.alternatives] == [("2019 -> 2020 change", "5"),

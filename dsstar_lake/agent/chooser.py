@@ -76,8 +76,15 @@ def stated_evidence(settled: Readings, noted: list[CatalogFigure]) -> str:
 
 
 def _listed(readings: list[Alternative]) -> str:
-    return "\n".join(f"{i}. {a.reading} = {a.value}" + (f" ({a.how})" if a.how else "")
-                     for i, a in enumerate(readings, 1))
+    return "\n".join(f"{i}. {_with_value(a)}" + (f" ({a.how})" if a.how else "") for i, a in enumerate(readings, 1))
+
+
+def _with_value(reading: Alternative) -> str:
+    """Return 'reading = value', once: an assumption that already ends in its value ('... = 2.6563') keeps it."""
+    said = reading.reading.rstrip(" .")
+    if reading.value and said.endswith(f"= {reading.value}"):
+        return said
+    return f"{reading.reading} = {reading.value}"
 
 
 def parse(text: str, readings: list[Alternative]) -> Choice | None:

@@ -313,7 +313,9 @@ def unlabel(answer: str, alternative: Alternative) -> Alternative:
     found = LABELLED.match(alternative.value.strip())
     if not found or not answer.strip() or _shape(alternative.value) is not None:
         return alternative
-    label, number = found["label"].strip(" :="), found["number"]
+    if _number(answer) is None and LABELLED.match(answer.strip()):
+        return alternative  # the answer is a label with its number too ("Northwest, 2020"): the value is in its form
+    label, number = found["label"].strip(" :=,"), found["number"]
     if _number(answer) is not None:
         return Alternative(f"{alternative.reading} ({label})", number, alternative.how)
     if number.isdigit() and len(number) == 1:  # "FIGO grade 2", "Stage 4": a one-digit number ends a name
