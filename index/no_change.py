@@ -19,7 +19,8 @@ import json
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 from dslake_index import catalog as catalog_db
@@ -36,12 +37,12 @@ SETTLED_META = ("render_version", "fulltext_version", "load_hint_form", "embed_m
 STORE_FILES = ("chroma.sqlite3", "chroma.sqlite3-wal")  # the embedded store's database (vector_check reads it)
 _PACKAGE = Path(__file__).resolve().parent
 
-# What sync_vectors would do: vectors no entry owns, entries without an up-to-date vector, vectors not copied into
-# the manifest (the same conditions as its three queries).
+# What sync_vectors would do: entries without an up-to-date vector, vectors not copied into the manifest (the same
+# conditions as its queries). The store's lag (index/vector_lag.py: vectors no entry owns, vectors the manifest
+# holds ahead of the store) is no index's work: the store's next reader writes it.
 _VECTOR_WORK = """
-SELECT EXISTS (SELECT 1 FROM vectors v LEFT JOIN entries e ON e.id = v.entry_id WHERE e.id IS NULL)
-    OR EXISTS (SELECT 1 FROM entries e LEFT JOIN vectors v ON v.entry_id = e.id
-               WHERE v.entry_id IS NULL OR v.card_hash != e.card_hash OR v.state != 'ok')
+SELECT EXISTS (SELECT 1 FROM entries e LEFT JOIN vectors v ON v.entry_id = e.id
+               WHERE v.entry_id IS NULL OR v.card_hash != e.card_hash OR v.state NOT IN ('ok', 'unstored'))
     OR EXISTS (SELECT 1 FROM vectors v JOIN entries e ON e.id = v.entry_id AND e.card_hash = v.card_hash
                WHERE v.state = 'ok' AND v.embedding IS NULL)
 """
@@ -101,6 +102,21 @@ def record_settled(conn: sqlite3.Connection, model_folder: str | None, profiler_
                         "meta": {key: get_meta(conn, key) for key in SETTLED_META}, "settings": settings})
     with transaction(conn):
         set_meta(conn, SETTLED_KEY, value)
+
+
+@contextmanager
+def follow_store(conn: sqlite3.Connection, chroma_dir: Path) -> Iterator[None]:
+    """Around a write to the store that changes nothing an index decides (index/vector_lag.py, a reader writing
+    the store's lag): a settled stamp that held before still holds after, with the store's new stat and stamp."""
+    before = store_signature(chroma_dir), get_meta(conn, "vector_stamp")
+    yield
+    stamp = json.loads(get_meta(conn, SETTLED_KEY) or "null")
+    if not isinstance(stamp, dict) or (stamp.get("store"), stamp["meta"].get("vector_stamp")) != before:
+        return  # none, or one that no longer held: the next index hands over anyway
+    stamp["store"] = store_signature(chroma_dir)
+    stamp["meta"]["vector_stamp"] = get_meta(conn, "vector_stamp")
+    with transaction(conn):
+        set_meta(conn, SETTLED_KEY, json.dumps(stamp))
 
 
 def answer_if_unchanged(root: Path, catalog_dir: Path, chroma_dir: Path, inputs: str, named: bool,
