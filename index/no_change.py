@@ -58,6 +58,20 @@ class NoChange:
         self.unchanged, self.entries, self.families = unchanged, entries, families
         self.failures, self.failed = failures, len(failures)
         self.skipped_files, self.seconds = skipped_files, seconds
+        self.phases: dict[str, dict[str, float]] = {}  # as IndexSummary's: the scan, and the check as the plan
+
+    def to_dict(self) -> dict[str, object]:
+        """Return the report as IndexSummary.to_dict() returns a no-change run's: the same keys, in its order."""
+        return {"added": 0, "changed": 0, "removed": 0, "unchanged": self.unchanged, "failed": self.failed,
+                "profiled": 0, "reused": 0, "entries": self.entries, "families": self.families, "embedded": 0,
+                "skipped": len(self.skipped_files), "skipped_files": [list(row) for row in self.skipped_files],
+                "seconds": self.seconds, "failures": [list(row) for row in self.failures], "analysis": None,
+                "summaries": None, "vectors_repaired": 0, "notes": [], "cluster": None, "phases": self.phases}
+
+
+def _timed(wall: float, cpu: float, n: int) -> dict[str, float]:
+    """Return one phase's figures as index/timings.py writes them (that module's dataclasses are not loaded here)."""
+    return {"wall": round(time.perf_counter() - wall, 3), "cpu": round(time.process_time() - cpu, 3), "n": n}
 
 
 def files_signature(folders: Sequence[str]) -> str:
@@ -162,11 +176,15 @@ def _answer(conn: sqlite3.Connection, root: Path, catalog_dir: Path, chroma_dir:
             or any(get_meta(conn, key) != value for key, value in stamp["meta"].items())
             or folders[:1] != [str(_PACKAGE)] or files_signature(folders) != stamp["signature"]):
         return None
+    wall, cpu = time.perf_counter(), time.process_time()
     scan = scan_lake(root, catalog_dir, follow_symlinks)
+    scanned = _timed(wall, cpu, len(scan.files))
+    wall, cpu = time.perf_counter(), time.process_time()
     report = check(conn, scan, str(stamp["profiler_version"]), on_work=lambda files: _start_profilers(root, catalog_dir, files))
     if report is None or not accept(report):
         hand_over(scan, root, catalog_dir, follow_symlinks)
         return None
+    report.phases = {"scan": scanned, "plan": _timed(wall, cpu, 1)}
     with transaction(conn):  # what a no-change run of the pipeline writes that differs from what it read
         conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('last_index_at', ?)", (str(time.time()),))
     return report
