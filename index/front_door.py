@@ -489,12 +489,14 @@ class Catalog:
 
     def vector_store(self) -> VectorStore:
         """Open the vector store (embedded in the catalog, or the configured Chroma server) to read it: an embedded
-        store is first brought in step with the manifest (index/vector_lag.py)."""
+        store is first brought in step with the manifest, or read through it while an index writes it
+        (index/vector_lag.py)."""
         store = self._open_store()
         if self.chroma_url() is None and self.db_path.exists():
             from dslake_index.vector_lag import bring_in_step
 
-            bring_in_step(self.connection(), store, self.catalog_dir, self.catalog_dir / CHROMA_DIR, self.readonly)
+            return bring_in_step(self.connection(), store, self.catalog_dir, self.catalog_dir / CHROMA_DIR,
+                                 self.readonly)
         return store
 
     def _open_store(self) -> VectorStore:

@@ -14,8 +14,8 @@ the store's *lag*. It is brought in step, from the manifest's vectors and never 
   drift to repair), before its own writes.
 
 Every write to the embedded store holds WRITE_LOCK, so a reader never writes beside an index. A reader that finds
-it held reads the store as an index is writing it, as any search during an index does; that index brings the
-store in step before it ends. Only an older dslake sees the lag unexplained: it embeds the UNSTORED cards again.
+it held reads the store through the manifest (LaggingStore: the lagging cards' vectors from the manifest, the
+removed entries' left out), so no reader sees a stale vector; the index that holds the lock writes the lag. Only an older dslake sees the lag unexplained: it embeds the UNSTORED cards again.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from __future__ import annotations
 import fcntl
 import os
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -108,21 +108,79 @@ def catch_up(conn: sqlite3.Connection, store: Any, record: bool = True) -> int:
 
 
 def bring_in_step(conn: sqlite3.Connection, store: Any, catalog_dir: Path, chroma_dir: Path,
-                  readonly: bool) -> None:
-    """Before a reader reads the embedded store: write its lag to it, unless an index holds the write lock (that
-    index writes it). The recorded stamps follow, so the next index sees no drift and a no-change index stays quick.
+                  readonly: bool) -> Any:
+    """Before a reader reads the embedded store: write its lag to it and return it. When an index holds the write
+    lock (it writes the lag itself), return the store seen through the manifest instead (LaggingStore), so that
+    nothing the reader reads is stale. The recorded stamps follow a write, so the next index sees no drift and a
+    no-change index stays quick.
     """
     if not lag(conn):
-        return
+        return store
     if readonly:
-        catch_up(conn, store, record=False)
-        return
+        catch_up(conn, store, record=False)  # the reader's private copy
+        return store
     from dslake_index.no_change import follow_store
     from dslake_index.vector_check import local_stamp, record_stamp
 
     with write_lock(catalog_dir, wait=False) as held:
-        if not held or not lag(conn):
-            return
-        with follow_store(conn, chroma_dir):
-            catch_up(conn, store)
-            record_stamp(conn, local_stamp(chroma_dir, store.collection_name))
+        if not held:
+            return LaggingStore.over(conn, store)
+        if lag(conn):
+            with follow_store(conn, chroma_dir):
+                catch_up(conn, store)
+                record_stamp(conn, local_stamp(chroma_dir, store.collection_name))
+    return store
+
+
+class LaggingStore:
+    """A lagging store read as it will be once its lag is written: the lagging cards' vectors come from the manifest
+    (exact), the removed entries' are left out, everything else is the store's."""
+
+    def __init__(self, store: Any, ahead: dict[str, tuple[str, Any]], gone: set[str]) -> None:
+        self._store = store
+        self._ahead = ahead  # entry id: (card hash, unit vector) the store does not hold yet
+        self._hidden = set(ahead) | gone
+
+    @classmethod
+    def over(cls, conn: sqlite3.Connection, store: Any) -> LaggingStore:
+        """Read the lag from the manifest."""
+        import numpy as np
+
+        ahead = {row["id"]: (row["card_hash"], np.frombuffer(row["embedding"], dtype="<f4"))
+                 for row in conn.execute(_UNSTORED)}
+        return cls(store, ahead, {row[0] for row in conn.execute(_ORPHANS)})
+
+    def query(self, embedding: Any, n: int = 10, where: Any = None) -> list[tuple[str, float]]:
+        """Return up to n (id, cosine distance) pairs nearest to one query vector, nearest first."""
+        if n <= 0:
+            return []
+        found = [(i, d) for i, d in self._store.query(embedding, n + len(self._hidden), where) if i not in self._hidden]
+        if where is None:  # the manifest's vectors carry no metadata to filter on: only an unfiltered query adds them
+            found += [(i, 1.0 - s) for i, s in self._scores(embedding, list(self._ahead))]
+        return sorted(found, key=lambda pair: (pair[1], pair[0]))[:n]
+
+    def similarities(self, embedding: Any, ids: Sequence[str]) -> list[tuple[str, float]]:
+        """Return (id, cosine similarity to the query vector) for those of the given ids held here."""
+        stored = self._store.similarities(embedding, [i for i in ids if i not in self._hidden])
+        return stored + self._scores(embedding, [i for i in ids if i in self._ahead])
+
+    def card_hashes(self) -> dict[str, str | None]:
+        """Return each held vector's card hash."""
+        held = {i: h for i, h in self._store.card_hashes().items() if i not in self._hidden}
+        return held | {i: card_hash for i, (card_hash, _) in self._ahead.items()}
+
+    def ids(self) -> set[str]:
+        return set(self.card_hashes())
+
+    def count(self) -> int:
+        return len(self.card_hashes())
+
+    def _scores(self, embedding: Any, ids: list[str]) -> list[tuple[str, float]]:
+        import numpy as np
+
+        query = np.asarray(embedding, dtype=np.float32)
+        query = query / (np.linalg.norm(query) or 1.0)
+        return [(i, float(self._ahead[i][1] @ query)) for i in ids]
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)  # closing it, its name and folder: the store's own

@@ -111,10 +111,18 @@ def test_a_reader_leaves_the_store_to_the_index_that_writes_it(table_lake: Path)
     (table_lake / "glacier_melt.csv").write_text(GLACIER)
     lake = Lake.open(table_lake)
     lake.index()
+    glacier = entry_id(lake, "glacier_melt.csv")
+    vector = lake.embedder().encode([GLACIER_QUESTION])[0]
     with write_lock(lake.catalog.catalog_dir, wait=False) as held:
         assert held
-        lake.vector_store()  # an index holds the lock: it writes the store, the reader writes nothing
-        assert lag(lake.connection()) == 1 and entry_id(lake, "glacier_melt.csv") not in stored_cards(lake)
+        # An index holds the lock: it writes the store, the reader writes nothing and reads the lagging card's
+        # vector from the manifest, never the store's old answer.
+        seen = lake.vector_store()
+        assert lag(lake.connection()) == 1 and glacier not in stored_cards(lake)
+        assert seen.query(vector, 1)[0][0] == glacier
+        assert seen.card_hashes() == manifest_cards(lake)
+        local = lake.search(GLACIER_QUESTION, k=1)[0]
+        assert seen.query(vector, 1)[0][1] == pytest.approx(1.0 - local.dense, abs=1e-3)  # hits round to 4 places
     lake.vector_store()
     assert lag(lake.connection()) == 0 and entry_id(lake, "glacier_melt.csv") in stored_cards(lake)
 
