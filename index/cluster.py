@@ -167,25 +167,25 @@ def profile_on_cluster(
 ) -> None:
     """Profile todo on the cluster and record every result here, as the local pool's are recorded."""
     try:
-        futures, batch_of = _submit(conn, session, lake, todo, options)
+        tasks = _submit(conn, session, lake, todo, options)
     except DslakeError:
         raise
     except Exception as exc:  # the connection broke since the checks on connecting
         raise _lost(session, exc) from None
-    summary.cluster = {"address": session.address, "workers": len(session.workers()), "tasks": len(batch_of),
+    summary.cluster = {"address": session.address, "workers": len(session.workers()), "tasks": len(tasks.batches),
                        "files": len(todo)}
     from dslake_index.collect import ResultWriter  # the pool's collector: loaded only with work to do
 
     writer = ResultWriter(conn, new_paths, options, summary, progress)
     with ctrl_c_deferred() as pressed:
         try:
-            lost = _collect(session, batch_of, writer, pressed)
+            lost = _collect(session, tasks, writer, pressed)
         except BaseException:
             writer.flush()  # keep what was profiled; the rest waits for the next index
-            _cancel(session.client, futures)
+            _cancel(session.client, list(tasks.running))
             raise
         finally:
-            _cancel(session.client, [futures.known])
+            _cancel(session.client, [tasks.known])
         writer.flush()
     if lost:
         count, reason = sum(lost.values()), "; ".join(lost)
@@ -199,16 +199,35 @@ def _lost(session: ClusterSession, exc: BaseException | None = None) -> DslakeEr
                        "and the next index continues from there")
 
 
-class _Futures(list):  # type: ignore[type-arg]
-    """This run's task futures, and the one of its scattered hashes."""
+class _Tasks:
+    """This run's batches, handed to the cluster a window at a time, as the local pool is handed files
+    (index/collect.py): a future keeps its batch's arguments and then its profiles until recorded, so submitting
+    a 100k-file lake at once held every profile on the scheduler's side and here until the run ended."""
 
-    known: Any = None
+    def __init__(self, client: Any, batches: list[list[FileStat]], start: Any, known: Any, window: int) -> None:
+        self.client = client
+        self.batches = batches
+        self.window = window
+        self.known = known  # the future of the scattered hashes, every task's
+        self.running: dict[Any, list[FileStat]] = {}  # submitted, not yet recorded
+        self._start = start
+        self._next = 0
+
+    def start_next(self, finished: queue.SimpleQueue[Any]) -> None:
+        """Submit the next batch, if any, its future reporting to finished when done."""
+        if self._next < len(self.batches):
+            batch = self.batches[self._next]
+            self._next += 1
+            future = self._start(batch)
+            self.running[future] = batch
+            future.add_done_callback(finished.put)
 
 
 def _submit(conn: sqlite3.Connection, session: ClusterSession, lake: Path | Any, todo: list[FileStat],
-            options: Any) -> tuple[_Futures, dict[Any, list[FileStat]]]:
-    """Check the workers see the files, send them the known hashes, and submit todo in batches."""
+            options: Any) -> _Tasks:
+    """Check the workers see the files, send them the known hashes, and cut todo into batches to submit."""
     from dslake_index.cluster_task import hash_keys, profile_batch, sees
+    from dslake_index.collect import AHEAD_PER_WORKER
 
     client = session.client
     target = str(lake) if isinstance(lake, Path) else _without_keys_if_signed(lake, todo)
@@ -222,13 +241,17 @@ def _submit(conn: sqlite3.Connection, session: ClusterSession, lake: Path | Any,
         "SELECT hash FROM profiles WHERE profiler_version = ?", (PROFILER_VERSION,)))
     # One copy per worker, read by each of its tasks (a worker cannot open this process's manifest).
     [known_future] = client.scatter([known], broadcast=True, hash=False)
-    batches = _batches(todo, _batch_size(len(todo), session))
-    futures = _Futures(client.map(profile_batch, [_batch_files(lake, b) for b in batches],
-                                  lake=target, known=known_future, known_key=known_future.key, limits=options.limits,
-                                  algorithm=options.hash_algorithm, timeout_s=options.timeout_s,
-                                  memory_mb=options.memory_mb, pure=False, retries=1))
-    futures.known = known_future
-    return futures, dict(zip(futures, batches, strict=True))
+    threads = _threads(session)
+    size = _batch_size(len(todo), threads)
+
+    def start(batch: list[FileStat]) -> Any:
+        return client.submit(profile_batch, _batch_files(lake, batch), lake=target, known=known_future,
+                             known_key=known_future.key, limits=options.limits, algorithm=options.hash_algorithm,
+                             timeout_s=options.timeout_s, memory_mb=options.memory_mb, pure=False, retries=1)
+
+    # As many files ahead per worker thread as the local pool's window, and at least a batch per thread.
+    window = max(threads, AHEAD_PER_WORKER * threads // size)
+    return _Tasks(client, _batches(todo, size), start, known_future, window)
 
 
 def _without_keys_if_signed(lake: Any, todo: list[FileStat]) -> Any:
@@ -260,19 +283,19 @@ def _cancel(client: Any, futures: list[Any]) -> None:
             pass
 
 
-def _collect(session: ClusterSession, batch_of: dict[Any, list[FileStat]], writer: ResultWriter,
-             pressed: Any) -> dict[str, int]:
-    """Record batches as they finish; return what could not be profiled (reason: files), which stays unrecorded."""
+def _collect(session: ClusterSession, tasks: _Tasks, writer: ResultWriter, pressed: Any) -> dict[str, int]:
+    """Record batches as they finish, submitting the next in each one's place; return what could not be profiled
+    (reason: files), which stays unrecorded."""
     from distributed import KilledWorker
 
     finished: queue.SimpleQueue[Any] = queue.SimpleQueue()
-    for future in batch_of:
-        future.add_done_callback(finished.put)
+    for _ in range(tasks.window):
+        tasks.start_next(finished)
     lost: dict[str, int] = {}
     watch = _WorkerWatch(session)
-    for _ in range(len(batch_of)):
+    while tasks.running:
         future = _next(finished, pressed, watch)
-        batch = batch_of[future]
+        batch = tasks.running.pop(future)
         if future.status == "cancelled" or session.client.status not in ("running", "connecting"):
             raise _lost(session)
         try:
@@ -280,13 +303,15 @@ def _collect(session: ClusterSession, batch_of: dict[Any, list[FileStat]], write
         except KilledWorker:
             reason = "a worker died running them again and again"
             lost[reason] = lost.get(reason, 0) + len(batch)
-            continue
+            results = None
         except Exception as exc:  # a worker's own failure (its pool could not start): not the files' fault
             reason = f"{type(exc).__name__}: {_line(exc)}"
             lost[reason] = lost.get(reason, 0) + len(batch)
-            continue
-        for f, result in zip(batch, results, strict=True):
+            results = None
+        for f, result in zip(batch, results or [], strict=results is not None):
             writer.add(f, result)
+        del future  # the last reference: the scheduler forgets the batch's profiles, now recorded
+        tasks.start_next(finished)
     return lost
 
 
@@ -326,9 +351,13 @@ def _next(finished: queue.SimpleQueue[Any], pressed: Any, watch: _WorkerWatch) -
             watch.check()
 
 
-def _batch_size(files: int, session: ClusterSession) -> int:
+def _threads(session: ClusterSession) -> int:
+    """Return the worker threads the cluster has now (at least one)."""
+    return sum(w.get("nthreads", 1) for w in session.workers().values()) or 1
+
+
+def _batch_size(files: int, threads: int) -> int:
     """Return files per task: enough tasks to keep every worker thread busy to the end, at most MAX_BATCH."""
-    threads = sum(w.get("nthreads", 1) for w in session.workers().values()) or 1
     return max(1, min(MAX_BATCH, math.ceil(files / (threads * 8))))
 
 

@@ -62,6 +62,11 @@ class ResultWriter:
         self.last_flush = time.monotonic()
 
 
+# Files handed to a pool ahead of the results recorded, per worker: enough that no worker waits, few enough that
+# the futures' arguments and results stay a window, not the lake (collect's docstring).
+AHEAD_PER_WORKER = 64
+
+
 def collect(
     conn: sqlite3.Connection,
     jobs: Iterator[tuple[FileStat, Callable[[], Any]]],

@@ -488,7 +488,19 @@ class Catalog:
         return self.settings.catalog.chroma_url or None
 
     def vector_store(self) -> VectorStore:
-        """Open the vector store (embedded in the catalog, or the configured Chroma server)."""
+        """Open the vector store (embedded in the catalog, or the configured Chroma server) to read it: an embedded
+        store is first brought in step with the manifest, or read through it while an index writes it
+        (index/vector_lag.py)."""
+        store = self._open_store()
+        if self.chroma_url() is None and self.db_path.exists():
+            from dslake_index.vector_lag import bring_in_step
+
+            return bring_in_step(self.connection(), store, self.catalog_dir, self.catalog_dir / CHROMA_DIR,
+                                 self.readonly)
+        return store
+
+    def _open_store(self) -> VectorStore:
+        """Open the vector store as it is: for the index, which writes it under the store's write lock."""
         from dslake_index.vectors import VectorStore
 
         url = self.chroma_url()
@@ -582,6 +594,7 @@ class Catalog:
         from dslake_index.scan import scan_lake
         from dslake_index.sync import sync_vectors
         from dslake_index.vector_check import check_and_repair, record_stamp
+        from dslake_index.vector_lag import may_lag, write_lock
 
         remote = self.remote
         if self.root is None and remote is None:
@@ -621,14 +634,23 @@ class Catalog:
                 with catalog_db.transaction(conn):
                     catalog_db.set_meta(conn, "lake_root", remote or str(self.root))
                 self._persist_settings()
-                drift = check_and_repair(conn, self.vector_stamp(), self.vector_store)
+                with write_lock(self.catalog_dir, wait=True):
+                    drift = check_and_repair(conn, self.vector_stamp(), self._open_store)
                 lake_ref, scan = listing or (self.root, scan_lake(
                     self.root, self.catalog_dir, self.settings.index.follow_symlinks,
                     only=None if rebuild else paths))
                 options = IndexOptions.from_settings(self.settings, cluster=session)
                 report = progress or (lambda event, data: None)
-                sync = lambda c, p: sync_vectors(c, self.vector_store, self.index_embedder, p)  # noqa: E731
-                warming = prewarm(self.index_embedder, self.vector_store) if prewarm is not None else None
+                lagging = may_lag(None if self.chroma_url() else self.catalog_dir / CHROMA_DIR,
+                                  self.settings.catalog.collection)
+
+                def sync(c: sqlite3.Connection, p: Progress) -> int:
+                    with write_lock(self.catalog_dir, wait=True):
+                        return sync_vectors(c, self._open_store, self.index_embedder, p, may_lag=lagging)
+
+                # A store a small change leaves lagging is not opened: the model alone is got ready.
+                warming = (prewarm(self.index_embedder, None if lagging else self._open_store)
+                           if prewarm is not None else None)
                 try:
                     summary = run_index(conn, self.db_path, lake_ref, scan, options, sync, report,
                                         on_work=warming.start if warming is not None else None, enrichers=passes)
@@ -707,7 +729,7 @@ class Catalog:
         from dslake_index.rebuild import rebuild_catalog
 
         self.close()
-        rebuild_catalog(self.catalog_dir, self.db_path, self.vector_store, salvage=salvage)
+        rebuild_catalog(self.catalog_dir, self.db_path, self._open_store, salvage=salvage)
 
 
 def empty_lake_note(skipped: int) -> str:

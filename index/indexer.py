@@ -386,7 +386,9 @@ def _retry_alone(conn: sqlite3.Connection, db_path: Path, lake: Path | Any, todo
 
 def _window(workers: int) -> int:
     """How many files are handed to the pool ahead of the results recorded: enough that no worker waits."""
-    return 64 * workers
+    from dslake_index.collect import AHEAD_PER_WORKER
+
+    return AHEAD_PER_WORKER * workers
 
 
 def _jobs(pool: Any, lake: Path | Any, todo: list[FileStat], db_path: Path,

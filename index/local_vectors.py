@@ -5,7 +5,8 @@ catalogs one machine builds, a brute-force scan of every vector is exact and tak
 vectors: ~3 ms). So the retriever searches these copies when they are complete and current, and opens Chroma
 only when it must: vectors from another model, a catalog older than the copies (its next re-embedding fills
 them), an entry not embedded yet, or more entries than MAX_ENTRIES. The copy is written in the same transaction
-that marks a vector 'ok' in the store, so it is the vector the store holds for that very card.
+that marks a vector 'ok' in the store, so it is the vector the store holds for that very card, or, for a card a
+small re-index embedded into the manifest alone ('unstored', index/vector_lag.py), the vector the store is behind.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ MAX_ENTRIES = 50_000
 
 _ROWS = (
     "SELECT e.id, v.embedding FROM entries e LEFT JOIN vectors v "
-    "ON v.entry_id = e.id AND v.card_hash = e.card_hash AND v.state = 'ok' ORDER BY e.id"
+    "ON v.entry_id = e.id AND v.card_hash = e.card_hash AND v.state IN ('ok', 'unstored') ORDER BY e.id"
 )
 
 

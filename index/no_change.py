@@ -19,7 +19,8 @@ import json
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 from dslake_index import catalog as catalog_db
@@ -36,12 +37,12 @@ SETTLED_META = ("render_version", "fulltext_version", "load_hint_form", "embed_m
 STORE_FILES = ("chroma.sqlite3", "chroma.sqlite3-wal")  # the embedded store's database (vector_check reads it)
 _PACKAGE = Path(__file__).resolve().parent
 
-# What sync_vectors would do: vectors no entry owns, entries without an up-to-date vector, vectors not copied into
-# the manifest (the same conditions as its three queries).
+# What sync_vectors would do: entries without an up-to-date vector, vectors not copied into the manifest (the same
+# conditions as its queries). The store's lag (index/vector_lag.py: vectors no entry owns, vectors the manifest
+# holds ahead of the store) is no index's work: the store's next reader writes it.
 _VECTOR_WORK = """
-SELECT EXISTS (SELECT 1 FROM vectors v LEFT JOIN entries e ON e.id = v.entry_id WHERE e.id IS NULL)
-    OR EXISTS (SELECT 1 FROM entries e LEFT JOIN vectors v ON v.entry_id = e.id
-               WHERE v.entry_id IS NULL OR v.card_hash != e.card_hash OR v.state != 'ok')
+SELECT EXISTS (SELECT 1 FROM entries e LEFT JOIN vectors v ON v.entry_id = e.id
+               WHERE v.entry_id IS NULL OR v.card_hash != e.card_hash OR v.state NOT IN ('ok', 'unstored'))
     OR EXISTS (SELECT 1 FROM vectors v JOIN entries e ON e.id = v.entry_id AND e.card_hash = v.card_hash
                WHERE v.state = 'ok' AND v.embedding IS NULL)
 """
@@ -57,6 +58,20 @@ class NoChange:
         self.unchanged, self.entries, self.families = unchanged, entries, families
         self.failures, self.failed = failures, len(failures)
         self.skipped_files, self.seconds = skipped_files, seconds
+        self.phases: dict[str, dict[str, float]] = {}  # as IndexSummary's: the scan, and the check as the plan
+
+    def to_dict(self) -> dict[str, object]:
+        """Return the report as IndexSummary.to_dict() returns a no-change run's: the same keys, in its order."""
+        return {"added": 0, "changed": 0, "removed": 0, "unchanged": self.unchanged, "failed": self.failed,
+                "profiled": 0, "reused": 0, "entries": self.entries, "families": self.families, "embedded": 0,
+                "skipped": len(self.skipped_files), "skipped_files": [list(row) for row in self.skipped_files],
+                "seconds": self.seconds, "failures": [list(row) for row in self.failures], "analysis": None,
+                "summaries": None, "vectors_repaired": 0, "notes": [], "cluster": None, "phases": self.phases}
+
+
+def _timed(wall: float, cpu: float, n: int) -> dict[str, float]:
+    """Return one phase's figures as index/timings.py writes them (that module's dataclasses are not loaded here)."""
+    return {"wall": round(time.perf_counter() - wall, 3), "cpu": round(time.process_time() - cpu, 3), "n": n}
 
 
 def files_signature(folders: Sequence[str]) -> str:
@@ -103,6 +118,21 @@ def record_settled(conn: sqlite3.Connection, model_folder: str | None, profiler_
         set_meta(conn, SETTLED_KEY, value)
 
 
+@contextmanager
+def follow_store(conn: sqlite3.Connection, chroma_dir: Path) -> Iterator[None]:
+    """Around a write to the store that changes nothing an index decides (index/vector_lag.py, a reader writing
+    the store's lag): a settled stamp that held before still holds after, with the store's new stat and stamp."""
+    before = store_signature(chroma_dir), get_meta(conn, "vector_stamp")
+    yield
+    stamp = json.loads(get_meta(conn, SETTLED_KEY) or "null")
+    if not isinstance(stamp, dict) or (stamp.get("store"), stamp["meta"].get("vector_stamp")) != before:
+        return  # none, or one that no longer held: the next index hands over anyway
+    stamp["store"] = store_signature(chroma_dir)
+    stamp["meta"]["vector_stamp"] = get_meta(conn, "vector_stamp")
+    with transaction(conn):
+        set_meta(conn, SETTLED_KEY, json.dumps(stamp))
+
+
 def answer_if_unchanged(root: Path, catalog_dir: Path, chroma_dir: Path, inputs: str, named: bool,
                         accept: Callable[[NoChange], bool]) -> NoChange | None:
     """Return what a plain whole-lake index would report when it would change nothing, having written what it
@@ -146,11 +176,15 @@ def _answer(conn: sqlite3.Connection, root: Path, catalog_dir: Path, chroma_dir:
             or any(get_meta(conn, key) != value for key, value in stamp["meta"].items())
             or folders[:1] != [str(_PACKAGE)] or files_signature(folders) != stamp["signature"]):
         return None
+    wall, cpu = time.perf_counter(), time.process_time()
     scan = scan_lake(root, catalog_dir, follow_symlinks)
+    scanned = _timed(wall, cpu, len(scan.files))
+    wall, cpu = time.perf_counter(), time.process_time()
     report = check(conn, scan, str(stamp["profiler_version"]), on_work=lambda files: _start_profilers(root, catalog_dir, files))
     if report is None or not accept(report):
         hand_over(scan, root, catalog_dir, follow_symlinks)
         return None
+    report.phases = {"scan": scanned, "plan": _timed(wall, cpu, 1)}
     with transaction(conn):  # what a no-change run of the pipeline writes that differs from what it read
         conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('last_index_at', ?)", (str(time.time()),))
     return report

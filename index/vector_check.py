@@ -131,8 +131,10 @@ def compare(conn: sqlite3.Connection, store: Any) -> VectorDrift:
 def _compare(conn: sqlite3.Connection, store: Any) -> tuple[VectorDrift, list[str], list[str]]:
     """Return the drift, the recorded ids to re-embed, and the stored ids no entry owns."""
     stored = store.card_hashes()
-    recorded = {row[0]: (row[1], row[2]) for row in conn.execute("SELECT entry_id, card_hash, state FROM vectors")}
     entries = {row[0] for row in conn.execute("SELECT id FROM entries")}
+    # A removed entry's row is the store's lag (index/vector_lag.py), not a vector it should hold.
+    recorded = {row[0]: (row[1], row[2]) for row in conn.execute("SELECT entry_id, card_hash, state FROM vectors")
+                if row[0] in entries}
     missing = [i for i, (_, state) in recorded.items() if state == "ok" and i not in stored]
     stale = [i for i, (card_hash, state) in recorded.items()
              if state == "ok" and i in stored and stored[i] != card_hash]

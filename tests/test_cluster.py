@@ -111,6 +111,26 @@ def write_small_lake(root: Path, n: int) -> Path:
     return root
 
 
+def test_batches_go_to_the_cluster_a_window_at_a_time(cluster, tmp_path, monkeypatch):
+    from dslake_index import cluster as cluster_module
+
+    on_cluster, local = two_copies(write_small_lake(tmp_path / "src", 160), tmp_path)
+    monkeypatch.setattr("dslake_index.collect.AHEAD_PER_WORKER", 1)  # a window of one batch per worker thread
+    in_flight: list[int] = []
+    real_start = cluster_module._Tasks.start_next
+
+    def counting_start(self, finished):
+        real_start(self, finished)
+        in_flight.append(len(self.running))
+
+    monkeypatch.setattr(cluster_module._Tasks, "start_next", counting_start)
+    summary = Lake.open(on_cluster).index(cluster=address(cluster))
+    assert (summary.added, summary.failed, summary.notes) == (160, 0, [])
+    assert summary.cluster["tasks"] == 20 and max(in_flight) == 2  # 20 batches of 8, two at a time
+    Lake.open(local).index()
+    assert snapshot(on_cluster / ".dslake") == snapshot(local / ".dslake")
+
+
 def test_a_worker_killed_mid_run_loses_nothing(cluster, tmp_path):
     on_cluster, local = two_copies(write_small_lake(tmp_path / "src", 160), tmp_path)
     pids = cluster.run(os.getpid)

@@ -97,7 +97,7 @@ def test_anything_it_is_not_sure_of_is_handed_over_with_nothing_written(tmp_path
         assert answer(argv) is False
         assert capsys.readouterr().out == "" and _state(catalog) == settled
 
-    handed_over(["index", str(root), "--json"])
+    handed_over(["index", str(root), "--json", "--watch"])  # --json alone is answered (the test below)
     handed_over(["index", str(root), "sales.csv"])
     with writer_lock(catalog):  # another index is running: the full CLI says so
         handed_over(["index", str(root)])
@@ -178,3 +178,21 @@ def test_a_hand_over_starts_the_profilers_server_for_the_changed_files(tmp_path)
     assert not Path(f"/proc/{seen['started']}").exists()  # ended, and reaped, with its process
     # Workbooks and Parquet files profile the same from a server that did not preload their readers.
     assert seen["profiles"] == [profile_json(profile_path(Path(p), Limits())) for p in samples]
+
+
+def test_json_is_answered_as_the_full_cli_answers_it(tmp_path):
+    root = _lake(tmp_path)
+    dslake = Path(sys.executable).with_name("dslake")
+    done = subprocess.run([str(dslake), "index", str(root), "--json"], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPROFILEIMPORTTIME": "1"}, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr
+    loaded = {line.split("|")[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+    assert not loaded & {"click", "rich", "dataclasses", "numpy", "chromadb", "dslake_index.indexer"}
+    full = CliRunner().invoke(cli, ["index", str(root), "--json"])
+    assert full.exit_code == 0
+    quick, slow = json.loads(done.stdout), json.loads(full.stdout)
+    assert list(quick) == list(slow)  # the same keys, in the same order
+    assert set(quick["phases"]) == {"scan", "plan"} and set(quick["phases"]) <= set(slow["phases"])
+    timed = ("seconds", "phases")
+    assert {k: v for k, v in quick.items() if k not in timed} == {k: v for k, v in slow.items() if k not in timed}
+    assert quick["failed"] == 1 and quick["skipped"] == 1

@@ -1,11 +1,12 @@
-"""`dslake index LAKE [--catalog DIR]` that finds nothing changed, answered before click and rich are imported.
+"""`dslake index LAKE [--catalog DIR] [--json]` that finds nothing changed, answered before click and rich are imported.
 
 A no-change index (a cron job's, a watcher's peer's) is all start-up: click, rich, the facade and the pipeline's
 code cost more than stat-ing the lake and reading the manifest. When the `dslake` console script loads cli.py,
-cli.py first calls answer_from_console_script(): for the plain form (LAKE and at most --catalog DIR, no other
-option) it finds the catalog as the Lake facade would and asks the front door whether the lake, the catalog and
+cli.py first calls answer_from_console_script(): for the plain form (LAKE and at most --catalog DIR and --json, no
+other option) it finds the catalog as the Lake facade would and asks the front door whether the lake, the catalog and
 the settings' inputs are as the last plain index left them (index_if_unchanged, which writes what a no-change
-index writes). Then it prints exactly the lines `print_index_summary` prints and exits 0.
+index writes). Then it prints exactly the lines `print_index_summary` prints, or the JSON object `--json` prints
+(its timings those of this path), and exits 0.
 Anything it is not sure of (another option, a changed file, a lock held, a setting or file it cannot read, an
 environment that makes rich draw differently, a lake without files, whose note the full CLI adds) hands over to the full CLI, which finds nothing done yet but the scan.
 """
@@ -34,14 +35,18 @@ def summary_line(s: Any) -> str:
             f"embedded {getattr(s, 'embedded', 0)} · {s.seconds:.1f} s")
 
 
-def plain_index_arguments(argv: list[str]) -> tuple[str, str | None] | None:
-    """Return (LAKE, --catalog DIR or None) of `index LAKE [--catalog DIR]`, else None (any other form)."""
+def plain_index_arguments(argv: list[str]) -> tuple[str, str | None, bool] | None:
+    """Return (LAKE, --catalog DIR or None, --json) of `index LAKE [--catalog DIR] [--json]`, else None (any other
+    form)."""
     if argv[:1] != ["index"]:
         return None
     lake = catalog = None
+    as_json = False
     words = iter(argv[1:])
     for word in words:
-        if word == "--catalog" and catalog is None:
+        if word == "--json" and not as_json:
+            as_json = True
+        elif word == "--catalog" and catalog is None:
             catalog = next(words, None)
             if catalog is None or catalog.startswith("-") or not catalog:
                 return None
@@ -51,7 +56,7 @@ def plain_index_arguments(argv: list[str]) -> tuple[str, str | None] | None:
             return None  # an option, a second word (PATHS), an empty one, a lake in object storage
         else:
             lake = word
-    return (lake, catalog) if lake is not None else None
+    return (lake, catalog, as_json) if lake is not None else None
 
 
 def answer(argv: list[str]) -> bool:
@@ -64,7 +69,7 @@ def answer(argv: list[str]) -> bool:
 
     from dsstar_lake.base.settings_inputs import settings_inputs, user_config_path
 
-    lake, catalog = given
+    lake, catalog, as_json = given
     try:
         root = Path(lake).expanduser()
         if not root.is_dir():
@@ -80,15 +85,29 @@ def answer(argv: list[str]) -> bool:
     inputs = settings_inputs([str(catalog_dir / CATALOG_CONFIG), user_config_path()])  # Lake.open's order
     terminal = sys.stdout.isatty()
     report = index_if_unchanged(root, catalog_dir, inputs, named=catalog is not None,
-                                accept=lambda r: r.unchanged > 0 and _verbatim(r, terminal))
+                                accept=lambda r: r.unchanged > 0 and (as_json or _verbatim(r, terminal)))
     if report is None:
         return False
+    if as_json:
+        sys.stdout.write(json_report(report) + "\n")
+        sys.stdout.flush()
+        return True
     lines = [summary_line(report)]
     lines += _listed(report.failures, "failed", "… and {n} more (dslake status)")
     lines += _listed(report.skipped_files, "skipped", "… and {n} more skipped (--json lists them all)")
     sys.stdout.write("".join(line + "\n" for line in lines))
     sys.stdout.flush()
     return True
+
+
+def json_report(report: Any) -> str:
+    """Return the one JSON object `dslake index --json` prints for a no-change report (docs/json.md's
+    dslake.index/1, as views/jsonout.py writes it: that module and click are not loaded here)."""
+    import json
+
+    body = report.to_dict()
+    body["seconds"] = round(float(body["seconds"]), 3)
+    return json.dumps({"schema": "dslake.index/1", **body}, indent=2, ensure_ascii=False)
 
 
 def _verbatim(report: Any, terminal: bool) -> bool:

@@ -38,9 +38,10 @@ class Prewarm:
 
     def _run(self) -> None:
         try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", DeprecationWarning)
-                import chromadb  # noqa: F401  (importing it is most of opening the store)
+            if self._store is not None:  # None: the index leaves the store lagging (index/vector_lag.py)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", DeprecationWarning)
+                    import chromadb  # noqa: F401  (importing it is most of opening the store)
             if self._store is not None and self._begin():
                 try:
                     self._store()  # Chroma's native code: stop() waits for it, as for the model's load
