@@ -206,5 +206,8 @@ def test_auto_on_the_samples_embeds_each_changed_card_once(samples_lake, tmp_pat
     assert summary.profiled == 0  # the cached profiles were kept
     assert summary.analysis["analyzed"] > 0 and summary.summaries["written"] > 0  # both passes changed entries
     entry_ids = {row[0] for row in lake.connection().execute("SELECT id FROM entries")}
-    assert sorted(upserted) == sorted(entry_ids) and summary.embedded == len(entry_ids)  # each card once
+    assert summary.embedded == len(entry_ids)  # each card embedded once
+    # The store gets each card's vector once: from the index, or from the manifest when its first reader brings
+    # a lagging store in step (index/vector_lag.py; a check of the vectors is such a reader).
     assert lake.status(check_vectors=True).problems == []
+    assert sorted(upserted) == sorted(entry_ids)
