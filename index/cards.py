@@ -20,7 +20,7 @@ DESC_MAX = 12000  # a bound for pathological files; a wide workbook (mmc5: 312 c
 NOTES_MAX = 3000  # characters of notes per description: each note stays whole up to it, and a cut says so
 DETAIL_COLUMNS = 30  # columns described one per line in a table; the rest are listed by name, type and unit
 REST_CHARS = 6000  # characters of that list of the rest (names of a 180-column workbook fit)
-SHORT_CHARS = 3500  # characters of short lines (fill values, missing, range) for columns past the detailed ones
+SHORT_CHARS = 8000  # characters of short lines (fill values, missing, range) for columns past the detailed ones
 MAX_TABLES_DETAILED = 6
 EXAMPLE_WIDTH = 64  # characters of one example cell: a metro area's or a contributor's whole name fits
 ROW_CELL_WIDTH = 32  # characters of one cell of the first rows
@@ -189,7 +189,7 @@ def _short_line(c: Column) -> str:
     if c.fill is not None:
         parts.append(fill_text(c))
     if c.min is not None and c.max is not None and c.min != c.max:
-        parts.append(f"range {_v(c.min, 24)} .. {_v(c.max, 24)}" + (" without it" if c.fill is not None else ""))
+        parts.append(f"{_short_v(c.min)} .. {_short_v(c.max)}" + (" without it" if c.fill is not None else ""))
     elif c.min is not None and c.min == c.max:
         parts.append(f"{_v(c.min, 24)} in every row" + (" with a value" if c.nulls else ""))
     if c.shows:
@@ -199,15 +199,33 @@ def _short_line(c: Column) -> str:
     return "; ".join(parts)
 
 
+def _short_v(value: Any) -> str:
+    """Return a bound of a short line's range: a fraction to 4 significant digits (0.001629109 as 0.001629, 16774.3
+    as 16774), what the line is for (what the values are like) in the room a 179-column table's lines have; one
+    that would round to a whole number keeps its digits (0.999988 is not 1)."""
+    if isinstance(value, float) and not value.is_integer() and abs(value) < 1e15:
+        if abs(value) >= 1000:
+            return str(round(value))
+        text = f"{value:.4g}"
+        return text if not float(text).is_integer() else _v(value, 24)
+    return _v(value, 24)
+
+
 def _short_picks(columns: list[Column], budget: int) -> set[int]:
-    """Return the ids of the later columns given a short line within budget characters: first those with fill
-    values or a code (a question's Kp or proton flux needs its fill value), then those with missing values, then
-    the rest, each in table order."""
+    """Return the ids of the later columns given a short line within budget characters, by what the line adds to
+    the name and type the list of the rest gives: first those with fill values or a code (a question's Kp or
+    proton flux needs its fill value), then those with a range (a workbook's Log2_variant_per_Mbp, its values on
+    a log scale), then those with missing values only, each in table order; a line that would add nothing is not
+    written."""
     def rank(c: Column) -> int:
-        return 0 if c.fill is not None or c.shows or c.gaps else 1 if c.nulls else 2
+        if c.fill is not None or c.shows or c.gaps:
+            return 0
+        return 1 if c.min is not None else 2 if c.nulls else 3
 
     picked: set[int] = set()
     for c in sorted(columns, key=rank):
+        if rank(c) == 3:
+            break
         cost = len(_short_line(c)) + 7
         if cost > budget:
             break
@@ -237,14 +255,14 @@ def _table_block(t: Table, relpath: str, index: int, n_tables: int, detailed: bo
     out.append(f"  columns{stats_share(t)}:")
     for c in t.columns[:DETAIL_COLUMNS]:
         out.append("    - " + _column_line(c))
-    later = t.columns[DETAIL_COLUMNS:]
+    later = t.columns[DETAIL_COLUMNS:] + t.later_columns
     short = _short_picks(later, short_chars)
     out += ["    - " + _short_line(c) for c in later if id(c) in short]
     # every name stays, with its type and unit: only the statistics are cut (a wildfire table's 37th column,
     # station_verified_in_psa, was a name lost in a cut list; a workbook's 150th, Log2_variant_per_Mbp, another)
     rest = [f"{c.name!r} {_short_kind(c)}" for c in later if id(c) not in short]
     rest += [f"{name!r} {kind}".rstrip() for name, kind in t.more_columns]
-    unnamed = t.n_cols - len(t.columns) - len(t.more_columns)
+    unnamed = t.n_cols - len(t.columns) - len(t.later_columns) - len(t.more_columns)
     if rest:
         out.append(f"    - and {t.n_cols - DETAIL_COLUMNS - len(short)} more (statistics left out): "
                    + clip(", ".join(rest), REST_CHARS) + (f", and {unnamed} not described" if unnamed > 0 else ""))
@@ -352,6 +370,9 @@ def describe(profile: Profile, relpath: str) -> str:
     detailed = MAX_TABLES_DETAILED if len(p.tables) <= MAX_TABLES_DETAILED else 3
     tail = ([f"... and {len(p.tables) - 12} more tables"] if len(p.tables) > 12 else []) + _tail_lines(p)
     short_chars = SHORT_CHARS
+    # the tables whose later columns may have short lines share what is over the limit: two wide tables on a sheet
+    # each give up half of it (the whole of it from each left neither a short line)
+    sharing = max(1, sum(1 for t in p.tables[:detailed] if len(t.columns) + len(t.later_columns) > DETAIL_COLUMNS))
     while True:
         tables: list[str] = []
         for i, t in enumerate(p.tables[:12]):
@@ -359,7 +380,7 @@ def describe(profile: Profile, relpath: str) -> str:
         over = sum(len(ln) + 1 for ln in out + tables + tail) - DESC_MAX
         if over <= 0 or short_chars == 0:  # the later columns' short lines give way before any name is cut
             break
-        short_chars = max(0, short_chars - over - 100)
+        short_chars = max(0, short_chars - -(-over // sharing) - 100)
     out += tables + tail
     text = "\n".join(out)
     return text if len(text) <= DESC_MAX else text[: DESC_MAX - 20].rsplit("\n", 1)[0] + "\n[... truncated]"

@@ -20,7 +20,7 @@ from typing import Any
 from dslake_index.name_dates import SPAN_LABEL as _SPAN_LABEL
 from dslake_index.name_dates import card_term, content_span, family_line
 from dslake_index.profilers.base import Column, Profile
-from dslake_index.profilers.stats import MAX_KINDS, ROW_SKETCH
+from dslake_index.profilers.stats import MAX_KINDS, ROW_SKETCH, short_facts
 from dslake_index.profilers.textio import clip
 from dslake_index.stored_json import collector_paused, loads
 
@@ -84,6 +84,10 @@ def family_view(representative: Profile, facts: list[MemberFacts]) -> FamilyView
             continue
         by_name = [{c.get("name"): c for c in s.get("columns") or []} for s in stored]  # one pass per member
         table.columns = [_merged(col, [named.get(col.name) for named in by_name]) for col in table.columns]
+        if table.later_columns:  # their short lines say the family's missing rows, fill values and ranges too
+            by_name = [{c.get("name"): c for c in s.get("later_columns") or []} for s in stored]
+            table.later_columns = [short_facts(_merged(col, [named.get(col.name) for named in by_name]))
+                                   for col in table.later_columns]
     view = FamilyView(profile, lines)
     named = [(m.path.rsplit("/", 1)[-1], content_span(m.tables, m.time_span, m.sampled, _SPAN_LABEL.get(
         representative.format, "times"))) for m in facts]

@@ -161,7 +161,7 @@ def _value_mismatches(df: Any, table: Table, where: str) -> list[Mismatch]:
     """Look at the loaded values: delimiters inside cells, numbers left as text, header rows inside the data."""
     out: list[Mismatch] = []
     head = df.iloc[:VALUES_LOOKED_AT]
-    by_name = {c.name: c for c in table.columns}
+    by_name = {c.name: c for c in table.columns + table.later_columns}
     tabs, as_text, not_numeric = [], [], []
     for j in range(min(len(df.columns), 200)):
         name = str(df.columns[j])

@@ -109,7 +109,7 @@ def test_a_wide_tables_later_columns_keep_their_fill_values_missing_counts_and_r
     later = {line.strip()[3:].split("'")[0]: line for line in text.splitlines() if line.startswith("    - 'c")}
     assert f"c{DETAIL_COLUMNS + 11}" in later  # every later column has a line of its own here
     fill = later[f"c{DETAIL_COLUMNS + 3}"]
-    assert "fill value 99999.99 in 5 rows (missing data)" in fill and "range 34 .. 82 without it" in fill
+    assert "fill value 99999.99 in 5 rows (missing data)" in fill and "; 34 .. 82 without it" in fill
     assert "10 missing" in later[f"c{DETAIL_COLUMNS + 4}"]
     assert "values look like Kp-style codes" in later[f"c{DETAIL_COLUMNS + 5}"]
     assert "statistics left out" not in text

@@ -84,14 +84,17 @@ def test_a_wide_table_keeps_every_column_name_in_its_description_and_its_brief()
                 Column("dominant_strategy_25_s", "text", 40, 0, 3, unit="s")]
     table = Table(n_rows=40, n_cols=len(columns), columns=columns, read_hint="pd.read_csv({path})")
     description = describe(Profile(format="csv", tables=[table]), "fires.csv")
-    # the later columns keep a short line each (range, fill and missing values) when the description has room
-    assert "    - 'station_verified_in_psa': int; range 0 .. 1\n    - 'dominant_strategy_25_s': text" in description
+    # the later columns keep a short line each (range, fill and missing values) when the description has room; one
+    # whose line would say no more than its name and type is listed with the rest
+    assert "    - 'station_verified_in_psa': int; 0 .. 1\n" in description
+    assert "    - and 1 more (statistics left out): 'dominant_strategy_25_s' text" in description
     short = brief(description)
     assert "'station_verified_in_psa' int" in short and "[s]" not in short  # words have no unit
 
 
 def test_columns_past_the_profiled_ones_are_named_with_their_types_in_csv_and_parquet(tmp_path):
-    """A 179-column workbook hid 'Log2_variant_per_Mbp' as one of "119 not described": every header name stays."""
+    """A 179-column workbook hid 'Log2_variant_per_Mbp' as one of "119 not described": every header name stays, and
+    the columns past the profiled ones keep their short lines."""
     import pandas as pd
     from dslake_index.cards import describe
     from dslake_index.profilers.base import Limits
@@ -102,8 +105,10 @@ def test_columns_past_the_profiled_ones_are_named_with_their_types_in_csv_and_pa
     frame.to_parquet(tmp_path / "wide.parquet")
     for name in ("wide.csv", "wide.parquet"):
         description = describe(profile_path(tmp_path / name, Limits(max_columns=60)), name)
-        assert "'gene_65' int" in description and "'Log2_variant_per_Mbp' float" in description, description
-        assert "not described" not in description and "the first 60 are described, the rest named" in description
+        assert "    - 'gene_65': int; 65 .. 66\n" in description, description
+        assert "    - 'Log2_variant_per_Mbp': float; 0.5 .. 1.5\n" in description, description
+        assert "not described" not in description and "statistics left out" not in description
+        assert "71 columns; the first 60 are profiled in full, the rest in short" in description
 
 
 def _table(path: str, title: str, columns: list[str], rows: int = 40) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-PROFILER_VERSION = 12  # bump to re-profile every file when profilers change what they extract
+PROFILER_VERSION = 13  # bump to re-profile every file when profilers change what they extract
 
 
 class ProfileError(Exception):
@@ -19,6 +19,10 @@ class ProfileError(Exception):
 
 # Read hints are Python expressions with this placeholder where the file's path goes (as a string literal).
 PATH_PLACEHOLDER = "{path}"
+
+# Columns past Limits.max_columns given the facts of a short line (type, missing, fill value, range): 400 in all,
+# the columns a sheet reads. They cost little to find, and the description's own limits decide how many it shows.
+LATER_COLUMNS = 340
 
 
 @dataclass
@@ -76,8 +80,12 @@ class Table:
     n_rows_exact: bool = True
     n_cols: int = 0
     columns: list[Column] = field(default_factory=list)
-    # [name, kind] of the columns past those described (limits.max_columns): a 179-column workbook's names all
-    # reach the description, so a coder never guesses one (kind '' where the type is not known without a read)
+    # the columns past those described (limits.max_columns), up to LATER_COLUMNS more, with only what a short line
+    # says (type, unit, missing, fill value, range, what the values show, gaps): a 179-column workbook's 147th
+    # column, Log2_variant_per_Mbp, was a name without its range or its missing rows
+    later_columns: list[Column] = field(default_factory=list)
+    # [name, kind] of the columns past those (kind '' where the type is not known without a read): every name
+    # reaches the description, so a coder never guesses one
     more_columns: list[list[str]] = field(default_factory=list)
     sample_rows: list[list[Any]] = field(default_factory=list)
     header_row: int | None = 0  # 0-based line/row of the header in the file or sheet; None = no header
@@ -126,7 +134,8 @@ class Profile:
         for t in data.pop("tables", []) or []:
             t = dict(t)
             cols = [Column(**c) for c in t.pop("columns", []) or []]
-            tables.append(Table(columns=cols, **t))
+            later = [Column(**c) for c in t.pop("later_columns", []) or []]
+            tables.append(Table(columns=cols, later_columns=later, **t))
         return cls(tables=tables, **data)
 
     def signature(self) -> str:

@@ -27,6 +27,7 @@ from dslake_index.profilers.stats import (
     row_facts,
     sample_rows,
     share_totals,
+    width_notes,
     year_outliers,
 )
 from dslake_index.profilers.textio import clip, count_lines, decode_head, detect_encoding, read_at
@@ -670,7 +671,7 @@ def profile_delimited(path: Path | None, head: bytes, size: int, limits: Limits,
                          + (" and chunks spread over the file" if stats_df is not df else "")
                          + "; the row count is estimated from the average line length")
     describe_columns(table, stats_df, limits)
-    notes += fill_notes(table.columns) + repeated_times(table.columns) + share_totals(df)
+    notes += fill_notes(table.columns + table.later_columns) + repeated_times(table.columns) + share_totals(df)
     notes += total_disagreements(lay.footer + [p for p in lay.preamble if p], [("the table", df)])
     if table.n_rows == len(df):
         table.year_sums = year_sums(df)
@@ -690,9 +691,7 @@ def profile_delimited(path: Path | None, head: bytes, size: int, limits: Limits,
     notes += duplicate_rows_note(table.duplicate_rows, hashed, whole=table.n_rows_exact and hashed == table.n_rows)
     table.sample_rows = sample_rows(df, limits)
     table.read_hint = hint_of(kw)
-    if len(df.columns) > limits.max_columns:
-        notes.append(f"{len(df.columns)} columns; the first {limits.max_columns} are described, "
-                         "the rest named")
+    notes += width_notes(len(df.columns), limits)
     title = None
     if lay.preamble:
         title = next((p for p in lay.preamble if p), None)

@@ -157,6 +157,10 @@ def _first(row: list[Any]) -> Any:
 def _frame(rows: list[list[Any]], names: list[str]) -> Any:
     import pandas as pd
 
+    # the cells pandas' readers take for missing values by default ('NA', 'n/a', '#N/A', 'null', ...): the load
+    # line's read_excel does, so a column of numbers with 'NA' in 50 rows is float with 50 missing, not a mix
+    from pandas._libs.parsers import STR_NA_VALUES
+
     df = pd.DataFrame(rows, columns=names, dtype=object)
     # Each column is typed on its own and the frame is made once from them: assigning hundreds of columns back
     # into the object frame one by one split and copied its block each time (a wide sheet's 312 columns).
@@ -164,9 +168,15 @@ def _frame(rows: list[list[Any]], names: list[str]) -> Any:
     for c in df.columns:
         col = df[c]
         s = col.dropna()
+        kinds = set(map(type, s.tolist()))
+        if str in kinds:
+            missing = s.isin(STR_NA_VALUES)
+            if missing.any():
+                col = col.where(~col.isin(STR_NA_VALUES), None)
+                s = s[~missing]
+                kinds = set(map(type, s.tolist()))
         if not s.empty:
             # a number (not a bool), a date or a text in every cell: tested once per distinct type, not per value
-            kinds = set(map(type, s.tolist()))
             if all(issubclass(k, (int, float)) and not issubclass(k, bool) for k in kinds):
                 col = pd.to_numeric(col)
                 if col.notna().all() and (col % 1 == 0).all():
@@ -242,7 +252,7 @@ def block_table(grid: list[list[Any]], occ: Any, b: Block, sheet: str, several: 
     describe_columns(table, df, limits)
     table.duplicate_rows, table.row_hashes = row_facts(df)
     notes += duplicate_rows_note(table.duplicate_rows, len(df))
-    notes += name_notes(filled) + header_misfits(df) + year_outliers(df) + fill_notes(table.columns)
+    notes += name_notes(filled) + header_misfits(df) + year_outliers(df) + fill_notes(table.columns + table.later_columns)
     if h is not None:
         for j, unit in units.items():
             if j < len(table.columns):

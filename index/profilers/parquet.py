@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from dslake_index.profilers.base import Column, Limits, Profile, ProfileError, Table
-from dslake_index.profilers.stats import column_stats, jsonable, sample_rows, unit_of
+from dslake_index.profilers.base import LATER_COLUMNS, Column, Limits, Profile, ProfileError, Table
+from dslake_index.profilers.stats import column_stats, jsonable, sample_rows, unit_of, width_notes
 
 MAX_ROW_GROUPS_STATS = 200  # row groups whose statistics are merged into min/max/nulls
 SAMPLE_ROWS = 2000
@@ -72,7 +72,19 @@ def profile_parquet(path: Path | Any, size: int, limits: Limits, sample: bool = 
             col.min, col.max = jsonable(lo), jsonable(hi)
         if nulls is not None:
             col.nulls, col.non_null = nulls, md.num_rows - nulls
-    table.more_columns = [[n, _arrow_kind(schema.field(n).type)] for n in names[limits.max_columns:]]
+    # the later columns' short lines from the footer alone: their type, bounds and missing values, no data read
+    later = names[limits.max_columns : limits.max_columns + LATER_COLUMNS]
+    for name in later:
+        col = Column(name=name, dtype=_arrow_kind(schema.field(name).type), unit=unit_of(name))
+        j = leaf.get(name)
+        lo, hi, nulls = _merge_stats(md, j) if j is not None else (None, None, None)
+        if lo is not None:
+            col.min, col.max = jsonable(lo), jsonable(hi)
+        if nulls is not None:
+            col.nulls, col.non_null = nulls, md.num_rows - nulls
+        table.later_columns.append(col)
+    past = limits.max_columns + len(later)
+    table.more_columns = [[n, _arrow_kind(schema.field(n).type)] for n in names[past:]]
     table.sample_rows = sample_rows(df, limits)
     prof.tables.append(table)
     prof.structure = {"row_groups": md.num_row_groups, "created_by": md.created_by,
@@ -85,8 +97,7 @@ def profile_parquet(path: Path | Any, size: int, limits: Limits, sample: bool = 
         prof.notes.append("written by pandas (index and dtypes restore with pd.read_parquet)")
     if md.num_rows > len(df):
         prof.sampled = True
-    if len(names) > limits.max_columns:
-        prof.notes.append(f"{len(names)} columns; the first {limits.max_columns} are described, the rest named")
+    prof.notes += width_notes(len(names), limits)
     return prof
 
 

@@ -191,7 +191,7 @@ def profile_stacked(text: str, lay: Layout, stack: Stack, encoding: str, size: i
                       for row in df.astype(str).itertuples(index=False)]
             table_notes.append(f"table {i + 1}: label/value lines: " + " | ".join(clip(x, 200) for x in lines_))
         names = [str(c) for c in df.columns]
-        for n in (frame_notes + name_notes(names) + header_misfits(df) + year_outliers(df) + fill_notes(t.columns)
+        for n in (frame_notes + name_notes(names) + header_misfits(df) + year_outliers(df) + fill_notes(t.columns + t.later_columns)
                   + share_totals(df)):
             table_notes.append(f"table {i + 1}: {n}")
     titled = [f"{i + 1} {t.name!r} ({t.location})" if t.name else f"{i + 1} ({t.location})"

@@ -12,7 +12,7 @@ import zlib
 from collections import Counter
 from typing import Any
 
-from dslake_index.profilers.base import Column, Limits, Table
+from dslake_index.profilers.base import LATER_COLUMNS, Column, Limits, Table
 from dslake_index.profilers.time_gaps import time_gaps
 from dslake_index.profilers.value_kinds import (
     THIRDS_WORDS,
@@ -186,19 +186,42 @@ def _round(x: float) -> float:
 
 
 def describe_columns(table: Table, df: Any, limits: Limits) -> None:
-    """Set a table's described columns (the first limits.max_columns) and the names and kinds of the rest."""
+    """Set a table's described columns (the first limits.max_columns), the short facts of the next LATER_COLUMNS,
+    and the names and kinds of the rest."""
     table.columns = column_stats(df, limits)
+    table.later_columns = [short_facts(c) for c in column_stats(df, limits, limits.max_columns, LATER_COLUMNS)]
+    past = limits.max_columns + len(table.later_columns)
     names, dtypes = list(df.columns), list(df.dtypes)  # no frame slice: it cost ~1 ms on a frame of 57 blocks
     table.more_columns = [[str(name), _DTYPE_KIND.get(dtype.kind, "")]
-                          for name, dtype in zip(names[limits.max_columns:], dtypes[limits.max_columns:], strict=True)]
+                          for name, dtype in zip(names[past:], dtypes[past:], strict=True)]
+
+
+def width_notes(n_cols: int, limits: Limits) -> list[str]:
+    """Return a note on how a wide table's columns are described: the first in full, the next in short, the rest by
+    name."""
+    if n_cols <= limits.max_columns:
+        return []
+    later = min(n_cols - limits.max_columns, LATER_COLUMNS)
+    rest = n_cols - limits.max_columns - later
+    return [f"{n_cols} columns; the first {limits.max_columns} are profiled in full, "
+            + (f"the next {later} in short (type, missing, fill value, range), the other {rest} by name" if rest
+               else "the rest in short (type, missing, fill value, range)")]
+
+
+def short_facts(col: Column) -> Column:
+    """Return what a short line says of a column (type, unit, missing, fill value, range, what its values show,
+    gaps): its examples, counts of distinct values, mean and kinds of rows are not kept."""
+    return Column(name=col.name, dtype=col.dtype, non_null=col.non_null, nulls=col.nulls, min=col.min, max=col.max,
+                  unit=col.unit, fill=col.fill, fill_count=col.fill_count, shows=col.shows, gaps=col.gaps)
 
 
 # the kind a column past the described ones shows, from its dtype alone (text needs its values read to say more)
 _DTYPE_KIND = {"i": "int", "u": "int", "f": "float", "b": "bool", "M": "datetime"}
 
 
-def column_arrays(df: Any, count: int) -> list[Any]:
-    """Return the arrays of a frame's first count columns, each taken once (ndarray or pandas extension array).
+def column_arrays(df: Any, count: int, first: int = 0) -> list[Any]:
+    """Return the arrays of count columns of a frame from its first-th, each taken once (ndarray or pandas
+    extension array).
 
     pandas' positional column accessor costs ~1 µs a column; a Series per column (iloc, items) ~15-50 µs, and a
     frame slice by iloc a millisecond on the one-block-per-column frames read_csv makes.
@@ -206,20 +229,22 @@ def column_arrays(df: Any, count: int) -> list[Any]:
     take = getattr(df, "_get_column_array", None)
     if take is not None:
         try:
-            return [take(j) for j in range(min(count, df.shape[1]))]
+            return [take(j) for j in range(first, min(first + count, df.shape[1]))]
         except (AttributeError, IndexError, TypeError):  # another pandas: the public, slower way
             pass
     import numpy as np
 
-    return [s.to_numpy() if isinstance(s.dtype, np.dtype) else s.array for _, s in df.iloc[:, :count].items()]
+    return [s.to_numpy() if isinstance(s.dtype, np.dtype) else s.array
+            for _, s in df.iloc[:, first : first + count].items()]
 
 
-def column_stats(df: Any, limits: Limits) -> list[Column]:
-    """Describe the first limits.max_columns columns of a DataFrame (a sample or the whole table)."""
+def column_stats(df: Any, limits: Limits, first: int = 0, count: int | None = None) -> list[Column]:
+    """Describe count columns of a DataFrame (a sample or the whole table) from its first-th: by default its first
+    limits.max_columns."""
     import numpy as np
 
-    arrays = column_arrays(df, limits.max_columns)
-    names = [str(c) for c in list(df.columns[: len(arrays)])]
+    arrays = column_arrays(df, limits.max_columns if count is None else count, first)
+    names = [str(c) for c in list(df.columns[first : first + len(arrays)])]
     for j, arr in enumerate(arrays):
         dtype = arr.dtype
         # pandas' Int64 holds pd.NA, which numpy cannot sort or compare: as pandas' readers do, use float
@@ -240,7 +265,7 @@ def column_stats(df: Any, limits: Limits) -> list[Column]:
                 cols[j] = col
     for j in range(len(kinds)):
         if cols[j] is None:
-            cols[j] = _one_column(df.iloc[:, j], names[j], limits)
+            cols[j] = _one_column(df.iloc[:, first + j], names[j], limits)
     out = [c for c in cols if c is not None]
     time_kinds(out)
     return out

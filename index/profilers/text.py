@@ -151,7 +151,7 @@ def profile_text(path: Path, head: bytes, size: int, limits: Limits, ext: str) -
                           + ") are part of the document; read it as text")
         prof.tables = []
     for table in prof.tables:
-        prof.notes += fill_notes(table.columns)
+        prof.notes += fill_notes(table.columns + table.later_columns)
         if table.duplicate_rows and table.n_rows:
             prof.notes += duplicate_rows_note(table.duplicate_rows, table.n_rows, table.n_rows_exact)
     if prof.tables and (prof.tables[0].n_rows or 0) >= 0.5 * max(1, nonblank if whole else len(lines)):
