@@ -18,7 +18,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from dslake_index.name_dates import SPAN_LABEL as _SPAN_LABEL
-from dslake_index.name_dates import card_term, content_span, family_line
+from dslake_index.name_dates import card_term, content_span, family_line, stored_time
 from dslake_index.profilers.base import Column, Profile
 from dslake_index.profilers.stats import MAX_KINDS, ROW_SKETCH, short_facts
 from dslake_index.profilers.textio import clip
@@ -242,15 +242,6 @@ def _share_line(members: list[MemberFacts]) -> list[str]:
 # ---- time coverage and overlap -----------------------------------------------------------------------------------
 
 
-def _when(value: Any) -> datetime | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00")).replace(tzinfo=None)
-    except ValueError:
-        return None
-
-
 def _time_relation(members: list[MemberFacts]) -> tuple[str, list[str], bool, str] | None:
     """Return (line, card terms, members overlap, column) from the first time column every member has, or None."""
     columns = members[0].tables[0].get("columns") or []
@@ -260,7 +251,7 @@ def _time_relation(members: list[MemberFacts]) -> tuple[str, list[str], bool, st
         spans = []
         for m in members:
             c = _column_of(m.tables[0], col["name"])
-            low, high = (_when(c.get("min")), _when(c.get("max"))) if c else (None, None)
+            low, high = (stored_time(c.get("min")), stored_time(c.get("max"))) if c else (None, None)
             if low is None or high is None:
                 break
             spans.append((low, high, m.path))

@@ -33,7 +33,8 @@ class Span:
     last: datetime
 
 
-def _when(value: Any) -> datetime | None:
+def stored_time(value: Any) -> datetime | None:
+    """Return a stored ISO time (a profile's min/max, a time span's bound) as a naive datetime, or None."""
     if not isinstance(value, str):
         return None
     try:
@@ -51,13 +52,13 @@ def content_span(tables: list[Any], time_span: list[str] | None, sampled: bool, 
     first table's first date column when the table was read whole; None when not known. tables are Table objects
     or their stored dicts."""
     if time_span and len(time_span) == 2:
-        first, last = _when(time_span[0]), _when(time_span[1])
+        first, last = stored_time(time_span[0]), stored_time(time_span[1])
         return Span(label, first, last) if first and last else None
     if sampled or not tables or _get(tables[0], "n_rows_exact") is False:
         return None
     for col in _get(tables[0], "columns") or []:
         if str(_get(col, "dtype") or "").startswith(TIME_DTYPES):
-            first, last = _when(_get(col, "min")), _when(_get(col, "max"))
+            first, last = stored_time(_get(col, "min")), stored_time(_get(col, "max"))
             if first and last:
                 return Span(f"{str(_get(col, 'name'))!r} times", first, last)
             return None
