@@ -9,13 +9,10 @@ from agent_helpers import SUM_WIDGETS, TOP_REGION_ONLY, fenced, rules_file
 from click.testing import CliRunner
 from conftest import write_table_lake
 from dslake_cli.cli import cli
-from llm_harness import LLM_ENV_VARS
 
 
 @pytest.fixture
 def lake(tmp_path, monkeypatch):
-    for name in LLM_ENV_VARS:
-        monkeypatch.delenv(name, raising=False)
     return write_table_lake(tmp_path / "lake")
 
 

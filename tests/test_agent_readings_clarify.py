@@ -31,8 +31,6 @@ ROLES = [
 
 @pytest.fixture
 def lake(tmp_path, monkeypatch):
-    for name in LLM_ENV_VARS:
-        monkeypatch.delenv(name, raising=False)
     return write_table_lake(tmp_path / "lake")
 
 

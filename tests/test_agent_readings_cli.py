@@ -11,7 +11,6 @@ from agent_helpers import SUM_WIDGETS, fenced, rules_file
 from click.testing import CliRunner
 from conftest import write_table_lake
 from dslake_cli.cli import cli
-from llm_harness import LLM_ENV_VARS
 
 WITH_ALTERNATIVE = SUM_WIDGETS + "print('Alternative: north region only = 10')\n"
 QUESTION = "How many widget units were sold in total?"
@@ -19,8 +18,6 @@ QUESTION = "How many widget units were sold in total?"
 
 @pytest.fixture
 def lake(tmp_path, monkeypatch):
-    for name in LLM_ENV_VARS:
-        monkeypatch.delenv(name, raising=False)
     return write_table_lake(tmp_path / "lake")
 
 

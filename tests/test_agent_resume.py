@@ -7,15 +7,13 @@ import json
 import pytest
 from agent_helpers import FAST, SUM_WIDGETS, fenced, run_dir, scripted, trace
 from conftest import write_table_lake
-from llm_harness import LLM_ENV_VARS, FakeLLMServer
+from llm_harness import FakeLLMServer
 
 from dsstar_lake.lake import Lake
 from dsstar_lake.llm.scripted import ScriptedProvider
 
 
 def test_openai_endpoint_down_mid_run_then_resume(tmp_path, monkeypatch):
-    for name in LLM_ENV_VARS:
-        monkeypatch.delenv(name, raising=False)
     root = write_table_lake(tmp_path / "lake")
     with FakeLLMServer() as server:
         overrides = {**FAST, "llm.provider": "openai", "llm.base_url": server.url + "/v1", "llm.model": "gpt-4o-mini",

@@ -10,7 +10,6 @@ import pytest
 from agent_helpers import FAST, fenced
 from conftest import write_table_lake
 from dslake_index import catalog
-from llm_harness import LLM_ENV_VARS
 
 from dsstar_lake.base.errors import ModelNotConfigured
 from dsstar_lake.lake import Lake
@@ -163,8 +162,6 @@ def test_budget_stop_keeps_what_was_done_and_the_next_index_goes_on(lake_dir):
 
 
 def test_no_model_is_the_clear_error_before_anything_is_written(lake_dir, monkeypatch):
-    for name in LLM_ENV_VARS:
-        monkeypatch.delenv(name, raising=False)
     lake = Lake.open(lake_dir, overrides=FAST)
     with pytest.raises(ModelNotConfigured, match="no usable model"):
         lake.index(analyzer="llm")

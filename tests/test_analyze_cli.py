@@ -9,7 +9,6 @@ from agent_helpers import fenced
 from click.testing import CliRunner
 from conftest import write_table_lake
 from dslake_cli.cli import cli
-from llm_harness import LLM_ENV_VARS
 
 FAMILY_FIRST = "sensors/daily/readings_2024-01-01.csv"
 BLOB_SCRIPT = "data = open('data/blob.bin', 'rb').read()\nprint('a blob of', len(data), 'bytes, first', data[:4].hex())"
@@ -18,8 +17,6 @@ FAMILY_SCRIPT = f"import csv\nrows = list(csv.reader(open('data/{FAMILY_FIRST}')
 
 @pytest.fixture
 def lake(tmp_path, monkeypatch):
-    for name in LLM_ENV_VARS:
-        monkeypatch.delenv(name, raising=False)
     root = write_table_lake(tmp_path / "lake")
     (root / "blob.bin").write_bytes(bytes(range(256)) * 8)
     return root

@@ -15,7 +15,6 @@ from agent_helpers import fenced, rules_file
 from click.testing import CliRunner, Result
 from conftest import write_table_lake
 from dslake_cli.cli import cli
-from llm_harness import LLM_ENV_VARS
 
 from dsstar_lake.agent.errors import LakeModified
 from dsstar_lake.base.errors import CatalogError
@@ -48,8 +47,6 @@ def refused(result: Result, run_id: str) -> None:
 @pytest.fixture
 def caught(tmp_path, monkeypatch) -> tuple[Path, str]:
     """A lake whose catalog a scripted model's script changed during `dslake ask` (subprocess backend)."""
-    for name in LLM_ENV_VARS:
-        monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     lake = write_table_lake(tmp_path / "lake")
     assert invoke("index", lake).exit_code == 0

@@ -16,7 +16,6 @@ from agent_helpers import fenced, rules_file
 from click.testing import CliRunner
 from conftest import write_table_lake
 from dslake_cli.cli import cli
-from llm_harness import LLM_ENV_VARS
 from sandbox_helpers import BACKENDS, LIMITS, sandbox
 
 from dsstar_lake.sandbox import Sandbox
@@ -42,8 +41,6 @@ con.close()
 
 @pytest.fixture
 def indexed(tmp_path, monkeypatch):
-    for name in LLM_ENV_VARS:
-        monkeypatch.delenv(name, raising=False)
     lake = write_table_lake(tmp_path / "lake")
     assert CliRunner().invoke(cli, ["index", str(lake)]).exit_code == 0
     return lake, lake / ".dslake"

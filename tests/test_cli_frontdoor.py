@@ -84,10 +84,7 @@ def test_scripted_provider_is_accepted_but_not_advertised(runner_env):
 
 @pytest.fixture
 def runner_env(monkeypatch):
-    from llm_harness import LLM_ENV_VARS
 
-    for name in LLM_ENV_VARS:
-        monkeypatch.delenv(name, raising=False)
     monkeypatch.delenv("COLUMNS", raising=False)
 
 

@@ -26,12 +26,6 @@ MODEL_COMMANDS = [["ask"], ["report"], ["serve"], ["mcp"], ["models"], ["index"]
 PLAIN_COMMANDS = [["search"], ["show"], ["status"], ["config"], ["doctor"], ["runs", "list"], ["runs", "show"]]
 
 
-@pytest.fixture(autouse=True)
-def no_model_keys(monkeypatch):
-    for name in LLM_ENV_VARS:
-        monkeypatch.delenv(name, raising=False)
-
-
 @pytest.fixture(scope="module")
 def linked(tmp_path_factory) -> tuple[Path, str]:
     """A small lake with a link to /etc/passwd, indexed once through the CLI: (its root, the index's output)."""

@@ -6,20 +6,12 @@ import json
 import shutil
 import sys
 
-import pytest
 from click.testing import CliRunner
 from dslake_cli.cli import cli
-from llm_harness import LLM_ENV_VARS
 
 from dsstar_lake.usecases.doctor import SCIENCE
 
 KEY = "AIza-very-secret-key-0123456789"
-
-
-@pytest.fixture(autouse=True)
-def no_model_keys(monkeypatch):
-    for name in LLM_ENV_VARS:
-        monkeypatch.delenv(name, raising=False)
 
 
 def doctor(*args: str) -> tuple[int, dict]:

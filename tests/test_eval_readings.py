@@ -11,7 +11,6 @@ import pytest
 from agent_helpers import FAST, SUM_WIDGETS, fenced
 from click.testing import CliRunner
 from dslake_cli.cli import cli
-from llm_harness import LLM_ENV_VARS
 
 from dsstar_lake.eval.results import BenchmarkReport, TaskResult
 from dsstar_lake.eval.runner import BenchmarkOptions
@@ -38,8 +37,6 @@ TASKS = [
 
 @pytest.fixture
 def base(indexed, tmp_path, monkeypatch):
-    for name in LLM_ENV_VARS:
-        monkeypatch.delenv(name, raising=False)
     (tmp_path / "tasks.json").write_text(json.dumps(TASKS))
     (tmp_path / "rules.jsonl").write_text("\n".join(json.dumps(r) for r in RULES) + "\n")
     return ["eval", "kramabench", "--tasks", tmp_path / "tasks.json", "--lake", indexed, "--missing",
@@ -130,8 +127,6 @@ def test_alternatives_are_scored_by_the_answers_own_judge_and_a_failing_one_cost
 
 
 def test_no_judge_asks_no_model_and_a_withheld_truth_is_run_but_never_scored(indexed, tmp_path, monkeypatch):
-    for name in LLM_ENV_VARS:
-        monkeypatch.delenv(name, raising=False)
     county = "Which county had the most unhealthy days?"
     tasks = [{"id": "tiny-judge-1", "query": county, "answer": "Queens County", "answer_type": "string_approximate",
               "data_sources": ["ozone_by_county.csv"]},

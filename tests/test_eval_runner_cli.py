@@ -8,7 +8,6 @@ import pytest
 from agent_helpers import SUM_WIDGETS, WORST_COUNTY, fenced
 from click.testing import CliRunner
 from dslake_cli.cli import cli
-from llm_harness import LLM_ENV_VARS
 
 TASKS = [
     {
@@ -52,8 +51,6 @@ RULES = [
 
 @pytest.fixture
 def setup(indexed, tmp_path, monkeypatch):
-    for name in LLM_ENV_VARS:
-        monkeypatch.delenv(name, raising=False)
     (tmp_path / "tasks.json").write_text(json.dumps(TASKS))
     (tmp_path / "missing.txt").write_text("rainfall.csv\n")
     (tmp_path / "rules.jsonl").write_text("\n".join(json.dumps(r) for r in RULES) + "\n")

@@ -15,7 +15,6 @@ from agent_helpers import fenced, rules_file
 from click.testing import CliRunner
 from conftest import write_table_lake
 from dslake_cli.cli import cli
-from llm_harness import LLM_ENV_VARS
 from sandbox_helpers import BACKENDS, make_lake, sandbox
 from serve_helpers import Server, fetch
 
@@ -65,8 +64,6 @@ def test_forged_trace_lines(backend, tmp_path):
 
 
 def test_a_run_whose_trace_was_closed_is_marked_in_its_record_runs_show_and_the_run_page(tmp_path, monkeypatch):
-    for name in LLM_ENV_VARS:
-        monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("DSLAKE_SANDBOX_MEMORY_MB", "1024")
     lake = write_table_lake(tmp_path / "lake")
     assert CliRunner().invoke(cli, ["index", str(lake)]).exit_code == 0

@@ -19,7 +19,6 @@ import pytest
 from agent_helpers import fenced, rules_file
 from click.testing import CliRunner
 from dslake_cli.cli import cli
-from llm_harness import LLM_ENV_VARS
 from sandbox_helpers import BACKENDS, make_lake, sandbox
 
 from dsstar_lake.sandbox import openwatch
@@ -253,8 +252,6 @@ def test_opens_past_the_kernels_queue_are_said_missing(tmp_path, inotify):
 
 
 def test_an_answer_read_through_pd_read_parquet_names_its_files(tmp_path, monkeypatch):
-    for name in LLM_ENV_VARS:
-        monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("DSLAKE_SANDBOX_MEMORY_MB", "1024")
     lake = make_lake(tmp_path / "lake")
     write_hive(lake)

@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from dslake_cli.cli import cli
-from llm_harness import LLM_ENV_VARS
 from report_helpers import (
     FAST,
     FIRST,
@@ -70,8 +69,6 @@ def test_max_questions_help_says_it_caps_the_total():
 
 
 def test_runs_marks_reports_and_shows_their_sub_runs(indexed, tmp_path, monkeypatch):
-    for name in LLM_ENV_VARS:
-        monkeypatch.delenv(name, raising=False)
     rules = write_rules(tmp_path / "rules.jsonl", [
         {"role": "subquestion", "match": FIRST, "response": questions_json((Q_WIDGETS, ""), (Q_COUNTY, ""))},
         *LOOP_RULES,
@@ -154,8 +151,6 @@ class Dom(HTMLParser):
 @pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium is not installed (apt-get install chromium); "
                                               "CI installs it")
 def test_report_page_in_headless_chromium(indexed, tmp_path, monkeypatch):
-    for name in LLM_ENV_VARS:
-        monkeypatch.delenv(name, raising=False)
     body = ("# Sales, widgets and ozone\n\nNorth sold the most units [1], and 14 widget units were sold in all "
             "[3, 1]. Kings had the most unhealthy ozone days [2].\n\n"
             "![Units by region](figures/q1-bar-chart-of-units-by-region.png)\n\n"

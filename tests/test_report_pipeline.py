@@ -9,7 +9,6 @@ from html.parser import HTMLParser
 import pytest
 from click.testing import CliRunner
 from dslake_cli.cli import cli
-from llm_harness import LLM_ENV_VARS
 from report_helpers import (
     FAST,
     FIRST,
@@ -268,8 +267,6 @@ def test_bad_requests_fail_before_any_work(lake, tmp_path):
 
 
 def test_cli_report_writes_html_to_out(indexed, tmp_path, monkeypatch):
-    for name in LLM_ENV_VARS:
-        monkeypatch.delenv(name, raising=False)
     rules = write_rules(tmp_path / "rules.jsonl", [
         {"role": "subquestion", "match": FIRST, "response": questions_json((Q_WIDGETS, ""))},
         *LOOP_RULES,

@@ -6,7 +6,6 @@ import json
 
 from click.testing import CliRunner
 from dslake_cli.cli import cli
-from llm_harness import LLM_ENV_VARS
 from report_helpers import FIRST, WIDGETS, fenced, questions_json, write_rules
 
 from dsstar_lake.report import document, writer
@@ -33,8 +32,6 @@ def test_evidence_frames_the_reading_and_the_appendix_lists_it():
 
 
 def test_report_from_the_command_line_gives_the_writer_each_answers_assumptions(indexed, tmp_path, monkeypatch):
-    for name in LLM_ENV_VARS:
-        monkeypatch.delenv(name, raising=False)
     rules = write_rules(tmp_path / "rules.jsonl", [
         {"role": "subquestion", "match": FIRST, "response": questions_json((Q_SHARE, ""))},
         {"role": "planner", "match": Q_SHARE,

@@ -20,7 +20,6 @@ from click.testing import CliRunner
 from conftest import write_table_lake
 from dslake_cli.cli import cli
 from dslake_index.caught import clear_caught
-from llm_harness import LLM_ENV_VARS
 from sandbox_helpers import BACKENDS
 
 from dsstar_lake.base.errors import CatalogError, ConfigError
@@ -59,8 +58,6 @@ def digest(root: Path, skip: str = "") -> dict[str, str]:
 
 @pytest.fixture
 def setting(tmp_path, monkeypatch):
-    for name in LLM_ENV_VARS:
-        monkeypatch.delenv(name, raising=False)
     lake = write_table_lake(tmp_path / "lake")
     catalog = lake / ".dslake"
     older = catalog / "runs" / "20240101-000000-beef"

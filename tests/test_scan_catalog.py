@@ -18,7 +18,6 @@ from click.testing import CliRunner
 from conftest import write_table_lake
 from dslake_cli.cli import cli
 from dslake_index.scan import INTO_CATALOG, scan_lake
-from llm_harness import LLM_ENV_VARS
 
 from dsstar_lake.usecases.watch import changed_paths
 
@@ -36,8 +35,6 @@ def indexed_paths(catalog: Path) -> list[str]:
 @pytest.fixture
 def asked(tmp_path, monkeypatch, request):
     """A lake indexed with its catalog inside (or elsewhere), after one real `dslake ask` left a run record."""
-    for name in LLM_ENV_VARS:
-        monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("DSLAKE_SANDBOX_BACKEND", "subprocess")
     lake = write_table_lake(tmp_path / "lake")
     elsewhere = request.param == "elsewhere"

@@ -13,7 +13,6 @@ from dslake_cli.cli import cli
 from dslake_index import catalog
 from dslake_index.profilers.base import Column, Profile, Table
 from dslake_index.wordless import content_words, is_wordless
-from llm_harness import LLM_ENV_VARS
 
 from dsstar_lake.base.settings import Settings
 from dsstar_lake.enrichers.summarizer_pass import parse_summary
@@ -175,8 +174,6 @@ def test_model_answers_become_labelled_lines_only():
 
 
 def test_the_cheap_default_model_belongs_to_the_default_provider(monkeypatch):
-    for name in LLM_ENV_VARS:
-        monkeypatch.delenv(name, raising=False)
     settings = Settings.load(config_files=[], environ={})
     assert model_for(settings, "summarizer") == "gemini-2.5-flash-lite"
     assert model_for(settings, "analyzer") == "gemini-2.5-pro"
@@ -191,8 +188,6 @@ def invoke(*args):
 
 
 def test_cli_shows_the_cost_first_and_honours_max_cost(lake_dir, tmp_path, monkeypatch):
-    for name in LLM_ENV_VARS:
-        monkeypatch.delenv(name, raising=False)
     rules = tmp_path / "rules.jsonl"
     rules.write_text("".join(json.dumps(rule) + "\n" for rule in (
         {"role": "summarizer", "match": f'"data/{CODES}"', "response": OTHER},
@@ -218,8 +213,6 @@ def test_cli_shows_the_cost_first_and_honours_max_cost(lake_dir, tmp_path, monke
 
 
 def test_default_index_needs_no_model_and_the_manifest_has_the_table(lake_dir, tmp_path, monkeypatch):
-    for name in LLM_ENV_VARS:
-        monkeypatch.delenv(name, raising=False)
     summary = Lake.open(lake_dir, overrides=FAST).index()
     assert summary.summaries is None and summary.analysis is None
     conn = catalog.connect(tmp_path / "m.sqlite")
