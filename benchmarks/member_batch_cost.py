@@ -2,7 +2,8 @@
 overlapping-windows lever), and whether the column facts computed that way are the full profile's.
 
 usage: python benchmarks/member_batch_cost.py FOLDER [FOLDER ...] [--files 100]
-For the first --files CSVs of each folder (one family: same header line), in this process:
+For the first --files CSVs of each folder after the first, in this process (the batch only over the members read
+with no option, holding no quote and sharing the first CSV's header line: their lines are the family's rows):
 - full: registry.profile_path per member, as a profiler process of the pool does (CPU ms per member);
 - batch: read every member's data lines, parse the family's distinct lines once with the same pandas call, then per
   member take its rows from that frame and run the same column facts (stats.column_stats) and row sketch
@@ -24,12 +25,18 @@ from pathlib import Path
 from typing import Any
 
 from dslake_index.profilers import registry
-from dslake_index.profilers.base import Limits
+from dslake_index.profilers.base import PATH_PLACEHOLDER, Limits
 from dslake_index.profilers.stats import _HASH_BITS, ROW_SKETCH, column_stats, line_facts
 
 # the fields family_stats reads from a member's stored column (family_stats._merged)
 READ_FIELDS = ("dtype", "non_null", "nulls", "min", "max", "mean", "fill", "fill_count", "kinds", "shows", "gaps",
                "top_values", "unique")
+
+
+def _plain_member(path: Path, profile: Any) -> bool:
+    """Return whether a member's full profile reads it with no option at all (header on the first line, no preamble,
+    footer, other delimiter or marker) and its text holds no quote: its non-blank lines are then its rows."""
+    return profile.read_hint == f"pd.read_csv({PATH_PLACEHOLDER})" and '"' not in path.read_text()
 
 
 def full_profiles(files: list[Path]) -> tuple[float, list[Any]]:
@@ -128,6 +135,16 @@ def main() -> None:
         registry.profile_path(every[0], Limits())  # imports and the family's layout search, not a member's cost
         files = every[1 : 1 + args.files]
         full_ms, profiles = full_profiles(files)
+        header = every[0].read_text().split("\n", 1)[0]
+        plain = [(f, p) for f, p in zip(files, profiles, strict=True)
+                 if _plain_member(f, p) and f.read_text().split("\n", 1)[0] == header]
+        if len(plain) < len(files):
+            # a preamble, a footer, quotes, a reading option or another header: the lines are not the family's rows
+            print(f"{folder.name}: {len(files) - len(plain)} of {len(files)} members need reading options, hold "
+                  f"quotes or have another header; the batch pass is measured on the other {len(plain)}")
+        if len(plain) < 2:
+            continue
+        files, profiles = [f for f, _ in plain], [p for _, p in plain]
         spent, batch, sketches_differ = batch_facts(files)
         differ: Counter[str] = Counter()
         for profile, (n_rows, columns) in zip(profiles, batch, strict=True):
