@@ -48,6 +48,9 @@ def question_of(argv: list[str]) -> str | None:
     if argv[:1] == ["search"]:
         return _first_word(argv[1:], _takes_value_in_search, _FLAGS)
     if argv[:1] == ["ask"]:
+        options = argv[1:argv.index("--")] if "--" in argv else argv[1:]
+        if any(word.partition("=")[0] in _ASK_NO_CHILD for word in options):
+            return None  # given its files (or --help) after the question as well as before it
         question = _first_word(argv[1:], _takes_value_in_ask, _ASK_FLAGS)
         return question.strip() if question is not None else None
     return None
