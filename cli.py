@@ -9,7 +9,7 @@ answer_from_console_script(__name__)  # exits when it answered; the full CLI bel
 
 from dsstar_lake.terminal.question_ahead import start_from_console_script
 
-start_from_console_script(__name__)  # search, ask: the question is embedded in a child while the CLI loads
+start_from_console_script(__name__)  # `dslake search`: the question is embedded in a child while the CLI loads
 
 import atexit
 import gc
@@ -334,10 +334,6 @@ def ask(question: str, lake_path: str | None, catalog: str | None, chroma_url: s
     from dsstar_lake.terminal.runs import ask_progress, print_answer, terminal_pick
 
     handle = open_existing(lake_path, catalog, llm_flags(params), **{"catalog.chroma_url": chroma_url})
-    if not files:
-        from dsstar_lake.terminal.question_ahead import hand_to
-
-        hand_to(handle.embedder(), question.strip())  # the run retrieves with the vector a child embeds meanwhile
     # Only a person at a terminal is asked; piped, the run chooses by itself (agent/chooser.py).
     person = terminal_pick(err, click.getchar) if clarify and sys.stdin.isatty() and err.is_terminal else None
     with ask_progress(err, enabled=not as_json) as progress:

@@ -1,4 +1,4 @@
-"""A cold `dslake search` or `dslake ask` embeds its question in a child process (terminal/question_ahead.py).
+"""A cold `dslake search` embeds its question in a child process (dsstar_lake/terminal/question_ahead.py).
 
 The console script is run as a user runs it, on the module's indexed table lake; the in-process CLI (no console
 script, so no child) gives the sequential path's answer to compare with. PYTHONPROFILEIMPORTTIME tells which
@@ -20,7 +20,6 @@ from dslake_cli.cli import cli
 from dslake_index.embed import DIM, Embedder
 
 from dsstar_lake.terminal.question_ahead import question_of
-from tests.agent_helpers import fenced, rules_file
 
 QUESTION = "river temperature readings per sensor"
 
@@ -50,53 +49,6 @@ def _hits(output: str) -> list[dict[str, object]]:
 ])
 def test_the_question_is_read_from_a_search_command_line(argv: list[str], question: str | None) -> None:
     assert question_of(argv) == question
-
-
-@pytest.mark.parametrize(("argv", "question"), [
-    (["ask", " How many units? "], "How many units?"),
-    (["ask", "--lake", "lake", "--llm", "scripted", "--scripted-file", "r.jsonl", "--json", "--clarify", "q?"], "q?"),
-    (["ask", "q?", "lake", "-k", "3", "--model-for", "coder=m", "--max-cost=2"], "q?"),
-    (["ask", "q?", "--files", "sales.csv"], None),  # no retrieval: nothing to embed
-    (["ask", "--files=sales.csv", "q?"], None),
-    (["ask", "--help"], None),
-    (["ask", "-x", "q?"], None),
-    (["ask"], None),
-])
-def test_the_question_is_read_from_an_ask_command_line(argv: list[str], question: str | None) -> None:
-    assert question_of(argv) == question
-
-
-def test_every_ask_option_is_known_to_the_reader_of_its_command_line() -> None:
-    # question_of reads ask's argv before click exists: each flag must be listed, and every other option must be
-    # one that takes a value (or one that means no child), or the question would be misread.
-    from dsstar_lake.terminal import question_ahead as ahead
-
-    for param in cli.commands["ask"].params:
-        for name in (*param.opts, *param.secondary_opts):
-            if getattr(param, "is_flag", False):
-                assert name in ahead._ASK_FLAGS, name
-            elif name.startswith("-"):
-                assert ahead._takes_value_in_ask(name) or name in ahead._ASK_NO_CHILD, name
-
-
-def test_a_console_ask_retrieves_with_the_childs_vector_and_the_same_context(indexed: Path, tmp_path: Path) -> None:
-    rules = rules_file(tmp_path / "rules.jsonl",
-                       {"role": "planner", "response": "Read data/notes.md."},
-                       {"role": "coder", "response": fenced("print(open('data/notes.md').read().split()[1])")},
-                       {"role": "verifier", "response": "Yes"},
-                       {"role": "finalyzer", "response": fenced("print(open('data/notes.md').read().split()[1])")})
-    argv = ["ask", f" {QUESTION} ", str(indexed), "--llm", "scripted", "--scripted-file", rules, "--json"]
-    dslake = Path(sys.executable).with_name("dslake")
-    done = subprocess.run([str(dslake), *argv], capture_output=True, text=True, timeout=300,
-                          stdin=subprocess.DEVNULL, env={**os.environ, "PYTHONPROFILEIMPORTTIME": "1"})
-    assert done.returncode == 0, done.stderr[-2000:]
-    loaded = {line.split("|")[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
-    assert "onnxruntime" not in loaded and "tokenizers" not in loaded  # the question was embedded in the child
-    sequential = CliRunner().invoke(cli, argv)
-    assert sequential.exit_code == 0, sequential.output
-    ahead, alone = json.loads(done.stdout), json.loads(sequential.stdout)
-    assert ahead["context"] == alone["context"] and ahead["context"]
-    assert ahead["value"] == alone["value"] == "Field"
 
 
 def test_the_console_script_takes_the_childs_vector_and_answers_as_the_sequential_path(indexed: Path) -> None:

@@ -1,4 +1,4 @@
-"""A cold `dslake search`'s or `dslake ask`'s question, embedded in a child process while the command starts.
+"""A cold `dslake search`'s question, embedded in a child process while the command starts.
 
 Most of a cold search is the question's embedding: importing numpy, onnxruntime and tokenizers, loading the
 tokenizer, opening the ONNX session (~0.45 s of ~0.76 s on an idle 2-core machine). None of it needs the catalog,
@@ -12,11 +12,6 @@ question it parsed and its resolved [embed] settings are the child's; otherwise,
 without writing or falling back (no export yet, an optimised copy to make, an error), the model loads in-process
 as before, warnings and errors included. A child whose vector is not taken is killed at exit.
 
-`dslake ask` retrieves its context with the same embedding of its question (stripped, as the run takes it), so it
-gets the same child: the ask's process then never imports onnxruntime or opens the session for that retrieval, and
-its main thread (imports, the catalog, the run's record) shares the GIL only with the thread making the sandbox.
-An ask given its context (`--files`) retrieves nothing: no child.
-
 Only on Linux, from the console script, and before any thread exists: forking a process with threads (a test
 runner, a server) could copy a lock some thread holds.
 """
@@ -28,62 +23,31 @@ import json
 import os
 import signal
 import sys
-from collections.abc import Callable
 from typing import Any
 
 CONSOLE_SCRIPT = "dslake"
 # The search command's options that take a value, and its flags (cli.py's `search`); any other option: no child.
 _VALUED = ("--lake", "--catalog", "--chroma-url", "-k")
 _FLAGS = ("-v", "--verbose", "--json", "--csv", "--nl")
-# The ask command's flags; every other long option of it takes a value (the model flags among them:
-# terminal/common.py's llm_options), but --files (no retrieval) and --help mean no child (tests check it against click).
-_ASK_FLAGS = ("--json", "--clarify")
-_ASK_NO_CHILD = ("--files", "--help")
 WAIT_SECONDS = 30.0  # the child answers in well under a second; past this it is killed and the search embeds
 
 
 def question_of(argv: list[str]) -> str | None:
-    """Return QUESTION of `search QUESTION [LAKE] [options]`, or of `ask QUESTION [LAKE] [options]` stripped (what the
-    run retrieves with); None for any other command, an ask given its files, or an unknown option."""
-    if argv[:1] == ["search"]:
-        return _first_word(argv[1:], _takes_value_in_search, _FLAGS)
-    if argv[:1] == ["ask"]:
-        options = argv[1:argv.index("--")] if "--" in argv else argv[1:]
-        if any(word.partition("=")[0] in _ASK_NO_CHILD for word in options):
-            return None  # given its files (or --help) after the question as well as before it
-        question = _first_word(argv[1:], _takes_value_in_ask, _ASK_FLAGS)
-        return question.strip() if question is not None else None
-    return None
-
-
-def _takes_value_in_search(option: str) -> bool:
-    """Tell whether option is one of search's that take a value (any other: no child)."""
-    return option in _VALUED
-
-
-def _takes_value_in_ask(option: str) -> bool:
-    """Tell whether option is one of ask's that take a value (--files, --help and short options but -k: no child)."""
-    return option == "-k" or (option.startswith("--") and option not in _ASK_NO_CHILD)
-
-
-def _first_word(words_given: list[str], takes_value: Callable[[str], bool],
-                flags: tuple[str, ...]) -> str | None:
-    """Return the first positional word (options may come anywhere; `--` ends them), or None at an option
-    that is not a flag and does not take a value."""
-    words = iter(words_given)
+    """Return QUESTION of `search QUESTION [LAKE] [options]`, or None for any other command or an unknown option."""
+    if argv[:1] != ["search"]:
+        return None
+    words = iter(argv[1:])
     for word in words:
-        if word in flags:
+        if word in _VALUED:
+            next(words, None)
+        elif word.startswith(tuple(f"{o}=" for o in _VALUED if o.startswith("--"))) or word in _FLAGS:
             continue
-        if word == "--":
+        elif word == "--":
             return next(words, None)
-        if word.startswith("-") and word != "-":
-            name, joined, _ = word.partition("=") if word.startswith("--") else (word, "", "")
-            if not takes_value(name):
-                return None  # --help, an option of a later version, a typo: the CLI says what it is
-            if not joined:
-                next(words, None)
-            continue
-        return word
+        elif word.startswith("-") and word != "-":
+            return None  # --help, an option of a later version, a typo: the CLI says what it is
+        else:
+            return word
     return None
 
 
@@ -218,9 +182,8 @@ _ahead: QuestionAhead | None = None
 
 
 def start_from_console_script(module_name: str) -> None:
-    """Start embedding a search's or an ask's question in a child, when cli.py (module_name) is loaded by the
-    `dslake` console script on Linux for `dslake search QUESTION ...` or `dslake ask QUESTION ...`; otherwise (tests,
-    `python -m`, other commands) do nothing."""
+    """Start embedding a search's question in a child, when cli.py (module_name) is loaded by the `dslake` console
+    script on Linux for `dslake search QUESTION ...`; otherwise (tests, `python -m`, other commands) do nothing."""
     global _ahead
     main = sys.modules.get("__main__")
     script = getattr(main, "__file__", None) or ""
