@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import statistics
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import date
@@ -297,6 +296,8 @@ def link_sidecars(groups: list[Group]) -> None:
         data_group, pairs = best
         if len(pairs) < SIDECAR_MIN_PAIRED * len(group.members) or data_group.documents is not None:
             continue
+        import statistics  # here: a search imports this module (retrieve, sidecars) and never groups files
+
         share = statistics.median(m.size / max(d.size, 1) for m, d in pairs)
         if share <= SIDECAR_MAX_SIZE_SHARE:
             group.documents = data_group

@@ -276,6 +276,33 @@ def test_a_real_pipe_gets_the_plain_table(scene, plain_env):
     assert any(row.startswith(scene.run_id) and QUESTION in row for row in rows), done.stdout
 
 
+def test_a_piped_search_imports_no_table_or_panel_and_prints_as_ever(scene, plain_env):
+    """A piped search prints no frame, so it never imports rich.table or rich.panel (terminal/console.py): ~0.03 s of
+    a cold search. What it prints is what the in-process CLI, which has both imported, prints."""
+    done = subprocess.run([str(DSLAKE), "search", "widget units", str(scene.root)], capture_output=True, text=True,
+                          timeout=300, stdin=subprocess.DEVNULL, env={**os.environ, "PYTHONPROFILEIMPORTTIME": "1"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    loaded = {line.split("|")[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+    assert "rich.table" not in loaded and "rich.panel" not in loaded and "rich.console" in loaded
+    assert done.stdout == invoke("search", "widget units", scene.root).stdout and "sales.csv" in done.stdout
+
+
+def test_a_console_made_before_rich_tables_are_imported_still_prints_them_plain():
+    code = ("import io, sys\n"
+            "from dsstar_lake.terminal.console import CliConsole\n"
+            "assert 'rich.table' not in sys.modules and 'rich.panel' not in sys.modules\n"
+            "out = io.StringIO(); console = CliConsole(file=out)\n"
+            "console.print('plain [bold]words[/bold]')\n"
+            "from rich.panel import Panel\n"
+            "from rich.table import Table\n"
+            "table = Table('a', 'b'); table.add_row('1', '2')\n"
+            "console.print(Panel('42', title='answer')); console.print(table)\n"
+            "print(out.getvalue(), end='')\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["plain words", "answer: 42", "a  b", "1  2"]
+
+
 # The rule itself, on a console that writes to a file: tables and panels as plain lines; a terminal keeps rich's look.
 
 def test_a_table_into_a_file_is_aligned_columns_with_every_character():

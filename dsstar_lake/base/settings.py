@@ -7,7 +7,6 @@ documented copy in the repository, and a test keeps the two equal.
 
 from __future__ import annotations
 
-import difflib
 import os
 import tomllib
 from collections.abc import Iterator, Mapping
@@ -296,6 +295,8 @@ def check_environment(env: Mapping[str, str], defaults: Mapping[str, Any]) -> No
             raise ConfigError(f"{name} names the table [{key}], which the environment cannot set",
                               hint=f"set [{key}] in {USER_CONFIG_PATH} (per-role models also with --model-ROLE)")
         settable = [n for n, k in names.items() if not isinstance(defaults[k], dict)]
+        import difflib  # here: only a misspelt variable needs it, and every command loads settings
+
         close = difflib.get_close_matches(name, settable, n=1)
         raise ConfigError(f"{name} names no setting" + (f" (did you mean {close[0]}?)" if close else ""),
                           hint="each setting SECTION.KEY is read from DSLAKE_SECTION_KEY; `dslake config` lists "

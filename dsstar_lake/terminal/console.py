@@ -9,18 +9,35 @@ The commands print rich tables and panels as they would on a terminal; this cons
 
 from __future__ import annotations
 
-from typing import Any
+import sys
+from typing import TYPE_CHECKING, Any
 
 from rich.cells import cell_len
 from rich.console import Console
-from rich.panel import Panel
-from rich.table import Table
 from rich.text import Text
 
 from dsstar_lake.terminal.closed_pipe import leave_quietly
 
+if TYPE_CHECKING:
+    from rich.panel import Panel
+    from rich.table import Table
+
 COLUMN_GAP = "  "
 LONG_CELL = 60  # a cell longer than this does not widen its column when most of the column's cells are shorter
+
+
+def _loaded(module: str, name: str) -> tuple[type, ...]:
+    """Return (the class module.name) once its module is imported, else (): nothing can be an instance before.
+
+    A command that prints no table or panel (a piped search, an ask's --json) then never imports rich.table and
+    rich.panel (~0.03 s of a cold command), and this console still knows every one it is given.
+    """
+    cls = getattr(sys.modules.get(module), name, None)
+    return (cls,) if cls is not None else ()
+
+
+def _frames() -> tuple[type, ...]:
+    return _loaded("rich.table", "Table") + _loaded("rich.panel", "Panel")
 
 
 class CliConsole(Console):
@@ -39,11 +56,12 @@ class CliConsole(Console):
 
     def print(self, *objects: Any, **kwargs: Any) -> None:
         """Print as rich does on a terminal; elsewhere, tables and panels as plain lines."""
-        if self.is_terminal or not any(isinstance(obj, (Table, Panel)) for obj in objects):
+        frames = _frames()
+        if self.is_terminal or not any(isinstance(obj, frames) for obj in objects):
             super().print(*objects, **kwargs)
             return
         for obj in objects:
-            if isinstance(obj, (Table, Panel)):
+            if isinstance(obj, frames):
                 lines = plain_lines(obj)
                 if lines:
                     super().print("\n".join(lines), markup=False, highlight=False, emoji=False)
@@ -53,9 +71,9 @@ class CliConsole(Console):
 
 def plain_lines(renderable: Table | Panel | str | Text) -> list[str]:
     """Return a table, a panel or a text as plain lines (no frame, no style, trailing spaces dropped)."""
-    if isinstance(renderable, Panel):
+    if isinstance(renderable, _loaded("rich.panel", "Panel")):
         return _panel_lines(renderable)
-    if isinstance(renderable, Table):
+    if isinstance(renderable, _loaded("rich.table", "Table")):
         return _table_lines(renderable)
     return plain_text(renderable).splitlines()
 
@@ -68,7 +86,7 @@ def plain_text(cell: Any) -> str:
         return cell.plain
     if isinstance(cell, str):
         return Text.from_markup(cell, emoji=False).plain
-    if isinstance(cell, (Table, Panel)):
+    if isinstance(cell, _frames()):
         return "\n".join(plain_lines(cell))
     return str(cell)
 
@@ -79,7 +97,7 @@ def _panel_lines(panel: Panel) -> list[str]:
     body = plain_text(panel.renderable).rstrip("\n").splitlines() or [""]
     if not title:
         return body
-    if len(body) == 1 and not isinstance(panel.renderable, (Table, Panel)):
+    if len(body) == 1 and not isinstance(panel.renderable, _frames()):
         return [f"{title}: {body[0]}".rstrip()]
     return [f"{title}:", *body, ""]
 

@@ -9,8 +9,6 @@ from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
-from rich.panel import Panel
-from rich.table import Table
 
 from dsstar_lake.base.untrusted import visible
 from dsstar_lake.terminal.quick_index import summary_line
@@ -122,6 +120,8 @@ def _count(n: int, noun: str) -> str:
 
 def print_status(console: Console, st: Any) -> None:
     """Print a catalog's status."""
+    from rich.table import Table
+
     when = dt.datetime.fromtimestamp(st.last_index_at).isoformat(timespec="seconds") if st.last_index_at else "never"
     table = Table(show_header=False, box=None)
     for key, value in [
@@ -151,6 +151,8 @@ def print_status(console: Console, st: Any) -> None:
 
 def print_show(console: Console, result: dict[str, Any]) -> None:
     """Print one file's record, description and card."""
+    from rich.panel import Panel
+
     file = result.get("file")
     if file:
         console.print(f"[bold]{safe(file['path'])}[/bold]  {safe(file['format'] or '')}  {_size(file['size'])}  "
@@ -182,6 +184,9 @@ def print_hits(console: Console, hits: list[Any], timing: Any = None, query: str
     if not console.is_terminal:
         _print_plain_hits(console, hits)
     else:
+        # Imported here: a piped search prints no table, and imports none (terminal/console.py).
+        from rich.table import Table
+
         terms = terms_of(query)
         table = Table("#", "entry", "format", "score", "dense", "text")
         table.columns[1].overflow = "fold"
@@ -230,6 +235,8 @@ def _print_plain_hits(console: Console, hits: list[Any]) -> None:
 def print_retrieval_report(console: Console, report: Any) -> None:
     """Print recall@K / all-found@K / context tokens and the first prompt's levels per domain and overall; when the
     selector was asked, its choice per task and per domain."""
+    from rich.table import Table
+
     summary = report.summary()
     table = Table("domain", "n", *[f"R@{k}" for k in report.ks], *[f"all@{k}" for k in report.ks],
                   *[f"tok@{k}" for k in report.ks], "all whole", "strict", "files whole/kin/brief/named/absent",
@@ -262,6 +269,8 @@ def _prf(precision: float | None, recall: float, f1: float) -> str:  # "89/87/88
 
 def _print_selection(console: Console, report: Any, summary: dict[str, Any]) -> None:
     """Print the selector's choice per task, then per domain."""
+    from rich.table import Table
+
     tasks = Table("task", "by", "selected P/R/F1 %", "chosen", "gold files' levels", title="selection per task",
                   caption="by = who chose: the selector, or the relevance order when no answer named a candidate; "
                           "the levels are those of the task's files in the first prompt built from the choice")
@@ -296,6 +305,8 @@ def _print_selection(console: Console, report: Any, summary: dict[str, Any]) -> 
 
 def print_models(console: Console, info: dict[str, Any]) -> None:
     """Print the model configuration per role (never the credentials themselves)."""
+    from rich.table import Table
+
     creds = "present" if info.get("credentials_present") else "missing"
     console.print(f"provider [bold]{info['provider']}[/bold]"
                   + (f" at {info['base_url']}" if info.get("base_url") else "")
@@ -332,6 +343,8 @@ def benchmark_progress(console: Console) -> Any:
 
 def print_benchmark_readings(console: Console, results: list[Any]) -> None:
     """Print per run the reading chosen between differing ones and whether an alternative matched a missed truth."""
+    from rich.table import Table
+
     rows = [r for r in results if (r.chosen or {}).get("reading") or r.alternative_matched]
     if not rows:
         return
@@ -348,6 +361,8 @@ def print_benchmark_readings(console: Console, results: list[Any]) -> None:
 def print_benchmark_report(console: Console, report: Any) -> None:
     """Print the benchmark's score, errors, the files selected and read against the gold ones, and cost per task,
     per domain and overall."""
+    from rich.table import Table
+
 
     def pct(value: float | None) -> str:
         return "-" if value is None else f"{100 * value:.2f}"

@@ -8,8 +8,6 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from rich.console import Console
-from rich.panel import Panel
-from rich.table import Table
 
 from dsstar_lake.terminal.results import safe
 from dsstar_lake.views.selection import selection_heading
@@ -95,6 +93,8 @@ def terminal_pick(console: Console, read_key: Callable[[], str]) -> Callable[[st
 
 def print_answer(console: Console, answer: Any) -> None:
     """Print the answer, the files used and the run id, with what the run cost."""
+    from rich.panel import Panel
+
     title = "answer" + ("" if answer.verified else " (not verified)")
     console.print(Panel(safe(answer.text or "(no answer)", multiline=True), title=title, title_align="left"))
     chosen = getattr(answer, "chosen", None) or {}
@@ -142,6 +142,8 @@ def print_readings(console: Console, assumptions: list[str], alternatives: list[
 
 def print_runs(console: Console, runs: list[dict[str, Any]]) -> None:
     """Print the runs as a table."""
+    from rich.table import Table
+
     if not runs:
         console.print("no runs yet (dslake ask QUESTION)")
         return
@@ -159,6 +161,8 @@ def print_runs(console: Console, runs: list[dict[str, Any]]) -> None:
 
 def print_run(console: Console, run: dict[str, Any]) -> None:
     """Print one run: question, status, plan, rounds, answer, calls by role."""
+    from rich.table import Table
+
     meta = run["meta"]
     console.print(f"[bold]run {safe(meta['id'])}[/bold] · {safe(meta.get('status'))} · {safe(run['folder'])}",
                   highlight=False)
@@ -219,6 +223,8 @@ def print_selection(console: Console, selection: dict[str, Any]) -> None:
 
 def _print_report_run(console: Console, run: dict[str, Any]) -> None:
     """Print a report run: its sub-questions with the id of each one's own run, what it wrote, its own calls."""
+    from rich.table import Table
+
     report = run.get("report") or {}
     if report.get("title"):
         console.print(f"report: [bold]{safe(report['title'])}[/bold]", highlight=False)
