@@ -88,11 +88,27 @@ def _yearlike(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool) and 1500 <= v <= 2200
 
 
+def _missing_marker(v: Any) -> bool:
+    """Return True for a cell pandas' readers take for a missing value ('NA', 'n/a', '#N/A', 'null', ...)."""
+    from pandas._libs.parsers import STR_NA_VALUES
+
+    return isinstance(v, str) and v.strip() in STR_NA_VALUES
+
+
+def _number_column(j: int, below: list[list[Any]]) -> bool:
+    """Return True when column j's filled cells below (missing markers aside) are all numbers or dates."""
+    col = [r[j] for r in below if j < len(r) and not _empty(r[j]) and not _missing_marker(r[j])]
+    return bool(col) and all(isinstance(x, (int, float, dt.date)) and not isinstance(x, bool) for x in col)
+
+
 def _labelish_row(row: list[Any], below: list[list[Any]]) -> bool:
     """Return True when a row's cells are all labels: text, or years heading columns that are not years."""
     vals = [(j, v) for j, v in enumerate(row) if not _empty(v)]
     if not vals:
         return False
+    over_numbers = [v for j, v in vals if _number_column(j, below)]
+    if over_numbers and all(_missing_marker(v) for v in over_numbers):
+        return False  # 'NA' wherever numbers go: a data row with its numbers missing, not a header
     for j, v in vals:
         if isinstance(v, str):
             continue
