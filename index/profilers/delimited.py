@@ -31,6 +31,7 @@ from dslake_index.profilers.stats import (
     year_outliers,
 )
 from dslake_index.profilers.textio import clip, count_lines, decode_head, detect_encoding, read_at
+from dslake_index.profilers.title_months import checked_title
 from dslake_index.profilers.totals import total_disagreements, year_sums
 
 DELIMITERS = [",", "\t", ";", "|"]
@@ -694,7 +695,8 @@ def profile_delimited(path: Path | None, head: bytes, size: int, limits: Limits,
     notes += width_notes(len(df.columns), limits)
     title = None
     if lay.preamble:
-        title = next((p for p in lay.preamble if p), None)
+        title, month_notes = checked_title(next((p for p in lay.preamble if p), None), stats_df)
+        notes += month_notes
     fmt = FORMAT_OF[lay.sep]
     if lay.sep != "," or len(df.columns) > 1:
         notes.insert(0, f"{DELIM_NAME[lay.sep]}-delimited text, {len(df.columns)} columns")
