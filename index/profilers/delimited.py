@@ -13,6 +13,7 @@ from typing import Any
 
 from dslake_index.profilers.base import PATH_PLACEHOLDER, Limits, Profile, Table
 from dslake_index.profilers.codes import zero_led_codes
+from dslake_index.profilers.coordinates import swapped_coordinates
 from dslake_index.profilers.repeats import duplicate_rows_note
 from dslake_index.profilers.stats import (
     _MONEY_PCT,
@@ -627,7 +628,7 @@ def profile_delimited(path: Path | None, head: bytes, size: int, limits: Limits,
         notes.append("numbers use a decimal comma (e.g. 3,14): pass decimal=','")
     if any(str(c).startswith("Unnamed: ") for c in df.columns):
         notes.append("some header cells are empty (pandas names them 'Unnamed: N')")
-    notes += name_notes([str(c) for c in df.columns]) + header_misfits(df) + year_outliers(df)
+    notes += name_notes([str(c) for c in df.columns]) + header_misfits(df) + year_outliers(df) + swapped_coordinates(df)
     stats_df = df
     sampled = every_row = False
     if whole:

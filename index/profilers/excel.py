@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from dslake_index.profilers.base import PATH_PLACEHOLDER, Limits, Profile, ProfileError, Table
+from dslake_index.profilers.coordinates import swapped_coordinates
 from dslake_index.profilers.repeats import duplicate_rows_note
 from dslake_index.profilers.sheet_rows import FastReadError, sheet_values
 from dslake_index.profilers.stats import (
@@ -268,7 +269,7 @@ def block_table(grid: list[list[Any]], occ: Any, b: Block, sheet: str, several: 
     describe_columns(table, df, limits)
     table.duplicate_rows, table.row_hashes = row_facts(df)
     notes += duplicate_rows_note(table.duplicate_rows, len(df))
-    notes += name_notes(filled) + header_misfits(df) + year_outliers(df) + fill_notes(table.columns + table.later_columns)
+    notes += name_notes(filled) + header_misfits(df) + year_outliers(df) + swapped_coordinates(df) + fill_notes(table.columns + table.later_columns)
     if h is not None:
         for j, unit in units.items():
             if j < len(table.columns):
