@@ -55,3 +55,29 @@ def test_correct_pairs_are_not_said(tmp_path):
                                                                     ("Lisbon", 38.72, -9.14)])
     for p in (correct, dateline, europe):
         assert _swapped(profile_path(p, Limits()).notes) == [], p.name
+
+
+# Sites of the western Mediterranean with the region each row names; both coordinates lie inside -90..90 either way
+MEDITERRANEAN = [("Arene Candide", "Northern Italy", 44.16, 8.33), ("Grotta dell'Uzzo", "Sicily, Italy", 38.11, 12.79),
+                 ("Pulo di Molfetta", "Southern Italy", 41.19, 16.58), ("Ala", "Northern Italy", 45.76, 11.01),
+                 ("Skorba", "Malta", 35.92, 14.38), ("Scaloria", "Southern Italy", 41.64, 15.91),
+                 ("Knossos", "Crete, Greece", 35.3, 25.16), ("Franchthi", "Greece", 37.42, 23.13)]
+
+
+def test_rows_naming_their_country_tell_a_swapped_pair_inside_90_degrees(tmp_path):
+    p = _csv(tmp_path / "dates.csv", "Site,Region,Latitude,Longitude",
+             [(s, f'"{r}"', lon, lat) for s, r, lat, lon in MEDITERRANEAN])
+    (note,) = _swapped(profile_path(p, Limits()).notes)
+    assert "of 8 rows that name a country (Italy, Greece, Malta), 0 lie inside it as named and 8 swapped" in note
+    assert "'Latitude' holds longitudes and 'Longitude' latitudes" in note
+
+
+def test_rows_naming_their_country_over_a_correct_pair_are_not_said(tmp_path):
+    correct = _csv(tmp_path / "sites.csv", "Site,Region,Latitude,Longitude",
+                   [(s, f'"{r}"', lat, lon) for s, r, lat, lon in MEDITERRANEAN])
+    southern = _csv(tmp_path / "nz.csv", "site,country,lat,lon",
+                    [("Auckland", "New Zealand", -36.85, 174.76), ("Dunedin", "New Zealand", -45.87, 170.5),
+                     ("Wellington", "New Zealand", -41.29, 174.78), ("Gisborne", "New Zealand", -38.66, 178.02),
+                     ("Suva", "Fiji", -18.14, 178.44), ("Nadi", "Fiji", -17.8, 177.42)])
+    for p in (correct, southern):
+        assert _swapped(profile_path(p, Limits()).notes) == [], p.name

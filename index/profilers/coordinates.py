@@ -4,6 +4,10 @@ A latitude lies in -90..90 and a longitude in -180..180. When a column named for
 while its partner named for longitude stays inside ±90, the two fit only the other way round: a script that trusts
 the names ('the most northern site' as the largest latitude) answers from the wrong column. Values past ±180 are
 left out first: they are fill values (-999), not coordinates.
+
+Where both columns stay inside ±90 the values alone cannot tell; the rows' own words can. Rows that name a country
+(a region column's 'Northern Italy') are placed in that country's box (country_boxes.py): when most of them fall
+outside it as named and inside it swapped, the pair is swapped.
 """
 
 from __future__ import annotations
@@ -14,6 +18,10 @@ from typing import Any
 _LAT = re.compile(r"(?<![a-z])(lat|latitude)(?![a-z])|latitude", re.IGNORECASE)
 _LON = re.compile(r"(?<![a-z])(lon|lng|long|longitude)(?![a-z])|longitude", re.IGNORECASE)
 OUTSIDE_SHARE = 0.1  # of a latitude column's values past ±90 before the pair is called swapped, not one typo
+MIN_PLACED = 5  # rows naming a country before their points are weighed
+INSIDE_AS_NAMED = 0.1  # at most this share of those rows inside their country as named ...
+INSIDE_SWAPPED = 0.8  # ... and at least this share inside it swapped
+TEXT_COLUMNS, TEXT_VALUES = 40, 2000  # text looked at for country names: a wide table's first columns, their values
 
 
 def coordinate_pairs(names: list[str]) -> list[tuple[str, str]]:
@@ -43,9 +51,62 @@ def swapped_coordinates(df: Any) -> list[str]:
         if lats.empty or lons.empty:
             continue
         outside = int((lats.abs() > 90).sum())
+        swapped = f"{lat!r} holds longitudes and {lon!r} latitudes"
         if outside >= OUTSIDE_SHARE * len(lats) and (lons.abs() <= 90).all():
             notes.append(f"columns {lat!r} and {lon!r} look swapped: {outside} of {len(lats)} {lat!r} values lie "
                          f"outside -90..90 (range {lats.min():g} .. {lats.max():g}), where no latitude lies, while "
-                         f"every {lon!r} value is inside it ({lons.min():g} .. {lons.max():g}): {lat!r} holds "
-                         f"longitudes and {lon!r} latitudes")
+                         f"every {lon!r} value is inside it ({lons.min():g} .. {lons.max():g}): {swapped}")
+        elif outside == 0 and (lons.abs() <= 90).all() and (placed := _placed_swapped(df, lat, lon)):
+            notes.append(f"columns {lat!r} and {lon!r} look swapped: {placed}: {swapped}")
     return notes
+
+
+def _inside(lat: float, lon: float, box: tuple[str, float, float, float, float]) -> bool:
+    _, south, north, west, east = box
+    across = lon >= west or lon <= east  # a box across the dateline
+    return south <= lat <= north and (west <= lon <= east if west <= east else across)
+
+
+def _country_finder() -> tuple[Any, dict[str, tuple[str, float, float, float, float]]]:
+    """Return a regex of country names ('Britain (UK)' gives 'Britain' and 'UK') and the box of each name."""
+    from dslake_index.profilers.country_boxes import BOXES
+
+    by_name = {}
+    for box in BOXES.values():
+        for name in re.split(r"\s*[()]\s*", box[0]):
+            if len(name) > 1:
+                by_name[name] = box
+    words = "|".join(re.escape(n) for n in sorted(by_name, key=len, reverse=True))
+    return re.compile(rf"(?<![\w])({words})(?![\w])"), by_name
+
+
+def _placed_swapped(df: Any, lat: str, lon: str) -> str:
+    """Return the evidence ('in 708 of 708 rows that name a country ...') when rows naming a country lie outside it
+    as named and inside it swapped; '' otherwise."""
+    import pandas as pd
+
+    finder, by_name = _country_finder()
+    text_columns = [c for c in df.columns if c not in (lat, lon)
+                    and (df[c].dtype == object or pd.api.types.is_string_dtype(df[c].dtype))][:TEXT_COLUMNS]
+    named = pd.Series(None, index=df.index, dtype=object)
+    for column in text_columns:
+        values = df[column].dropna()
+        values = values[values.map(lambda v: isinstance(v, str))]
+        if values.empty or values.nunique() > TEXT_VALUES:
+            continue
+        countries = {v: {m for m in finder.findall(v)} for v in values.unique()}
+        found = values.map(lambda v, countries=countries: next(iter(countries[v])) if len(countries[v]) == 1 else None)
+        named = named.where(named.notna(), found.reindex(df.index))
+    lats, lons = pd.to_numeric(df[lat], errors="coerce"), pd.to_numeric(df[lon], errors="coerce")
+    rows = [(la, lo, by_name[n], n) for la, lo, n in zip(lats, lons, named, strict=True)
+            if isinstance(n, str) and pd.notna(la) and pd.notna(lo)]
+    if len(rows) < MIN_PLACED:
+        return ""
+    as_named = sum(_inside(la, lo, box) for la, lo, box, _ in rows)
+    swapped = sum(_inside(lo, la, box) for la, lo, box, _ in rows)
+    if as_named > INSIDE_AS_NAMED * len(rows) or swapped < INSIDE_SWAPPED * len(rows):
+        return ""
+    la, lo, _, country = next(r for r in rows if _inside(r[1], r[0], r[2]))
+    names = sorted({r[3] for r in rows}, key=lambda n: -sum(r[3] == n for r in rows))
+    return (f"of {len(rows)} rows that name a country ({', '.join(names[:5])}), {as_named} lie inside it as named and "
+            f"{swapped} swapped (e.g. a row naming {country}: {lat} {la:g}, {lon} {lo:g})")
