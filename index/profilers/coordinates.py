@@ -12,11 +12,15 @@ outside it as named and inside it swapped, the pair is swapped.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
 _LAT = re.compile(r"(?<![a-z])(lat|latitude)(?![a-z])|latitude", re.IGNORECASE)
 _LON = re.compile(r"(?<![a-z])(lon|lng|long|longitude)(?![a-z])|longitude", re.IGNORECASE)
+# an angle named for latitude or longitude (OMNI2's 'SW_Plasma_flow_lat_angle', 'Lat_Angle_of_B_GSE') is a direction
+# in some frame, not a place on Earth
+_ANGLE = re.compile(r"angle", re.IGNORECASE)
 OUTSIDE_SHARE = 0.1  # of a latitude column's values past ±90 before the pair is called swapped, not one typo
 MIN_PLACED = 5  # rows naming a country before their points are weighed
 INSIDE_AS_NAMED = 0.1  # at most this share of those rows inside their country as named ...
@@ -27,6 +31,7 @@ TEXT_COLUMNS, TEXT_VALUES = 40, 2000  # text looked at for country names: a wide
 def coordinate_pairs(names: list[str]) -> list[tuple[str, str]]:
     """Return (latitude column, longitude column) pairs: names alike but for the lat/lon word ('start_lat' and
     'start_lng', 'Latitude (Y)' and 'Longitude (X)'), or the only two when a table has one of each."""
+    names = [n for n in names if not _ANGLE.search(n)]
     lats = [n for n in names if _LAT.search(n) and not _LON.search(n)]
     lons = [n for n in names if _LON.search(n) and not _LAT.search(n)]
     if len(lats) == 1 and len(lons) == 1:
@@ -67,8 +72,10 @@ def _inside(lat: float, lon: float, box: tuple[str, float, float, float, float])
     return south <= lat <= north and (west <= lon <= east if west <= east else across)
 
 
-def _country_finder() -> tuple[Any, dict[str, tuple[str, float, float, float, float]]]:
-    """Return a regex of country names ('Britain (UK)' gives 'Britain' and 'UK') and the box of each name."""
+@functools.cache
+def _country_finder() -> tuple[Any, dict[str, tuple[str, float, float, float, float]], frozenset[str]]:
+    """Return a regex of country names ('Britain (UK)' gives 'Britain' and 'UK'), the box of each name, and the
+    names' first words (a column none of whose words is one names no country: its values need no regex)."""
     from dslake_index.profilers.country_boxes import BOXES
 
     by_name = {}
@@ -77,7 +84,8 @@ def _country_finder() -> tuple[Any, dict[str, tuple[str, float, float, float, fl
             if len(name) > 1:
                 by_name[name] = box
     words = "|".join(re.escape(n) for n in sorted(by_name, key=len, reverse=True))
-    return re.compile(rf"(?<![\w])({words})(?![\w])"), by_name
+    firsts = frozenset(re.findall(r"[\w'.&-]+", n)[0] for n in by_name)
+    return re.compile(rf"(?<![\w])({words})(?![\w])"), by_name, firsts
 
 
 def _placed_swapped(df: Any, lat: str, lon: str) -> str:
@@ -85,18 +93,19 @@ def _placed_swapped(df: Any, lat: str, lon: str) -> str:
     as named and inside it swapped; '' otherwise."""
     import pandas as pd
 
-    finder, by_name = _country_finder()
-    text_columns = [c for c in df.columns if c not in (lat, lon)
-                    and (df[c].dtype == object or pd.api.types.is_string_dtype(df[c].dtype))][:TEXT_COLUMNS]
+    finder, by_name, firsts = _country_finder()
+    text_columns = [c for c, kind in df.dtypes.items() if c not in (lat, lon)
+                    and (pd.api.types.is_object_dtype(kind) or pd.api.types.is_string_dtype(kind))][:TEXT_COLUMNS]
     named = pd.Series(None, index=df.index, dtype=object)
     for column in text_columns:
-        values = df[column].dropna()
-        values = values[values.map(lambda v: isinstance(v, str))]
-        if values.empty or values.nunique() > TEXT_VALUES:
+        uniques = [v for v in pd.unique(df[column].dropna()) if isinstance(v, str)]
+        if not uniques or len(uniques) > TEXT_VALUES:
             continue
-        countries = {v: {m for m in finder.findall(v)} for v in values.unique()}
-        found = values.map(lambda v, countries=countries: next(iter(countries[v])) if len(countries[v]) == 1 else None)
-        named = named.where(named.notna(), found.reindex(df.index))
+        if firsts.isdisjoint(re.findall(r"[\w'.&-]+", "\n".join(uniques))):
+            continue  # dates, codes, words of no country: the usual column, tested in one pass
+        found = {v: {m for m in finder.findall(v)} for v in uniques}
+        country = {v: next(iter(c)) for v, c in found.items() if len(c) == 1}
+        named = named.where(named.notna(), df[column].map(country))
     lats, lons = pd.to_numeric(df[lat], errors="coerce"), pd.to_numeric(df[lon], errors="coerce")
     rows = [(la, lo, by_name[n], n) for la, lo, n in zip(lats, lons, named, strict=True)
             if isinstance(n, str) and pd.notna(la) and pd.notna(lo)]
