@@ -31,7 +31,7 @@ NOTE_CHARS = 300
 TABLES_AGGREGATED = 3
 MEMBERS_LISTED = 4  # members whose coverage is listed one by one when they differ; past it, only the outliers
 SAID = 3  # gaps, or members that start later or end earlier, named in a line; the rest are counted
-WINDOWS_SPREAD = 2  # overlapping members whose union spans this many times one member's span are rolling windows
+PARALLEL_STARTS = 20  # overlapping members whose starts lie within 1/20 of a member's span cover one period
 
 
 @dataclass
@@ -336,8 +336,11 @@ def _relation_of_spans(name: str, spans: list[tuple[datetime, datetime, str]],
     touching = [(a, b) for a, b in pairs if b[0] == a[1]]
     gaps = [(a, b) for a, b in pairs if b[0] > a[1]]
     length = sorted(s[1] - s[0] for s in spans)[len(spans) // 2]
-    if overlapping and len(overlapping) >= len(pairs) / 2 and (last - first) < WINDOWS_SPREAD * length:
-        # every member covers about the same period: parallel series (one per beach, object, station)
+    starts = [s[0] for s in spans]
+    same_start = len(set(starts)) <= len(spans) / 2 or (max(starts) - min(starts)) < length / PARALLEL_STARTS
+    if overlapping and len(overlapping) >= len(pairs) / 2 and same_start:
+        # every member starts about when the others do: parallel series (one per beach, object, station); members
+        # that each start a step later are windows of one series, however much of their span they share
         text = (f"{head}. Members cover one period side by side (each spans about {_span(length)}): parallel "
                 "series (other sites, objects or versions), so rows equal across members are not copies of one "
                 "series.")

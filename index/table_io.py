@@ -175,5 +175,11 @@ def check_delta_files(table: Any, root: str, remote: bool) -> None:
         if remote:
             if not _key_under(uri, prefix):
                 raise outside("_delta_log", uri)
-        elif not inside_root(_local_path(uri) or uri, root):
+        elif not inside_root(_delta_local_path(uri), root):
             raise outside("_delta_log", uri)
+
+
+def _delta_local_path(uri: str) -> str:
+    """Return the local path a delta-rs file URI names. delta-rs percent-encodes its URIs (a space is `%20`, a `%` is
+    `%25`) whether or not it writes a `file://` scheme, so the path is decoded before it is compared with root."""
+    return unquote(_local_path(uri) or uri)

@@ -78,10 +78,11 @@ def test_a_preamble_title_is_described_without_its_own_label(tmp_path):
     path.write_text("Title:U.S. Wildfires December\nMissing:-999\n\nDate,Acres Burned,Number of Fires\n" + rows)
     profile = profile_path(path, Limits())
     text = describe(profile, "noaa_wildfires_monthly_stats.csv")
-    # The title line drops the label; the note on the lines to skip still quotes them as the file has them.
-    assert "\nTitle: U.S. Wildfires December\n" in text
+    # The title line drops the label (and the month the rows do not share); the note on the lines to skip still
+    # quotes them as the file has them.
+    assert "\nTitle: U.S. Wildfires\n" in text
     assert "skiprows=3): Title:U.S. Wildfires December | Missing:-999" in text
-    assert "title: U.S. Wildfires December" in card(profile, "noaa_wildfires_monthly_stats.csv")
+    assert "title: U.S. Wildfires\n" in card(profile, "noaa_wildfires_monthly_stats.csv") + "\n"
 
 
 def test_a_note_on_the_sheets_layout_gives_way_to_the_title_under_it_said_in_years(tmp_path):

@@ -106,6 +106,16 @@ def test_search_hits_and_the_entries_list_say_rows_partitions_and_versions(lake_
     assert (listed["wh/ns/events"]["rows"], listed["wh/ns/events"]["columns"]) == (16, 2)
 
 
+def test_a_delta_table_under_a_folder_with_a_space_is_read_and_loaded(tmp_path):
+    # delta-rs percent-encodes the URIs of its data files ("my%20lake"); the folder check compares decoded paths
+    root = tmp_path / "my lake"
+    write_delta(root / "trips")
+    Lake.open(root).index()
+    trips = _entries(root)["trips"]["description"]
+    assert "Rows: 16 in the current version" in trips and "cannot be read" not in trips
+    assert len(Lake.open(root).load("trips")) == 16
+
+
 @pytest.mark.parametrize(("table", "reason"), [
     ("gap", "commit file(s) missing from _delta_log: 00000000000000000001.json"),
     ("garbled", ""),

@@ -94,3 +94,15 @@ def test_series_over_one_period_are_not_copies_and_fills_of_any_member_are_said(
     assert "parallel series" in text and view.dedup == ""
     level = view.profile.tables[0].columns[1]
     assert (level.fill, level.fill_count, level.max) == (9999, 1, 113.5)  # the second member's fill, its range
+
+
+def test_windows_sharing_most_of_their_span_are_windows_of_one_series_not_parallel_series(tmp_path):
+    # 60-day windows starting 3 days apart (OMNI2's): a few of them span less than two windows, yet each starts a
+    # step after the one before, so they are windows of one series
+    names = _windows(tmp_path, datetime(2013, 11, 29), days=60, every=3, count=8)
+    group, first, facts = _family(tmp_path, names)
+    view = family_view(first, facts)
+    text = "\n".join(view.lines)
+    assert "parallel series" not in text
+    assert "Members overlap: each spans about 60 days and the next starts about 3 days later" in text
+    assert view.dedup == ".drop_duplicates()"

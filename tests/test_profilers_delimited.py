@@ -200,3 +200,16 @@ def test_profile_json_is_the_asdict_json():
     prof = Profile(format="csv", tables=[Table(columns=[col], sample_rows=[[np.int64(1), None]])],
                    structure={"k": [1.5, {"x": np.int32(2)}]}, notes=["ünï"])
     assert profile_json(prof) == json.dumps(prof.to_dict(), default=str, ensure_ascii=False)
+
+
+def test_a_title_naming_one_month_over_rows_of_every_month_loses_the_month(tmp_path):
+    # an export titled by the month its form was set to, over rows of every month: not the file's month
+    rows = "".join(f"{2000 + i // 12}{i % 12 + 1:02d},{100 + i},{10 + i}\n" for i in range(30))
+    p = write(tmp_path, "fires.csv", "Title:U.S. Wildfires December\nMissing:-999\n\nDate,Acres,Fires\n" + rows)
+    prof = profile_path(p, Limits())
+    assert prof.title == "Title:U.S. Wildfires"
+    assert any("names December, but the rows cover 12 months of the year (column 'Date')" in n for n in prof.notes)
+    # a title whose month is the rows' only month keeps it
+    december = "".join(f"{2000 + i}12,{100 + i},{10 + i}\n" for i in range(10))
+    p = write(tmp_path, "dec.csv", "Title:U.S. Wildfires December\n\nDate,Acres,Fires\n" + december)
+    assert profile_path(p, Limits()).title == "Title:U.S. Wildfires December"

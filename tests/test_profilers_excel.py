@@ -133,3 +133,20 @@ def test_a_list_of_text_without_header_keeps_its_first_row(tmp_path):
     assert run_hint(bare.read_hint, p).iloc[:, 0].tolist() == genes
     assert (headed.header_row, headed.n_rows, [c.name for c in headed.columns]) == (0, 16, ["Gene"])
     check_hints(prof, p)
+
+
+def test_a_first_data_row_of_na_numbers_is_data_not_the_header(tmp_path):
+    # 'NA' in every number cell of the first data row is missing data: the header stays on the row above
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = "sites"
+    put(ws, 1, 1, [["site", "depth_m", "ph"], ["S0", "NA", "NA"]] + [[f"S{i}", 1.5 * i, 7.0 + i / 10] for i in
+                                                                   range(1, 8)])
+    p = tmp_path / "na.xlsx"
+    wb.save(p)
+    prof = profile_path(p, Limits())
+    (t,) = prof.tables
+    assert t.header_row == 0 and t.n_rows == 8 and "header=1" not in t.read_hint
+    assert [c.name for c in t.columns] == ["site", "depth_m", "ph"]
+    check_hints(prof, p)
+    assert run_hint(t.read_hint, p)["depth_m"].isna().sum() == 1

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-PROFILER_VERSION = 13  # bump to re-profile every file when profilers change what they extract
+PROFILER_VERSION = 14  # bump to re-profile every file when profilers change what they extract
 
 
 class ProfileError(Exception):

@@ -13,6 +13,7 @@ from typing import Any
 
 from dslake_index.profilers.base import PATH_PLACEHOLDER, Limits, Profile, Table
 from dslake_index.profilers.codes import zero_led_codes
+from dslake_index.profilers.coordinates import swapped_coordinates
 from dslake_index.profilers.repeats import duplicate_rows_note
 from dslake_index.profilers.stats import (
     _MONEY_PCT,
@@ -31,6 +32,7 @@ from dslake_index.profilers.stats import (
     year_outliers,
 )
 from dslake_index.profilers.textio import clip, count_lines, decode_head, detect_encoding, read_at
+from dslake_index.profilers.title_months import checked_title
 from dslake_index.profilers.totals import total_disagreements, year_sums
 
 DELIMITERS = [",", "\t", ";", "|"]
@@ -626,7 +628,7 @@ def profile_delimited(path: Path | None, head: bytes, size: int, limits: Limits,
         notes.append("numbers use a decimal comma (e.g. 3,14): pass decimal=','")
     if any(str(c).startswith("Unnamed: ") for c in df.columns):
         notes.append("some header cells are empty (pandas names them 'Unnamed: N')")
-    notes += name_notes([str(c) for c in df.columns]) + header_misfits(df) + year_outliers(df)
+    notes += name_notes([str(c) for c in df.columns]) + header_misfits(df) + year_outliers(df) + swapped_coordinates(df)
     stats_df = df
     sampled = every_row = False
     if whole:
@@ -694,7 +696,8 @@ def profile_delimited(path: Path | None, head: bytes, size: int, limits: Limits,
     notes += width_notes(len(df.columns), limits)
     title = None
     if lay.preamble:
-        title = next((p for p in lay.preamble if p), None)
+        title, month_notes = checked_title(next((p for p in lay.preamble if p), None), stats_df)
+        notes += month_notes
     fmt = FORMAT_OF[lay.sep]
     if lay.sep != "," or len(df.columns) > 1:
         notes.insert(0, f"{DELIM_NAME[lay.sep]}-delimited text, {len(df.columns)} columns")

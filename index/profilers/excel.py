@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from dslake_index.profilers.base import PATH_PLACEHOLDER, Limits, Profile, ProfileError, Table
+from dslake_index.profilers.coordinates import swapped_coordinates
 from dslake_index.profilers.repeats import duplicate_rows_note
 from dslake_index.profilers.sheet_rows import FastReadError, sheet_values
 from dslake_index.profilers.stats import (
@@ -88,11 +89,27 @@ def _yearlike(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool) and 1500 <= v <= 2200
 
 
+def _missing_marker(v: Any) -> bool:
+    """Return True for a cell pandas' readers take for a missing value ('NA', 'n/a', '#N/A', 'null', ...)."""
+    from pandas._libs.parsers import STR_NA_VALUES
+
+    return isinstance(v, str) and v.strip() in STR_NA_VALUES
+
+
+def _number_column(j: int, below: list[list[Any]]) -> bool:
+    """Return True when column j's filled cells below (missing markers aside) are all numbers or dates."""
+    col = [r[j] for r in below if j < len(r) and not _empty(r[j]) and not _missing_marker(r[j])]
+    return bool(col) and all(isinstance(x, (int, float, dt.date)) and not isinstance(x, bool) for x in col)
+
+
 def _labelish_row(row: list[Any], below: list[list[Any]]) -> bool:
     """Return True when a row's cells are all labels: text, or years heading columns that are not years."""
     vals = [(j, v) for j, v in enumerate(row) if not _empty(v)]
     if not vals:
         return False
+    over_numbers = [v for j, v in vals if _number_column(j, below)]
+    if over_numbers and all(_missing_marker(v) for v in over_numbers):
+        return False  # 'NA' wherever numbers go: a data row with its numbers missing, not a header
     for j, v in vals:
         if isinstance(v, str):
             continue
@@ -252,7 +269,7 @@ def block_table(grid: list[list[Any]], occ: Any, b: Block, sheet: str, several: 
     describe_columns(table, df, limits)
     table.duplicate_rows, table.row_hashes = row_facts(df)
     notes += duplicate_rows_note(table.duplicate_rows, len(df))
-    notes += name_notes(filled) + header_misfits(df) + year_outliers(df) + fill_notes(table.columns + table.later_columns)
+    notes += name_notes(filled) + header_misfits(df) + year_outliers(df) + swapped_coordinates(df) + fill_notes(table.columns + table.later_columns)
     if h is not None:
         for j, unit in units.items():
             if j < len(table.columns):
