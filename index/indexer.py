@@ -133,6 +133,10 @@ def run_index(
     finally:
         if tables is not None:
             tables.close()
+        if isinstance(lake, Path):
+            from dslake_index.confined_pool import join_closing
+
+            join_closing()  # the profile server closed after profiling has exited by now: none outlives the index
     if tables is not None and tables.note and tables.note not in summary.notes:
         summary.notes.append(tables.note)
     summary.phases = clock.to_dict()
@@ -347,7 +351,7 @@ def _profile_confined(conn: sqlite3.Connection, db_path: Path, lake: Path, todo:
             if pressed.is_set():  # a server that broke because Ctrl-C ended it is Ctrl-C, too
                 raise KeyboardInterrupt from None
             raise
-        server.close()
+        server.close_soon()  # it exits while the entries are rendered; run_index joins it before returning
 
     with ctrl_c_deferred() as pressed:
         run(todo, jobs, pressed)
