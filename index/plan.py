@@ -10,6 +10,18 @@ import sqlite3
 
 from dslake_index.scan import FileStat, ScanResult
 
+# A file's failure that the next index looks at again: it could not be read, changed while read, ran out of time
+# (under load, or before a faster profiler).
+RECHECK_KINDS = ("unreadable", "changed", "timeout")
+# Whether any known file is to be looked at again for its state alone (stale, a failure above, or profiled by an
+# older profiler or its profile lost): plan_changes's conditions besides size and time, in one pass of SQLite's.
+# The covering index (migration 004) answers the profile's half without reading a profile's JSON.
+_RECHECK = f"""
+SELECT EXISTS (SELECT 1 FROM files f WHERE f.status = 'stale' OR f.error_kind IN {RECHECK_KINDS!r}
+               OR (f.status = 'ok' AND NOT EXISTS (SELECT 1 FROM profiles p INDEXED BY profiles_version
+                                                   WHERE p.profiler_version = ? AND p.hash = f.hash)))
+"""
+
 
 def plan_changes(conn: sqlite3.Connection, scan: ScanResult,
                  profiler_version: str) -> tuple[list[FileStat], list[FileStat], list[str], int]:
@@ -46,13 +58,29 @@ def plan_changes(conn: sqlite3.Connection, scan: ScanResult,
             row[0] != f.size
             or row[1] != f.mtime_ns
             or row[2] == "stale"
-            or row[3] in ("unreadable", "changed", "timeout")  # timeout: under load, or before a faster profiler
+            or row[3] in RECHECK_KINDS
             or (row[2] == "ok" and row[4] not in current)  # profiled by an older profiler, or its profile is lost
         ):
             changed.append(f)
         else:
             unchanged += 1
     return new, changed, sorted(known), unchanged
+
+
+def nothing_to_plan(conn: sqlite3.Connection, scan: ScanResult, profiler_version: str) -> bool:
+    """Tell whether plan_changes would find no file new, changed or removed in this whole-lake scan, without
+    making the plan: the manifest's (path, size, modification time) rows are the scan's files, compared as two
+    sorted lists, and no file is to be looked at again for its state. At 100k files the plan's dictionary of
+    rows and set of hashes cost ~0.5 s of a no-change index; this, ~0.2 s.
+    """
+    if scan.scope is not None:
+        return False
+    cursor = conn.cursor()
+    cursor.row_factory = None  # plain tuples, which a FileStat equals field by field
+    # ORDER BY path is SQLite's byte order of UTF-8, the scan's sort by code point: the same order.
+    if cursor.execute("SELECT path, size, mtime_ns FROM files ORDER BY path").fetchall() != scan.files:
+        return False
+    return not cursor.execute(_RECHECK, (profiler_version,)).fetchone()[0]
 
 
 def _scope_filters(scope: list[str] | None) -> list[tuple[str, tuple[str, ...]]]:
