@@ -25,7 +25,7 @@ from pathlib import Path
 
 from dslake_index import catalog as catalog_db
 from dslake_index.catalog import get_meta, set_meta, transaction
-from dslake_index.plan import nothing_to_plan, plan_changes
+from dslake_index.plan import plan_changes
 from dslake_index.scan import FileStat, ScanResult, hand_over, scan_lake
 
 SETTLED_KEY = "settled"
@@ -211,10 +211,7 @@ def check(conn: sqlite3.Connection, scan: ScanResult, profiler_version: str,
         return None  # entries to render, or stored summaries to apply again (wordless.apply_summaries)
     if conn.execute(_VECTOR_WORK).fetchone()[0]:
         return None
-    if nothing_to_plan(conn, scan, profiler_version):
-        new, changed, removed, unchanged = [], [], [], len(scan.files)
-    else:
-        new, changed, removed, unchanged = plan_changes(conn, scan, profiler_version)
+    new, changed, removed, unchanged = plan_changes(conn, scan, profiler_version)
     if (new or changed) and on_work is not None:
         on_work(new + changed)
     if new or changed or removed:

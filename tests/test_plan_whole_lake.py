@@ -1,6 +1,7 @@
-"""nothing_to_plan (index/plan.py), the no-change check's shortcut, says "nothing" exactly when plan_changes finds
-no file new, changed or removed: over a real manifest an index wrote, and after each kind of change the plan
-looks for (a file's size, time, a new or removed file, a state to look at again, a lost or outdated profile)."""
+"""plan_changes over a whole-lake scan (index/plan.py: set differences and one SQL pass, not a dictionary of every
+row) makes the plan a row-by-row comparison makes: over a real manifest an index wrote, and after each kind of change
+the plan looks for (a file's size, time, a new or removed file, a state to look at again, a lost or outdated
+profile), alone and together."""
 
 from __future__ import annotations
 
@@ -12,9 +13,9 @@ from pathlib import Path
 import pytest
 from conftest import write_table_lake
 from dslake_index.catalog import connect
-from dslake_index.plan import nothing_to_plan, plan_changes
+from dslake_index.plan import RECHECK_KINDS, plan_changes
 from dslake_index.profilers.base import PROFILER_VERSION
-from dslake_index.scan import scan_lake
+from dslake_index.scan import FileStat, ScanResult, scan_lake
 
 from dsstar_lake.lake import Lake
 
@@ -28,11 +29,32 @@ def indexed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     return root, root / ".dslake" / "manifest.sqlite"
 
 
-def _planned(conn: sqlite3.Connection, root: Path) -> tuple[bool, bool]:
-    """Return (nothing_to_plan's answer, whether plan_changes found nothing) for a fresh scan."""
+def _row_by_row(conn: sqlite3.Connection, scan: ScanResult) -> tuple[list[FileStat], list[FileStat], list[str], int]:
+    """The plan as the manifest's rows say it, one file at a time (what plan_changes did before the sets)."""
+    known = {row["path"]: row for row in conn.execute("SELECT * FROM files")}
+    current = {row[0] for row in conn.execute("SELECT hash FROM profiles WHERE profiler_version = ?",
+                                              (PROFILER_VERSION,))}
+    new, changed = [], []
+    for f in scan.files:
+        row = known.pop(f.path, None)
+        if row is None:
+            new.append(f)
+        elif (row["size"], row["mtime_ns"]) != (f.size, f.mtime_ns) or row["status"] == "stale" or (
+                row["error_kind"] in RECHECK_KINDS or (row["status"] == "ok" and row["hash"] not in current)):
+            changed.append(f)
+    return new, changed, sorted(known), len(scan.files) - len(new) - len(changed)
+
+
+def _planned(conn: sqlite3.Connection, root: Path) -> tuple[list[FileStat], list[FileStat], list[str], int]:
+    """Return plan_changes's plan of a fresh whole-lake scan, having checked it against the row-by-row one."""
     scan = scan_lake(root, root / ".dslake")
-    new, changed, removed, _ = plan_changes(conn, scan, PROFILER_VERSION)
-    return nothing_to_plan(conn, scan, PROFILER_VERSION), not (new or changed or removed)
+    plan = plan_changes(conn, scan, PROFILER_VERSION)
+    assert plan == _row_by_row(conn, scan)
+    return plan
+
+
+def _nothing(plan: tuple[list[FileStat], list[FileStat], list[str], int]) -> bool:
+    return not (plan[0] or plan[1] or plan[2])
 
 
 def _first_csv(root: Path) -> Path:
@@ -103,22 +125,31 @@ def test_agrees_with_the_plan(indexed: tuple[Path, Path], change: Callable) -> N
     root, db = indexed
     conn = connect(db)
     try:
-        assert _planned(conn, root) == (True, True)  # as the index left it
+        assert _nothing(_planned(conn, root))  # as the index left it
         undo = change(root, conn)
         try:
-            assert _planned(conn, root) == (False, False)
+            assert not _nothing(_planned(conn, root))
         finally:
             undo()
-        assert _planned(conn, root) == (True, True)
+        assert _nothing(_planned(conn, root))
     finally:
         conn.close()
 
 
-def test_a_scoped_scan_is_never_nothing(indexed: tuple[Path, Path]) -> None:
+def test_every_change_at_once(indexed: tuple[Path, Path]) -> None:
     root, db = indexed
     conn = connect(db)
+    undos = []
     try:
-        scan = scan_lake(root, root / ".dslake", only=[_first_csv(root).relative_to(root).as_posix()])
-        assert nothing_to_plan(conn, scan, PROFILER_VERSION) is False  # the check is for whole-lake scans only
+        for change in (_grow, _add, _row("error_kind", "timeout"), _lost_profile):
+            undos.append(change(root, conn))
+        new, changed, removed, unchanged = _planned(conn, root)
+        assert [f.path for f in new] == ["zz_new.csv"] and not removed
+        assert _first_csv(root).relative_to(root).as_posix() in [f.path for f in changed]
+        undos.append(_remove(root, conn))
+        new, changed, removed, unchanged = _planned(conn, root)
+        assert len(removed) == 1 and unchanged == len(scan_lake(root, root / ".dslake").files) - 1 - len(changed)
     finally:
+        for undo in reversed(undos):
+            undo()
         conn.close()
