@@ -161,8 +161,10 @@ def _run_index(
     from dslake_index.hint_sweep import recheck_hints
 
     with phase("plan"):
-        recheck_hints(conn)  # an old catalog's load hints that no longer parse: those files are profiled again
-        new, changed, removed, unchanged = plan_changes(conn, scan, PROFILER_VERSION)
+        # An old catalog's load hints that no longer parse: those files are profiled again (and the no-change
+        # check's plan, made before, is not taken).
+        outdated = recheck_hints(conn)
+        new, changed, removed, unchanged = plan_changes(conn, scan, PROFILER_VERSION, reuse=not outdated)
     summary.unchanged = unchanged
     summary.removed = len(removed)
     if removed:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from conftest import write_table_lake
 from dslake_index.catalog import connect
-from dslake_index.plan import RECHECK_KINDS, plan_changes
+from dslake_index.plan import RECHECK_KINDS, hand_over_plan, plan_changes
 from dslake_index.profilers.base import PROFILER_VERSION
 from dslake_index.scan import FileStat, ScanResult, scan_lake
 
@@ -152,4 +152,30 @@ def test_every_change_at_once(indexed: tuple[Path, Path]) -> None:
     finally:
         for undo in reversed(undos):
             undo()
+        conn.close()
+
+
+def test_the_no_change_checks_plan_is_taken_only_for_its_scan_and_manifest(indexed: tuple[Path, Path]) -> None:
+    root, db = indexed
+    conn = connect(db)
+    undo = _add(root, conn)
+    try:
+        scan = scan_lake(root, root / ".dslake")
+        plan = plan_changes(conn, scan, PROFILER_VERSION)
+        marked = ([], [], ["as handed over"], 0)  # what only the hand-over could return
+        hand_over_plan(conn, scan, PROFILER_VERSION, marked)
+        assert plan_changes(conn, scan, PROFILER_VERSION) == marked  # the same scan, the same manifest
+        assert plan_changes(conn, scan, PROFILER_VERSION) == plan  # taken once
+        hand_over_plan(conn, scan, PROFILER_VERSION, marked)
+        assert plan_changes(conn, scan_lake(root, root / ".dslake"), PROFILER_VERSION) == plan  # another scan
+        hand_over_plan(conn, scan, PROFILER_VERSION, marked)
+        assert plan_changes(conn, scan, PROFILER_VERSION, reuse=False) == plan  # profiles changed since
+        hand_over_plan(conn, scan, PROFILER_VERSION, marked)
+        conn.execute("UPDATE files SET indexed_at = indexed_at + 1 WHERE path = (SELECT min(path) FROM files)")
+        try:
+            assert plan_changes(conn, scan, PROFILER_VERSION) == plan  # an index wrote a file row in between
+        finally:
+            conn.execute("UPDATE files SET indexed_at = indexed_at - 1 WHERE path = (SELECT min(path) FROM files)")
+    finally:
+        undo()
         conn.close()
