@@ -339,8 +339,8 @@ def _profile_confined(conn: sqlite3.Connection, db_path: Path, lake: Path, todo:
     def run(files: list[FileStat], workers: int, pressed: Any) -> None:
         server = take_server(lake, [db_path.parent], options.confine, outside)
         try:
-            known = (row[0] for row in conn.execute("SELECT hash FROM profiles WHERE profiler_version = ?",
-                                                    (PROFILER_VERSION,)))
+            known = (row[0] for row in conn.execute(  # in order (the covering index's): the server's inserts
+                "SELECT hash FROM profiles WHERE profiler_version = ? ORDER BY hash", (PROFILER_VERSION,)))
             server.start(min(workers, len(files)), options.memory_mb, asdict(options.limits),
                          options.hash_algorithm, known)
             if server.note and server.note not in summary.notes:

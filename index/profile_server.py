@@ -102,7 +102,8 @@ class Server:
         self.out, self.lock = out, threading.Lock()
         self.known_path = scratch / "known.sqlite"
         self.known = sqlite3.connect(self.known_path, check_same_thread=False, isolation_level=None)
-        self.known.execute("CREATE TABLE profiles (hash TEXT PRIMARY KEY, profiler_version TEXT)")
+        # Without rowid: the hashes, sent in order, go in as one growing B-tree (100k of them in ~0.1 s).
+        self.known.execute("CREATE TABLE profiles (hash TEXT PRIMARY KEY, profiler_version TEXT) WITHOUT ROWID")
         self.pool: Any = None
         self.limits: Any = None
         self.algorithm = "blake2b"
@@ -129,8 +130,12 @@ class Server:
         self.pool = ProcessPool(max_workers=max(1, int(spec["workers"])), initializer=limit_memory,
                                 initargs=(int(spec["memory_mb"]),), context=profiler_context())
         with self.lock:  # no task is read before start() returns: no worker looks a hash up before they are in
+            # One transaction: each insert its own (autocommit) cost ~0.15 ms, 0.25 s of a one-file index of
+            # KramaBench's 1,724 hashes and ~14 s of one at 100k files.
+            self.known.execute("BEGIN")
             self.known.executemany("INSERT OR IGNORE INTO profiles VALUES (?, ?)",
                                    ((h, PROFILER_VERSION) for h in spec.get("known", [])))
+            self.known.execute("COMMIT")
 
     def run(self, task: dict[str, Any]) -> None:
         """Schedule one task on the pool; its result goes back when it finishes."""
