@@ -332,6 +332,7 @@ def _profile_confined(conn: sqlite3.Connection, db_path: Path, lake: Path, todo:
     those stopped at the time limit."""
     from dslake_index.collect import collect
     from dslake_index.confined_pool import folders_outside, take_server
+    from dslake_index.known_hashes import known_hashes
     from dslake_index.timeouts import time_limit, timed_out
 
     outside = folders_outside(lake, (f.path for f in todo))  # links followed out of the lake (--follow-symlinks)
@@ -339,10 +340,8 @@ def _profile_confined(conn: sqlite3.Connection, db_path: Path, lake: Path, todo:
     def run(files: list[FileStat], workers: int, pressed: Any) -> None:
         server = take_server(lake, [db_path.parent], options.confine, outside)
         try:
-            known = (row[0] for row in conn.execute(  # in order (the covering index's): the server's inserts
-                "SELECT hash FROM profiles WHERE profiler_version = ? ORDER BY hash", (PROFILER_VERSION,)))
             server.start(min(workers, len(files)), options.memory_mb, asdict(options.limits),
-                         options.hash_algorithm, known)
+                         options.hash_algorithm, known_hashes(conn, files, PROFILER_VERSION))
             if server.note and server.note not in summary.notes:
                 summary.notes.append(server.note)
             jobs_ = ((f, lambda f=f: server.schedule({"task": "file", "path": str(lake / f.path)},

@@ -59,3 +59,40 @@ def test_a_copy_reuses_the_profile_the_server_was_told_of(tmp_path, monkeypatch,
     assert (again.added, again.profiled, again.reused, again.failed) == (1, 0, 1, 0)
     catalog = Lake.open(lake).catalog
     assert catalog.file_record("sales copy.csv")["hash"] == catalog.file_record("sales.csv")["hash"]
+
+
+def test_a_file_put_back_reuses_the_profile_no_file_row_holds(tmp_path, monkeypatch):
+    lake = _lake(tmp_path)
+    monkeypatch.setenv("DSLAKE_SANDBOX_BACKEND", "subprocess")
+    Lake.open(lake).index()
+    data = (lake / "sales.csv").read_bytes()
+    (lake / "sales.csv").unlink()
+    assert Lake.open(lake).index().removed == 1  # its profile stays, held by no file row (and of no size known)
+    (lake / "sales.csv").write_bytes(data)
+    back = Lake.open(lake).index()
+    assert (back.added, back.profiled, back.reused) == (1, 0, 1)
+
+
+def test_the_server_is_told_the_hashes_a_file_could_have(tmp_path, monkeypatch):
+    from dslake_index.catalog import connect
+    from dslake_index.known_hashes import known_hashes
+    from dslake_index.profilers.base import PROFILER_VERSION
+    from dslake_index.scan import FileStat
+
+    lake = _lake(tmp_path)
+    monkeypatch.setenv("DSLAKE_SANDBOX_BACKEND", "subprocess")
+    Lake.open(lake).index()
+    conn = connect(lake / ".dslake" / "manifest.sqlite")
+    try:
+        rows = {row["path"]: (row["size"], row["hash"]) for row in conn.execute("SELECT path, size, hash FROM files")}
+        size, digest = rows["sales.csv"]
+        held = {h for _, h in rows.values()}
+        orphans = {row[0] for row in conn.execute("SELECT hash FROM profiles")} - held  # no file row holds them
+        same_size = {h for n, h in rows.values() if n == size}  # sales.csv's (and notes.md's: 30 bytes too)
+        assert digest in same_size
+        assert set(known_hashes(conn, [FileStat("new.csv", size, 0)], PROFILER_VERSION)) == same_size | orphans
+        assert set(known_hashes(conn, [FileStat("new.csv", size + 1000, 0)], PROFILER_VERSION)) == orphans
+        many = [FileStat(f"f{n}.csv", n, 0) for n in range(600)]  # past MAX_SIZES: every current hash
+        assert set(known_hashes(conn, many, PROFILER_VERSION)) == held | orphans
+    finally:
+        conn.close()
