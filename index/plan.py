@@ -13,15 +13,6 @@ from dslake_index.scan import FileStat, ScanResult
 # A file's failure that the next index looks at again: it could not be read, changed while read, ran out of time
 # (under load, or before a faster profiler).
 RECHECK_KINDS = ("unreadable", "changed", "timeout")
-# The known files to look at again for their state alone (stale, a failure above, or profiled by an older profiler
-# or their profile lost): the plan's conditions besides size and time, in one pass of SQLite's. The covering index
-# (migration 004) answers the profile's half without reading a profile's JSON.
-_RECHECK = f"""
-SELECT f.path FROM files f WHERE f.status = 'stale' OR f.error_kind IN {RECHECK_KINDS!r}
-    OR (f.status = 'ok' AND NOT EXISTS (SELECT 1 FROM profiles p INDEXED BY profiles_version
-                                        WHERE p.profiler_version = ? AND p.hash = f.hash))
-"""
-
 
 Plan = tuple[list[FileStat], list[FileStat], list[str], int]
 # The plan the no-change check made of the scan it hands to the index that follows in the same process
@@ -55,8 +46,6 @@ def plan_changes(conn: sqlite3.Connection, scan: ScanResult, profiler_version: s
             and (*conn.execute(_FILES_TOKEN).fetchone(), str(profiler_version)) == handed[1]):
         new, changed, removed, unchanged = handed[2]
         return list(new), list(changed), list(removed), unchanged
-    if scan.scope is None:
-        return _plan_whole_lake(conn, scan, profiler_version)
     known: dict[str, tuple[int, int, str, str | None, str | None]] = {}
     current: set[str] = set()  # hashes with a profile from this profiler version
     cursor = conn.cursor()
@@ -91,29 +80,6 @@ def plan_changes(conn: sqlite3.Connection, scan: ScanResult, profiler_version: s
         else:
             unchanged += 1
     return new, changed, sorted(known), unchanged
-
-
-def _plan_whole_lake(conn: sqlite3.Connection, scan: ScanResult, profiler_version: str) -> Plan:
-    """plan_changes for a whole-lake scan, as set differences: the files whose (path, size, modification time)
-    the manifest does not hold as they are, the manifest's rows the scan does not hold, and the paths SQLite finds
-    to look at again for their state. Every file's work is C's (hashing three fields, set algebra), so a no-change
-    index at 100k files plans in ~0.2 s, where a dictionary of every row and a set of every hash took ~0.5 s.
-    """
-    cursor = conn.cursor()
-    cursor.row_factory = None  # plain tuples, which a FileStat equals (and hashes as) field by field
-    known = set(cursor.execute("SELECT path, size, mtime_ns FROM files"))
-    recheck = {row[0] for row in cursor.execute(_RECHECK, (profiler_version,))}
-    scanned = set(scan.files)
-    differs = scanned - known  # new, or changed in size or time
-    gone = {row[0] for row in known - scanned}  # changed in size or time, or removed
-    new, changed = [], []
-    for f in sorted(differs):
-        (changed if f.path in gone else new).append(f)
-    if recheck:
-        again = recheck.difference(f.path for f in changed)
-        changed = sorted(changed + [f for f in scan.files if f.path in again and f not in differs])
-    removed = sorted(gone.difference(f.path for f in differs))
-    return new, changed, removed, len(scan.files) - len(new) - len(changed)
 
 
 def _scope_filters(scope: list[str] | None) -> list[tuple[str, tuple[str, ...]]]:

@@ -1,7 +1,7 @@
-"""plan_changes over a whole-lake scan (index/plan.py: set differences and one SQL pass, not a dictionary of every
-row) makes the plan a row-by-row comparison makes: over a real manifest an index wrote, and after each kind of change
-the plan looks for (a file's size, time, a new or removed file, a state to look at again, a lost or outdated
-profile), alone and together."""
+"""plan_changes over a whole-lake scan (index/plan.py) makes the plan a row-by-row reading of the manifest makes,
+over a real manifest an index wrote and after each kind of change the plan looks for (a file's size, time, a new
+or removed file, a state to look at again, a lost or outdated profile), alone and together; and the no-change
+check's plan, handed over, is taken only for its own scan and an unchanged manifest."""
 
 from __future__ import annotations
 
