@@ -133,6 +133,10 @@ def run_index(
     finally:
         if tables is not None:
             tables.close()
+        if isinstance(lake, Path):
+            from dslake_index.confined_pool import join_closing
+
+            join_closing()  # the profile server closed after profiling has exited by now: none outlives the index
     if tables is not None and tables.note and tables.note not in summary.notes:
         summary.notes.append(tables.note)
     summary.phases = clock.to_dict()
@@ -157,8 +161,10 @@ def _run_index(
     from dslake_index.hint_sweep import recheck_hints
 
     with phase("plan"):
-        recheck_hints(conn)  # an old catalog's load hints that no longer parse: those files are profiled again
-        new, changed, removed, unchanged = plan_changes(conn, scan, PROFILER_VERSION)
+        # An old catalog's load hints that no longer parse: those files are profiled again (and the no-change
+        # check's plan, made before, is not taken).
+        outdated = recheck_hints(conn)
+        new, changed, removed, unchanged = plan_changes(conn, scan, PROFILER_VERSION, reuse=not outdated)
     summary.unchanged = unchanged
     summary.removed = len(removed)
     if removed:
@@ -326,6 +332,7 @@ def _profile_confined(conn: sqlite3.Connection, db_path: Path, lake: Path, todo:
     those stopped at the time limit."""
     from dslake_index.collect import collect
     from dslake_index.confined_pool import folders_outside, take_server
+    from dslake_index.known_hashes import known_hashes
     from dslake_index.timeouts import time_limit, timed_out
 
     outside = folders_outside(lake, (f.path for f in todo))  # links followed out of the lake (--follow-symlinks)
@@ -333,10 +340,8 @@ def _profile_confined(conn: sqlite3.Connection, db_path: Path, lake: Path, todo:
     def run(files: list[FileStat], workers: int, pressed: Any) -> None:
         server = take_server(lake, [db_path.parent], options.confine, outside)
         try:
-            known = (row[0] for row in conn.execute("SELECT hash FROM profiles WHERE profiler_version = ?",
-                                                    (PROFILER_VERSION,)))
             server.start(min(workers, len(files)), options.memory_mb, asdict(options.limits),
-                         options.hash_algorithm, known)
+                         options.hash_algorithm, known_hashes(conn, files, PROFILER_VERSION))
             if server.note and server.note not in summary.notes:
                 summary.notes.append(server.note)
             jobs_ = ((f, lambda f=f: server.schedule({"task": "file", "path": str(lake / f.path)},
@@ -347,7 +352,7 @@ def _profile_confined(conn: sqlite3.Connection, db_path: Path, lake: Path, todo:
             if pressed.is_set():  # a server that broke because Ctrl-C ended it is Ctrl-C, too
                 raise KeyboardInterrupt from None
             raise
-        server.close()
+        server.close_soon()  # it exits while the entries are rendered; run_index joins it before returning
 
     with ctrl_c_deferred() as pressed:
         run(todo, jobs, pressed)

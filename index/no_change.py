@@ -25,7 +25,7 @@ from pathlib import Path
 
 from dslake_index import catalog as catalog_db
 from dslake_index.catalog import get_meta, set_meta, transaction
-from dslake_index.plan import plan_changes
+from dslake_index.plan import hand_over_plan, plan_changes
 from dslake_index.scan import FileStat, ScanResult, hand_over, scan_lake
 
 SETTLED_KEY = "settled"
@@ -211,10 +211,11 @@ def check(conn: sqlite3.Connection, scan: ScanResult, profiler_version: str,
         return None  # entries to render, or stored summaries to apply again (wordless.apply_summaries)
     if conn.execute(_VECTOR_WORK).fetchone()[0]:
         return None
-    new, changed, removed, unchanged = plan_changes(conn, scan, profiler_version)
+    new, changed, removed, unchanged = plan = plan_changes(conn, scan, profiler_version)
     if (new or changed) and on_work is not None:
         on_work(new + changed)
     if new or changed or removed:
+        hand_over_plan(conn, scan, profiler_version, plan)  # the index that follows need not plan again
         return None
     entries, families = conn.execute("SELECT count(*), coalesce(sum(kind = 'family'), 0) FROM entries").fetchone()
     failures = [(row[0], row[1]) for row in conn.execute(
