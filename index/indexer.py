@@ -6,6 +6,7 @@ import dataclasses
 import json
 import os
 import sqlite3
+import sys
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
@@ -133,10 +134,9 @@ def run_index(
     finally:
         if tables is not None:
             tables.close()
-        if isinstance(lake, Path):
-            from dslake_index.confined_pool import join_closing
-
-            join_closing()  # the profile server closed after profiling has exited by now: none outlives the index
+        pool_module = sys.modules.get("dslake_index.confined_pool")  # not imported: no server was started
+        if isinstance(lake, Path) and pool_module is not None:
+            pool_module.join_closing()  # the profile server closed after profiling has exited by now: none outlives the index
     if tables is not None and tables.note and tables.note not in summary.notes:
         summary.notes.append(tables.note)
     summary.phases = clock.to_dict()
