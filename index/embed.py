@@ -41,6 +41,17 @@ MIN_COSINE = 0.9999
 # of 64 sorted by characters).
 BATCH_TOKENS = 512
 BACKENDS = ("auto", "onnx", "sentence-transformers")
+# [embed] weights: the export as traced, or its int8 variant (index/onnx_int8.py), ONNX only. The two give different
+# vectors (cosine ~0.99), so each has its own model_id, and the query and the cards always come from the same one.
+WEIGHTS = ("fp32", "int8")
+# The int8 variant embeds one text per run: its activations are quantised with one scale per run, taken over the
+# whole batch, so in a batch a card's vector would depend on its neighbours (cosine down to 0.991 between batches
+# of 64 and of 1). Alone, a card gets the same vector in any index and a question is embedded as the cards were;
+# it cost 8% of the int8 speed (67.5 against 73.3 cards per CPU-second).
+INT8_BATCH = 1
+# The int8 variant is refused if any VERIFY_TEXTS vector is further than this from the export's (measured: 0.978
+# for the empty text, above 0.99 for texts with words).
+MIN_INT8_COSINE = 0.95
 # Texts the exported model is checked on: short, long (truncated), empty, non-ASCII, table-like, path-like.
 VERIFY_TEXTS = [
     "one query",
@@ -440,14 +451,21 @@ class Embedder:
         batch_size: int = 64,
         threads: int = 1,
         cache_dir: str | Path | None = None,
+        weights: str = "fp32",
     ) -> None:
         if backend not in BACKENDS:
             raise ConfigError(f"embed.backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+        if weights not in WEIGHTS:
+            raise ConfigError(f"embed.weights must be one of {', '.join(WEIGHTS)}, got {weights!r}")
+        if weights == "int8" and backend == "sentence-transformers":
+            raise ConfigError("embed.weights = \"int8\" runs under onnx only, not with embed.backend = "
+                              "\"sentence-transformers\"", hint="set embed.backend to auto or onnx, or weights to fp32")
         if batch_size < 1:
             raise ConfigError(f"embed.batch_size must be at least 1, got {batch_size}")
         self.backend = backend
         self.batch_size = int(batch_size)
         self.threads = int(threads)
+        self.weights = weights
         self.cache_dir = Path(cache_dir).expanduser() if cache_dir else default_cache_dir()
         self._impl: _Backend | None = None
         self._model_id: str | None = None
@@ -457,9 +475,14 @@ class Embedder:
 
     @property
     def model_id(self) -> str:
-        """Name the vector space: model, a fingerprint of its files, and the pooling recipe."""
+        """Name the vector space: model, a fingerprint of its files, the pooling recipe, and the weights' variant
+        (none for fp32, so catalogs embedded before variants existed keep their vectors)."""
         if self._model_id is None:
             self._model_id = f"{MODEL_NAME}:{model_hash(model_dir())[:12]}:{RECIPE}"
+            if self.weights == "int8":
+                from dslake_index.onnx_int8 import INT8_VERSION
+
+                self._model_id += f":int8-v{INT8_VERSION}"
         return self._model_id
 
     @property
@@ -467,11 +490,12 @@ class Embedder:
         """Return the backend in use once loaded ("onnx" or "sentence-transformers"), else None."""
         return self._impl.name if self._impl else None
 
-    def settings_key(self) -> tuple[str, int, int, str]:
-        """Return what this embedder's vectors and model files follow from: backend, batch size, threads, cache."""
-        return (self.backend, self.batch_size, self.threads, str(self.cache_dir))
+    def settings_key(self) -> tuple[str, int, int, str, str]:
+        """Return what this embedder's vectors and model files follow from: backend, batch size, threads, cache,
+        weights."""
+        return (self.backend, self.batch_size, self.threads, str(self.cache_dir), self.weights)
 
-    def expect(self, text: str, key: tuple[str, int, int, str], vector_of: Callable[[], bytes | None]) -> None:
+    def expect(self, text: str, key: tuple[str, int, int, str, str], vector_of: Callable[[], bytes | None]) -> None:
         """Take text's vector from vector_of() at the first encode of [text] instead of loading the model, when key
         (the settings_key of the embedder that computes it elsewhere: a child process) is this one's.
 
@@ -498,7 +522,14 @@ class Embedder:
 
                 if not onnx_path.exists() or not settled(onnx_path):
                     return False
-                self._impl = _OnnxBackend(folder, onnx_path, self.threads, self.batch_size, saved_copy=True)
+                if self.weights == "int8":
+                    from dslake_index.onnx_int8 import int8_path
+
+                    if not int8_path(onnx_path).exists():
+                        return False
+                    self._impl = _OnnxBackend(folder, int8_path(onnx_path), self.threads, INT8_BATCH)
+                else:
+                    self._impl = _OnnxBackend(folder, onnx_path, self.threads, self.batch_size, saved_copy=True)
         return self._impl.name == "onnx"
 
     def load(self) -> Embedder:
@@ -548,6 +579,8 @@ class Embedder:
         folder = model_dir()
         if self.backend == "sentence-transformers":
             return _SentenceTransformersBackend(folder, self.threads, self.batch_size)
+        if self.weights == "int8":
+            return self._int8_backend(folder)
         try:
             onnx_path = ensure_onnx(folder, self.cache_dir, self.threads)
             return _OnnxBackend(folder, onnx_path, self.threads, self.batch_size, saved_copy=True)
@@ -563,17 +596,39 @@ class Embedder:
         )
         return _SentenceTransformersBackend(folder, self.threads, self.batch_size)
 
+    def _int8_backend(self, folder: Path) -> _Backend:
+        """Open the int8 variant, making it first if needed; no fallback: fp32 vectors would not match model_id."""
+        from dslake_index.onnx_int8 import ensure_int8
+
+        try:
+            onnx_path = ensure_onnx(folder, self.cache_dir, self.threads)
+            reference = _OnnxBackend(folder, onnx_path, 1, self.batch_size, saved_copy=True)
+
+            def check(candidate: Path) -> str | None:
+                vectors = _OnnxBackend(folder, candidate, 1, INT8_BATCH).encode(VERIFY_TEXTS)
+                worst = float((reference.encode(VERIFY_TEXTS) * vectors).sum(axis=1).min())
+                if worst >= MIN_INT8_COSINE:
+                    return None
+                return f"the int8 variant's vectors differ from the export's (min cosine {worst:.4f} < {MIN_INT8_COSINE})"
+
+            path = ensure_int8(onnx_path, _file_lock, check)
+            return _OnnxBackend(folder, path, self.threads, INT8_BATCH)
+        except (OnnxUnavailable, RuntimeError, OSError) as exc:
+            raise ConfigError(f"cannot embed with embed.weights = \"int8\": {exc}",
+                              hint="set embed.weights = \"fp32\" (a catalog embedded with int8 is then "
+                                   "re-embedded)") from exc
+
 
 _EMBEDDERS: dict[tuple[Any, ...], Embedder] = {}
 _EMBEDDERS_LOCK = threading.Lock()
 
 
 def get_embedder(settings: EmbedSettings) -> Embedder:
-    """Return this process's Embedder for the [embed] settings (backend, batch_size, threads, cache_dir)."""
-    key = (settings.backend, settings.batch_size, settings.threads, settings.cache_dir)
+    """Return this process's Embedder for the [embed] settings (backend, batch_size, threads, cache_dir, weights)."""
+    key = (settings.backend, settings.batch_size, settings.threads, settings.cache_dir, settings.weights)
     with _EMBEDDERS_LOCK:
         if key not in _EMBEDDERS:
             _EMBEDDERS[key] = Embedder(
-                backend=key[0], batch_size=key[1], threads=key[2], cache_dir=key[3] or None
+                backend=key[0], batch_size=key[1], threads=key[2], cache_dir=key[3] or None, weights=key[4]
             )
         return _EMBEDDERS[key]

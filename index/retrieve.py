@@ -77,6 +77,19 @@ class SearchTiming:
     total_ms: float = 0.0
 
 
+
+def _refuse_other_vectors(conn: sqlite3.Connection, model_id: str) -> None:
+    """Raise when the catalog's vectors were made by another model or variant than the question's would be: the
+    two spaces do not compare, and the nearest cards would be noise."""
+    row = conn.execute("SELECT value FROM meta WHERE key = 'embed_model'").fetchone()
+    if row is not None and row[0] != model_id:
+        stored_int8 = ":int8-" in row[0]
+        raise ConfigError(
+            f"this catalog's vectors were made with {row[0]}, and this search would embed with {model_id}",
+            hint=f"set embed.weights = \"{'int8' if stored_int8 else 'fp32'}\" as the index did, or re-index "
+                 "with the settings searches use (the cards are re-embedded)",
+        )
+
 class Retriever:
     """Answer a question (or a 'missing data' hint) with the top-K catalog entries."""
 
@@ -156,6 +169,8 @@ class Retriever:
             # A RemoteRetriever has no manifest (conn None): it always asks the store.
             model_id = getattr(self._embedder, "model_id", None)
             local = ManifestVectors.load(self._conn, model_id) if model_id and self._conn is not None else None
+            if local is None and model_id and self._conn is not None:
+                _refuse_other_vectors(self._conn, model_id)
             self._store = local if local is not None else self._store_factory()
         t1 = time.perf_counter()
         vector = self._embedder.encode([query])[0]
