@@ -457,15 +457,13 @@ class Embedder:
             raise ConfigError(f"embed.backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
         if weights not in WEIGHTS:
             raise ConfigError(f"embed.weights must be one of {', '.join(WEIGHTS)}, got {weights!r}")
-        if weights == "int8" and backend == "sentence-transformers":
-            raise ConfigError("embed.weights = \"int8\" runs under onnx only, not with embed.backend = "
-                              "\"sentence-transformers\"", hint="set embed.backend to auto or onnx, or weights to fp32")
         if batch_size < 1:
             raise ConfigError(f"embed.batch_size must be at least 1, got {batch_size}")
         self.backend = backend
         self.batch_size = int(batch_size)
         self.threads = int(threads)
         self.weights = weights
+        self._int8_failed = False  # the variant could not be made or opened here: fp32 instead (int8_in_use)
         self.cache_dir = Path(cache_dir).expanduser() if cache_dir else default_cache_dir()
         self._impl: _Backend | None = None
         self._model_id: str | None = None
@@ -478,12 +476,25 @@ class Embedder:
         """Name the vector space: model, a fingerprint of its files, the pooling recipe, and the weights' variant
         (none for fp32, so catalogs embedded before variants existed keep their vectors)."""
         if self._model_id is None:
-            self._model_id = f"{MODEL_NAME}:{model_hash(model_dir())[:12]}:{RECIPE}"
-            if self.weights == "int8":
+            model_id = f"{MODEL_NAME}:{model_hash(model_dir())[:12]}:{RECIPE}"
+            if self.int8_in_use():
                 from dslake_index.onnx_int8 import INT8_VERSION
 
-                self._model_id += f":int8-v{INT8_VERSION}"
+                model_id += f":int8-v{INT8_VERSION}"
+            self._model_id = model_id
         return self._model_id
+
+    def int8_in_use(self) -> bool:
+        """Tell whether this embedder's vectors come from the int8 variant: asked for, under ONNX, and neither the
+        export nor the variant recorded as failed on this machine (then it embeds in fp32, with a warning)."""
+        if self.weights != "int8" or self.backend == "sentence-transformers" or self._int8_failed:
+            return False
+        if self._impl is not None:
+            return self._impl.name == "onnx"
+        from dslake_index.onnx_int8 import failure_path
+
+        target = onnx_dir(model_dir(), self.cache_dir)
+        return not (target / "failed.json").exists() and not failure_path(target / "model.onnx").exists()
 
     @property
     def active_backend(self) -> str | None:
@@ -522,7 +533,7 @@ class Embedder:
 
                 if not onnx_path.exists() or not settled(onnx_path):
                     return False
-                if self.weights == "int8":
+                if self.int8_in_use():
                     from dslake_index.onnx_int8 import int8_path
 
                     if not int8_path(onnx_path).exists():
@@ -579,8 +590,12 @@ class Embedder:
         folder = model_dir()
         if self.backend == "sentence-transformers":
             return _SentenceTransformersBackend(folder, self.threads, self.batch_size)
-        if self.weights == "int8":
-            return self._int8_backend(folder)
+        if self.int8_in_use():
+            try:
+                return self._int8_backend(folder)
+            except ConfigError as exc:
+                self._int8_failed, self._model_id = True, None  # the fp32 vectors get the fp32 model_id
+                warnings.warn(f"embedding in fp32: {exc}", RuntimeWarning, stacklevel=2)
         try:
             onnx_path = ensure_onnx(folder, self.cache_dir, self.threads)
             return _OnnxBackend(folder, onnx_path, self.threads, self.batch_size, saved_copy=True)
@@ -597,7 +612,7 @@ class Embedder:
         return _SentenceTransformersBackend(folder, self.threads, self.batch_size)
 
     def _int8_backend(self, folder: Path) -> _Backend:
-        """Open the int8 variant, making it first if needed; no fallback: fp32 vectors would not match model_id."""
+        """Open the int8 variant, making it first if needed; ConfigError when it cannot be made or opened."""
         from dslake_index.onnx_int8 import ensure_int8
 
         try:
@@ -614,9 +629,7 @@ class Embedder:
             path = ensure_int8(onnx_path, _file_lock, check)
             return _OnnxBackend(folder, path, self.threads, INT8_BATCH)
         except (OnnxUnavailable, RuntimeError, OSError) as exc:
-            raise ConfigError(f"cannot embed with embed.weights = \"int8\": {exc}",
-                              hint="set embed.weights = \"fp32\" (a catalog embedded with int8 is then "
-                                   "re-embedded)") from exc
+            raise ConfigError(f"cannot embed with embed.weights = \"int8\": {exc}") from exc
 
 
 _EMBEDDERS: dict[tuple[Any, ...], Embedder] = {}

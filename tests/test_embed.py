@@ -259,11 +259,22 @@ def test_int8_variant_is_made_once_close_to_the_export_and_named_apart(onnx_embe
     assert variant.stat().st_mtime_ns == written
 
 
-def test_int8_settings_that_cannot_hold_are_refused() -> None:
+def test_int8_is_used_only_where_it_can_be(onnx_embedder: Embedder, tmp_path: Path) -> None:
+    from dslake_index.onnx_int8 import failure_path
+
     with pytest.raises(ConfigError, match="embed.weights must be one of fp32, int8"):
         Embedder(weights="int4")
-    with pytest.raises(ConfigError, match="onnx only"):
-        Embedder(backend="sentence-transformers", weights="int8")
+    torch = Embedder(backend="sentence-transformers", weights="int8", cache_dir=onnx_embedder.cache_dir)
+    assert not torch.int8_in_use() and torch.model_id == onnx_embedder.model_id  # int8 is an ONNX file
+    # A variant recorded as failed on this machine: fp32 vectors, under the fp32 name, so nothing mixes.
+    export = next(onnx_embedder.cache_dir.iterdir()) / "model.onnx"
+    cache = tmp_path / "models"
+    (cache / export.parent.name).mkdir(parents=True)
+    (cache / export.parent.name / "model.onnx").symlink_to(export)
+    failure_path(cache / export.parent.name / "model.onnx").write_text('{"reason": "min cosine 0.5 < 0.95"}\n')
+    refused = Embedder(backend="onnx", weights="int8", cache_dir=cache)
+    assert not refused.int8_in_use() and refused.model_id == onnx_embedder.model_id
+    assert np.allclose(refused.encode(TEXTS), onnx_embedder.encode(TEXTS), atol=1e-5)
 
 
 def test_an_int8_variant_that_fails_its_check_is_recorded_and_refused(onnx_embedder: Embedder,
