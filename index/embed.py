@@ -464,6 +464,7 @@ class Embedder:
         self.threads = int(threads)
         self.weights = weights
         self._int8_failed = False  # the variant could not be made or opened here: fp32 instead (int8_in_use)
+        self._variants: dict[tuple[str, str], Embedder | None] = {}  # variant_for
         self.cache_dir = Path(cache_dir).expanduser() if cache_dir else default_cache_dir()
         self._impl: _Backend | None = None
         self._model_id: str | None = None
@@ -483,6 +484,20 @@ class Embedder:
                 model_id += f":int8-v{INT8_VERSION}"
             self._model_id = model_id
         return self._model_id
+
+    def variant_for(self, model_id: str) -> Embedder | None:
+        """Return an embedder of these settings but the other weights whose vectors are named model_id, else None:
+        a search embeds its question as the catalog's cards were, whatever [embed] weights says now."""
+        with self._lock:
+            for weights in WEIGHTS:
+                if weights != self.weights:
+                    key = (weights, model_id)
+                    if key not in self._variants:
+                        other = Embedder(self.backend, self.batch_size, self.threads, self.cache_dir, weights)
+                        self._variants[key] = other if other.model_id == model_id else None
+                    if self._variants[key] is not None:
+                        return self._variants[key]
+        return None
 
     def int8_in_use(self) -> bool:
         """Tell whether this embedder's vectors come from the int8 variant: asked for, under ONNX, and neither the
