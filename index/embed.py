@@ -320,13 +320,18 @@ def ensure_onnx(folder: Path, cache_root: Path, threads: int = 1) -> Path:
     return onnx_path
 
 
-def export_onnx(cache_dir: str, threads: int) -> None:
-    """Export and verify the ONNX model into cache_dir ahead of need (a child process runs it; killing it is safe)."""
+def export_onnx(cache_dir: str, threads: int, weights: str = "fp32") -> None:
+    """Export and verify the ONNX model into cache_dir ahead of need, and its int8 variant when weights asks for it
+    (a child process runs it; killing it is safe)."""
     with contextlib.suppress(OnnxUnavailable):  # recorded in failed.json: load() then falls back, with a warning
         onnx_path = ensure_onnx(model_dir(), Path(cache_dir), threads)
         from dslake_index.onnx_saved import open_session
 
         open_session(onnx_path, _file_lock)  # and its pre-optimised copy, here where being killed is safe
+    if weights == "int8":
+        with warnings.catch_warnings():  # a variant that fails is recorded; the index's own load says so
+            warnings.simplefilter("ignore", RuntimeWarning)
+            Embedder(backend="onnx", threads=1, cache_dir=cache_dir, weights="int8").load()
 
 
 def _failure_reason(failed_path: Path) -> str:
@@ -571,13 +576,23 @@ class Embedder:
             return True
         if self.backend == "sentence-transformers":
             return False
-        return (onnx_dir(model_dir(), self.cache_dir) / "model.onnx").exists()
+        onnx_path = onnx_dir(model_dir(), self.cache_dir) / "model.onnx"
+        if self.int8_in_use():
+            from dslake_index.onnx_int8 import int8_path
+
+            return int8_path(onnx_path).exists()  # else load() quantises first (~5-15 s)
+        return onnx_path.exists()
 
     def needs_export(self) -> bool:
-        """Tell whether load() would first export the ONNX model (15-55 s): none cached, and none failed before."""
+        """Tell whether load() would first export the ONNX model (15-55 s) or quantise it (int8, 5-15 s): none cached,
+        and none failed before."""
         if self._impl is not None or self.backend == "sentence-transformers":
             return False
         target = onnx_dir(model_dir(), self.cache_dir)
+        if self.int8_in_use():  # int8_in_use: neither the export nor the variant recorded as failed
+            from dslake_index.onnx_int8 import int8_path
+
+            return not int8_path(target / "model.onnx").exists()
         return not (target / "model.onnx").exists() and not (target / "failed.json").exists()
 
     def encode(self, texts: list[str]) -> np.ndarray:

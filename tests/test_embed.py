@@ -299,7 +299,7 @@ def test_an_int8_variant_that_fails_its_check_is_recorded_and_refused(onnx_embed
     assert len(checked) == 1
 
 
-def test_a_catalog_follows_its_weights_and_a_search_of_the_other_variant_is_refused(
+def test_a_catalog_follows_its_weights_and_a_search_embeds_as_its_cards_were(
         onnx_embedder: Embedder, tmp_path: Path) -> None:
     from dsstar_lake.lake import Lake
 
@@ -307,7 +307,7 @@ def test_a_catalog_follows_its_weights_and_a_search_of_the_other_variant_is_refu
     (lake_dir / "sales").mkdir(parents=True)
     (lake_dir / "sales" / "widgets.csv").write_text("region,widget_units,price\nnorth,12,3.5\nsouth,7,4.0\n")
     (lake_dir / "weather.csv").write_text("date,station,rain_mm\n2024-01-01,A1,3.2\n2024-01-02,A1,0.0\n")
-    cache = {"embed.cache_dir": str(onnx_embedder.cache_dir)}
+    cache = {"embed.cache_dir": str(onnx_embedder.cache_dir), "embed.weights": "fp32"}
     fp32 = Lake.open(lake_dir, overrides=cache)
     assert fp32.index().embedded == 2
     int8 = Lake.open(lake_dir, overrides={**cache, "embed.weights": "int8"})
@@ -325,3 +325,19 @@ def test_a_catalog_follows_its_weights_and_a_search_of_the_other_variant_is_refu
         conn.execute("UPDATE meta SET value = 'another-model:0123:mean-l2-256' WHERE key = 'embed_model'")
     with pytest.raises(ConfigError, match="this catalog's vectors were made with another-model"):
         Lake.open(lake_dir, overrides=cache).search("rain at the station", k=1)
+
+
+def test_the_prewarm_child_makes_the_int8_variant_ahead_of_the_index(onnx_embedder: Embedder, tmp_path: Path) -> None:
+    """A first index's prewarm child quantises while the profilers run, so the embedding step only opens the file."""
+    from dslake_index.onnx_int8 import int8_path
+
+    export = next(onnx_embedder.cache_dir.iterdir()) / "model.onnx"
+    cache = tmp_path / "models"
+    (cache / export.parent.name).mkdir(parents=True)
+    for name in ("model.onnx", "verified.json"):
+        (cache / export.parent.name / name).symlink_to(export.parent / name)
+    ahead = Embedder(backend="auto", weights="int8", cache_dir=cache)
+    assert ahead.needs_export() and not ahead.loads_quickly()
+    embed.export_onnx(str(cache), 1, "int8")
+    assert int8_path(cache / export.parent.name / "model.onnx").exists()
+    assert not ahead.needs_export() and ahead.loads_quickly()
