@@ -11,9 +11,8 @@ and GFLOP/s at all-MiniLM-L6-v2's ~21 MFLOP per token): the machine's ceiling, w
 --compare MODEL.onnx embeds the same cards and the dev questions (--tasks, KramaBench's JSON) with another ONNX
 file of the same network (an int8 quantisation, say) and prints its throughput, the minimum and 1st-percentile
 cosine of its vectors to the export's, and for how many questions the dense top 10 over the cards is the same
-set, both sides embedded with the same model. --int8 OUT.onnx first writes the int8 variant that came closest
-on 2026-11-26 (onnxruntime's dynamic quantisation: uint8 weights per channel, MatMuls with constant weights
-only, the first two layers' feed-forward output left in fp32) and compares it. Never run by CI.
+set, both sides embedded with the same model. --int8 OUT.onnx first writes the int8 variant [embed] weights =
+"int8" uses (index/onnx_int8.py) and compares it, one text per run as the Embedder runs it. Never run by CI.
 """
 
 from __future__ import annotations
@@ -34,6 +33,7 @@ sys.path.insert(0, str(HERE.parent))  # this checkout first
 import numpy as np  # noqa: E402
 from dslake_index.embed import (  # noqa: E402
     BATCH_TOKENS,
+    INT8_BATCH,
     MAX_SEQ_LENGTH,
     Embedder,
     _batches,
@@ -125,19 +125,6 @@ def length_table(onnx_path: Path) -> None:
         print(f"  L={length:3d}  " + "   ".join(cells))
 
 
-def write_int8(source: Path, target: Path) -> None:
-    """Write the closest int8 variant found: uint8 per-channel weights, fp32 feed-forward output in layers 0-1."""
-    import onnx
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
-    graph = onnx.load(str(source), load_external_data=False).graph
-    keep = [n.name for n in graph.node if n.op_type == "MatMul" and n.name.endswith("/output/dense/MatMul")
-            and "attention" not in n.name and any(f"layer.{i}/" in n.name for i in (0, 1))]
-    quantize_dynamic(str(source), str(target), weight_type=QuantType.QUInt8, per_channel=True,
-                     op_types_to_quantize=["MatMul"], nodes_to_exclude=keep,
-                     extra_options={"MatMulConstBOnly": True})
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--catalog", type=Path, action="append", required=True)
@@ -165,15 +152,17 @@ def main() -> None:
               f"({1000 / cpu:.0f} CPU ms per card), median of {args.runs}")
     if args.lengths:
         length_table(export)
-    other = args.compare
+    other, batch_size = args.compare, embedder.batch_size
     if args.int8:
-        write_int8(export, args.int8)
-        other = args.int8
+        from dslake_index.onnx_int8 import quantize
+
+        quantize(export, args.int8)
+        other, batch_size = args.int8, INT8_BATCH
     if other is None:
         return
     asked = questions(args.tasks or DEV_TASKS)
     # The same tokenizer, batching, pooling and threads as the index's backend, over the other file.
-    variant = _OnnxBackend(model_dir(), other, threads, embedder.batch_size)
+    variant = _OnnxBackend(model_dir(), other, threads, batch_size)
     base_vectors, base_questions = embedder.encode(texts), embedder.encode(asked)
     wall, cpu, vectors = timed(variant.encode, texts, args.runs)
     asked_vectors = variant.encode(asked)

@@ -41,6 +41,17 @@ MIN_COSINE = 0.9999
 # of 64 sorted by characters).
 BATCH_TOKENS = 512
 BACKENDS = ("auto", "onnx", "sentence-transformers")
+# [embed] weights: the export as traced, or its int8 variant (index/onnx_int8.py), ONNX only. The two give different
+# vectors (cosine ~0.99), so each has its own model_id, and the query and the cards always come from the same one.
+WEIGHTS = ("fp32", "int8")
+# The int8 variant embeds one text per run: its activations are quantised with one scale per run, taken over the
+# whole batch, so in a batch a card's vector would depend on its neighbours (cosine down to 0.991 between batches
+# of 64 and of 1). Alone, a card gets the same vector in any index and a question is embedded as the cards were;
+# it cost 8% of the int8 speed (67.5 against 73.3 cards per CPU-second).
+INT8_BATCH = 1
+# The int8 variant is refused if any VERIFY_TEXTS vector is further than this from the export's (measured: 0.978
+# for the empty text, above 0.99 for texts with words).
+MIN_INT8_COSINE = 0.95
 # Texts the exported model is checked on: short, long (truncated), empty, non-ASCII, table-like, path-like.
 VERIFY_TEXTS = [
     "one query",
@@ -309,13 +320,18 @@ def ensure_onnx(folder: Path, cache_root: Path, threads: int = 1) -> Path:
     return onnx_path
 
 
-def export_onnx(cache_dir: str, threads: int) -> None:
-    """Export and verify the ONNX model into cache_dir ahead of need (a child process runs it; killing it is safe)."""
+def export_onnx(cache_dir: str, threads: int, weights: str = "fp32") -> None:
+    """Export and verify the ONNX model into cache_dir ahead of need, and its int8 variant when weights asks for it
+    (a child process runs it; killing it is safe)."""
     with contextlib.suppress(OnnxUnavailable):  # recorded in failed.json: load() then falls back, with a warning
         onnx_path = ensure_onnx(model_dir(), Path(cache_dir), threads)
         from dslake_index.onnx_saved import open_session
 
         open_session(onnx_path, _file_lock)  # and its pre-optimised copy, here where being killed is safe
+    if weights == "int8":
+        with warnings.catch_warnings():  # a variant that fails is recorded; the index's own load says so
+            warnings.simplefilter("ignore", RuntimeWarning)
+            Embedder(backend="onnx", threads=1, cache_dir=cache_dir, weights="int8").load()
 
 
 def _failure_reason(failed_path: Path) -> str:
@@ -440,14 +456,20 @@ class Embedder:
         batch_size: int = 64,
         threads: int = 1,
         cache_dir: str | Path | None = None,
+        weights: str = "fp32",
     ) -> None:
         if backend not in BACKENDS:
             raise ConfigError(f"embed.backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+        if weights not in WEIGHTS:
+            raise ConfigError(f"embed.weights must be one of {', '.join(WEIGHTS)}, got {weights!r}")
         if batch_size < 1:
             raise ConfigError(f"embed.batch_size must be at least 1, got {batch_size}")
         self.backend = backend
         self.batch_size = int(batch_size)
         self.threads = int(threads)
+        self.weights = weights
+        self._int8_failed = False  # the variant could not be made or opened here: fp32 instead (int8_in_use)
+        self._variants: dict[tuple[str, str], Embedder | None] = {}  # variant_for
         self.cache_dir = Path(cache_dir).expanduser() if cache_dir else default_cache_dir()
         self._impl: _Backend | None = None
         self._model_id: str | None = None
@@ -457,21 +479,54 @@ class Embedder:
 
     @property
     def model_id(self) -> str:
-        """Name the vector space: model, a fingerprint of its files, and the pooling recipe."""
+        """Name the vector space: model, a fingerprint of its files, the pooling recipe, and the weights' variant
+        (none for fp32, so catalogs embedded before variants existed keep their vectors)."""
         if self._model_id is None:
-            self._model_id = f"{MODEL_NAME}:{model_hash(model_dir())[:12]}:{RECIPE}"
+            model_id = f"{MODEL_NAME}:{model_hash(model_dir())[:12]}:{RECIPE}"
+            if self.int8_in_use():
+                from dslake_index.onnx_int8 import INT8_VERSION
+
+                model_id += f":int8-v{INT8_VERSION}"
+            self._model_id = model_id
         return self._model_id
+
+    def variant_for(self, model_id: str) -> Embedder | None:
+        """Return an embedder of these settings but the other weights whose vectors are named model_id, else None:
+        a search embeds its question as the catalog's cards were, whatever [embed] weights says now."""
+        with self._lock:
+            for weights in WEIGHTS:
+                if weights != self.weights:
+                    key = (weights, model_id)
+                    if key not in self._variants:
+                        other = Embedder(self.backend, self.batch_size, self.threads, self.cache_dir, weights)
+                        self._variants[key] = other if other.model_id == model_id else None
+                    if self._variants[key] is not None:
+                        return self._variants[key]
+        return None
+
+    def int8_in_use(self) -> bool:
+        """Tell whether this embedder's vectors come from the int8 variant: asked for, under ONNX, and neither the
+        export nor the variant recorded as failed on this machine (then it embeds in fp32, with a warning)."""
+        if self.weights != "int8" or self.backend == "sentence-transformers" or self._int8_failed:
+            return False
+        if self._impl is not None:
+            return self._impl.name == "onnx"
+        from dslake_index.onnx_int8 import failure_path
+
+        target = onnx_dir(model_dir(), self.cache_dir)
+        return not (target / "failed.json").exists() and not failure_path(target / "model.onnx").exists()
 
     @property
     def active_backend(self) -> str | None:
         """Return the backend in use once loaded ("onnx" or "sentence-transformers"), else None."""
         return self._impl.name if self._impl else None
 
-    def settings_key(self) -> tuple[str, int, int, str]:
-        """Return what this embedder's vectors and model files follow from: backend, batch size, threads, cache."""
-        return (self.backend, self.batch_size, self.threads, str(self.cache_dir))
+    def settings_key(self) -> tuple[str, int, int, str, str]:
+        """Return what this embedder's vectors and model files follow from: backend, batch size, threads, cache,
+        weights."""
+        return (self.backend, self.batch_size, self.threads, str(self.cache_dir), self.weights)
 
-    def expect(self, text: str, key: tuple[str, int, int, str], vector_of: Callable[[], bytes | None]) -> None:
+    def expect(self, text: str, key: tuple[str, int, int, str, str], vector_of: Callable[[], bytes | None]) -> None:
         """Take text's vector from vector_of() at the first encode of [text] instead of loading the model, when key
         (the settings_key of the embedder that computes it elsewhere: a child process) is this one's.
 
@@ -498,7 +553,14 @@ class Embedder:
 
                 if not onnx_path.exists() or not settled(onnx_path):
                     return False
-                self._impl = _OnnxBackend(folder, onnx_path, self.threads, self.batch_size, saved_copy=True)
+                if self.int8_in_use():
+                    from dslake_index.onnx_int8 import int8_path
+
+                    if not int8_path(onnx_path).exists():
+                        return False
+                    self._impl = _OnnxBackend(folder, int8_path(onnx_path), self.threads, INT8_BATCH)
+                else:
+                    self._impl = _OnnxBackend(folder, onnx_path, self.threads, self.batch_size, saved_copy=True)
         return self._impl.name == "onnx"
 
     def load(self) -> Embedder:
@@ -514,13 +576,23 @@ class Embedder:
             return True
         if self.backend == "sentence-transformers":
             return False
-        return (onnx_dir(model_dir(), self.cache_dir) / "model.onnx").exists()
+        onnx_path = onnx_dir(model_dir(), self.cache_dir) / "model.onnx"
+        if self.int8_in_use():
+            from dslake_index.onnx_int8 import int8_path
+
+            return int8_path(onnx_path).exists()  # else load() quantises first (~5-15 s)
+        return onnx_path.exists()
 
     def needs_export(self) -> bool:
-        """Tell whether load() would first export the ONNX model (15-55 s): none cached, and none failed before."""
+        """Tell whether load() would first export the ONNX model (15-55 s) or quantise it (int8, 5-15 s): none cached,
+        and none failed before."""
         if self._impl is not None or self.backend == "sentence-transformers":
             return False
         target = onnx_dir(model_dir(), self.cache_dir)
+        if self.int8_in_use():  # int8_in_use: neither the export nor the variant recorded as failed
+            from dslake_index.onnx_int8 import int8_path
+
+            return not int8_path(target / "model.onnx").exists()
         return not (target / "model.onnx").exists() and not (target / "failed.json").exists()
 
     def encode(self, texts: list[str]) -> np.ndarray:
@@ -548,6 +620,12 @@ class Embedder:
         folder = model_dir()
         if self.backend == "sentence-transformers":
             return _SentenceTransformersBackend(folder, self.threads, self.batch_size)
+        if self.int8_in_use():
+            try:
+                return self._int8_backend(folder)
+            except ConfigError as exc:
+                self._int8_failed, self._model_id = True, None  # the fp32 vectors get the fp32 model_id
+                warnings.warn(f"embedding in fp32: {exc}", RuntimeWarning, stacklevel=2)
         try:
             onnx_path = ensure_onnx(folder, self.cache_dir, self.threads)
             return _OnnxBackend(folder, onnx_path, self.threads, self.batch_size, saved_copy=True)
@@ -563,17 +641,37 @@ class Embedder:
         )
         return _SentenceTransformersBackend(folder, self.threads, self.batch_size)
 
+    def _int8_backend(self, folder: Path) -> _Backend:
+        """Open the int8 variant, making it first if needed; ConfigError when it cannot be made or opened."""
+        from dslake_index.onnx_int8 import ensure_int8
+
+        try:
+            onnx_path = ensure_onnx(folder, self.cache_dir, self.threads)
+            reference = _OnnxBackend(folder, onnx_path, 1, self.batch_size, saved_copy=True)
+
+            def check(candidate: Path) -> str | None:
+                vectors = _OnnxBackend(folder, candidate, 1, INT8_BATCH).encode(VERIFY_TEXTS)
+                worst = float((reference.encode(VERIFY_TEXTS) * vectors).sum(axis=1).min())
+                if worst >= MIN_INT8_COSINE:
+                    return None
+                return f"the int8 variant's vectors differ from the export's (min cosine {worst:.4f} < {MIN_INT8_COSINE})"
+
+            path = ensure_int8(onnx_path, _file_lock, check)
+            return _OnnxBackend(folder, path, self.threads, INT8_BATCH)
+        except (OnnxUnavailable, RuntimeError, OSError) as exc:
+            raise ConfigError(f"cannot embed with embed.weights = \"int8\": {exc}") from exc
+
 
 _EMBEDDERS: dict[tuple[Any, ...], Embedder] = {}
 _EMBEDDERS_LOCK = threading.Lock()
 
 
 def get_embedder(settings: EmbedSettings) -> Embedder:
-    """Return this process's Embedder for the [embed] settings (backend, batch_size, threads, cache_dir)."""
-    key = (settings.backend, settings.batch_size, settings.threads, settings.cache_dir)
+    """Return this process's Embedder for the [embed] settings (backend, batch_size, threads, cache_dir, weights)."""
+    key = (settings.backend, settings.batch_size, settings.threads, settings.cache_dir, settings.weights)
     with _EMBEDDERS_LOCK:
         if key not in _EMBEDDERS:
             _EMBEDDERS[key] = Embedder(
-                backend=key[0], batch_size=key[1], threads=key[2], cache_dir=key[3] or None
+                backend=key[0], batch_size=key[1], threads=key[2], cache_dir=key[3] or None, weights=key[4]
             )
         return _EMBEDDERS[key]

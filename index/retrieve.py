@@ -77,6 +77,23 @@ class SearchTiming:
     total_ms: float = 0.0
 
 
+
+def _embedder_of_the_vectors(conn: sqlite3.Connection, embedder: Any, model_id: str) -> Any:
+    """Return an embedder whose vectors compare with the catalog's: embedder, or its other-weights variant; raise
+    when neither made them (another model: the two spaces do not compare, and the nearest cards would be noise)."""
+    row = conn.execute("SELECT value FROM meta WHERE key = 'embed_model'").fetchone()
+    if row is None or row[0] == model_id:
+        return embedder
+    variant_for = getattr(embedder, "variant_for", None)
+    other = variant_for(row[0]) if variant_for is not None else None
+    if other is None:
+        raise ConfigError(
+            f"this catalog's vectors were made with {row[0]}, and this search would embed with {model_id}",
+            hint="re-index the lake with this dslake and its [embed] settings (the cards are re-embedded)",
+        )
+    return other
+
+
 class Retriever:
     """Answer a question (or a 'missing data' hint) with the top-K catalog entries."""
 
@@ -156,6 +173,11 @@ class Retriever:
             # A RemoteRetriever has no manifest (conn None): it always asks the store.
             model_id = getattr(self._embedder, "model_id", None)
             local = ManifestVectors.load(self._conn, model_id) if model_id and self._conn is not None else None
+            if local is None and model_id and self._conn is not None:
+                # Vectors of the other [embed] weights: the question is embedded with those weights.
+                self._embedder = _embedder_of_the_vectors(self._conn, self._embedder, model_id)
+                if self._embedder.model_id != model_id:
+                    local = ManifestVectors.load(self._conn, self._embedder.model_id)
             self._store = local if local is not None else self._store_factory()
         t1 = time.perf_counter()
         vector = self._embedder.encode([query])[0]

@@ -67,13 +67,14 @@ class FamiliesSettings:
 
 @dataclass(frozen=True)
 class EmbedSettings:
-    """[embed]: the embedding model's backend and threads."""
+    """[embed]: the embedding model's backend, threads and weights."""
 
     backend: str
     batch_size: int
     threads: int
     index_threads: int
     cache_dir: str
+    weights: str
 
 
 @dataclass(frozen=True)

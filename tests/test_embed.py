@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -63,7 +64,7 @@ def test_import_and_construction_load_nothing_heavy(tmp_path: Path) -> None:
         import sys
         import dslake_index.embed as e
         from dslake_index.sections import EmbedSettings
-        emb = e.get_embedder(EmbedSettings("auto", batch_size=8, threads=1, index_threads=0, cache_dir=""))
+        emb = e.get_embedder(EmbedSettings("auto", batch_size=8, threads=1, index_threads=0, cache_dir="", weights="fp32"))
         print(emb.dim, emb.model_id)
         print(sorted(m for m in {HEAVY!r} if m in sys.modules))
         """,
@@ -138,7 +139,7 @@ def test_cold_query_in_fresh_process_never_imports_torch(onnx_embedder: Embedder
         import sys
         from dslake_index.embed import get_embedder
         from dslake_index.sections import EmbedSettings
-        emb = get_embedder(EmbedSettings("auto", batch_size=64, threads=1, index_threads=0, cache_dir=""))
+        emb = get_embedder(EmbedSettings("auto", batch_size=64, threads=1, index_threads=0, cache_dir="", weights="fp32"))
         v = emb.encode(["one query"])
         print(v.shape, v.dtype, emb.active_backend)
         print(sorted(m for m in ("torch", "sentence_transformers", "transformers") if m in sys.modules))
@@ -219,7 +220,7 @@ def test_model_hash_follows_the_model_files(tmp_path: Path) -> None:
     assert embed.model_hash(tmp_path) != first
 
 
-EMBED = EmbedSettings("auto", batch_size=64, threads=1, index_threads=0, cache_dir="")
+EMBED = EmbedSettings("auto", batch_size=64, threads=1, index_threads=0, cache_dir="", weights="fp32")
 
 
 def test_get_embedder_is_cached_per_settings() -> None:
@@ -233,3 +234,110 @@ def test_get_embedder_is_cached_per_settings() -> None:
 def test_bad_settings_are_config_errors(changed: dict[str, object]) -> None:
     with pytest.raises(ConfigError):
         get_embedder(replace(EMBED, **changed))
+
+
+def test_int8_variant_is_made_once_close_to_the_export_and_named_apart(onnx_embedder: Embedder) -> None:
+    """[embed] weights = "int8" embeds with a quantised copy of the export: near its vectors, yet another space."""
+    from dslake_index.onnx_int8 import INT8_VERSION
+
+    int8 = Embedder(backend="onnx", weights="int8", batch_size=3, cache_dir=onnx_embedder.cache_dir)
+    assert int8.model_id == f"{onnx_embedder.model_id}:int8-v{INT8_VERSION}"  # catalogs re-embed on a switch
+    fp32 = onnx_embedder.encode(TEXTS)
+    got = int8.encode(TEXTS)
+    assert got.shape == (len(TEXTS), embed.DIM) and np.allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-5)
+    cosines = (got * fp32).sum(axis=1)
+    # The empty text ([CLS] [SEP] alone) moves most (0.978 when measured); texts with words stay above 0.99.
+    assert cosines.min() >= 0.97 and np.median(cosines) >= 0.99, cosines
+    assert not np.allclose(got, fp32, atol=1e-4)  # the quantised network ran, not the export
+    variant = next(onnx_embedder.cache_dir.iterdir()) / f"int8-v{INT8_VERSION}" / "model.onnx"
+    assert variant.exists() and not list(variant.parent.parent.glob("int8-*.failed.json"))
+    written = variant.stat().st_mtime_ns
+    again = Embedder(backend="auto", weights="int8", cache_dir=onnx_embedder.cache_dir)
+    assert again.load_quick()  # a search opens the file made before, quantising nothing
+    # One text per run: a text's vector does not depend on the others embedded with it, nor on their order.
+    assert np.array_equal(again.encode(TEXTS[::-1])[::-1], got)
+    assert np.array_equal(again.encode(TEXTS[:1]), got[:1])
+    assert variant.stat().st_mtime_ns == written
+
+
+def test_int8_is_used_only_where_it_can_be(onnx_embedder: Embedder, tmp_path: Path) -> None:
+    from dslake_index.onnx_int8 import failure_path
+
+    with pytest.raises(ConfigError, match="embed.weights must be one of fp32, int8"):
+        Embedder(weights="int4")
+    torch = Embedder(backend="sentence-transformers", weights="int8", cache_dir=onnx_embedder.cache_dir)
+    assert not torch.int8_in_use() and torch.model_id == onnx_embedder.model_id  # int8 is an ONNX file
+    # A variant recorded as failed on this machine: fp32 vectors, under the fp32 name, so nothing mixes.
+    export = next(onnx_embedder.cache_dir.iterdir()) / "model.onnx"
+    cache = tmp_path / "models"
+    (cache / export.parent.name).mkdir(parents=True)
+    (cache / export.parent.name / "model.onnx").symlink_to(export)
+    failure_path(cache / export.parent.name / "model.onnx").write_text('{"reason": "min cosine 0.5 < 0.95"}\n')
+    refused = Embedder(backend="onnx", weights="int8", cache_dir=cache)
+    assert not refused.int8_in_use() and refused.model_id == onnx_embedder.model_id
+    assert np.allclose(refused.encode(TEXTS), onnx_embedder.encode(TEXTS), atol=1e-5)
+
+
+def test_an_int8_variant_that_fails_its_check_is_recorded_and_refused(onnx_embedder: Embedder,
+                                                                       tmp_path: Path) -> None:
+    from dslake_index import onnx_int8
+
+    export = tmp_path / "model.onnx"
+    export.symlink_to(next(onnx_embedder.cache_dir.iterdir()) / "model.onnx")
+    checked: list[Path] = []
+
+    def too_far(candidate: Path) -> str | None:
+        checked.append(candidate)
+        return "min cosine 0.5 < 0.95"
+
+    with pytest.raises(RuntimeError, match="min cosine 0.5"):
+        onnx_int8.ensure_int8(export, embed._file_lock, too_far)
+    assert onnx_int8.failure_path(export).exists() and not onnx_int8.int8_path(export).exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".lock", "int8-v1.failed.json", "model.onnx"]
+    with pytest.raises(RuntimeError, match="recorded in"):  # the record answers: nothing is quantised again
+        onnx_int8.ensure_int8(export, embed._file_lock, too_far)
+    assert len(checked) == 1
+
+
+def test_a_catalog_follows_its_weights_and_a_search_embeds_as_its_cards_were(
+        onnx_embedder: Embedder, tmp_path: Path) -> None:
+    from dsstar_lake.lake import Lake
+
+    lake_dir = tmp_path / "lake"
+    (lake_dir / "sales").mkdir(parents=True)
+    (lake_dir / "sales" / "widgets.csv").write_text("region,widget_units,price\nnorth,12,3.5\nsouth,7,4.0\n")
+    (lake_dir / "weather.csv").write_text("date,station,rain_mm\n2024-01-01,A1,3.2\n2024-01-02,A1,0.0\n")
+    cache = {"embed.cache_dir": str(onnx_embedder.cache_dir), "embed.weights": "fp32"}
+    fp32 = Lake.open(lake_dir, overrides=cache)
+    assert fp32.index().embedded == 2
+    int8 = Lake.open(lake_dir, overrides={**cache, "embed.weights": "int8"})
+    assert int8.index().embedded == 2  # no card changed: the vectors are re-embedded for the other variant
+    assert int8.search("widget units by region", k=1)[0].path == "sales/widgets.csv"
+    # A search with the other weights embeds its question as the cards were: with the catalog's variant.
+    searcher = Lake.open(lake_dir, overrides=cache)
+    assert searcher.search("widget units by region", k=1)[0].path == "sales/widgets.csv"
+    used = searcher.retriever()._embedder
+    assert used.model_id == int8.index_embedder().model_id and used.int8_in_use()
+    assert fp32.index().embedded == 2  # and back: fp32 vectors again
+    assert Lake.open(lake_dir, overrides=cache).search("rain at the station", k=1)[0].path == "weather.csv"
+    # Vectors of another model altogether are refused: the two spaces do not compare.
+    with sqlite3.connect(lake_dir / ".dslake" / "manifest.sqlite") as conn:
+        conn.execute("UPDATE meta SET value = 'another-model:0123:mean-l2-256' WHERE key = 'embed_model'")
+    with pytest.raises(ConfigError, match="this catalog's vectors were made with another-model"):
+        Lake.open(lake_dir, overrides=cache).search("rain at the station", k=1)
+
+
+def test_the_prewarm_child_makes_the_int8_variant_ahead_of_the_index(onnx_embedder: Embedder, tmp_path: Path) -> None:
+    """A first index's prewarm child quantises while the profilers run, so the embedding step only opens the file."""
+    from dslake_index.onnx_int8 import int8_path
+
+    export = next(onnx_embedder.cache_dir.iterdir()) / "model.onnx"
+    cache = tmp_path / "models"
+    (cache / export.parent.name).mkdir(parents=True)
+    for name in ("model.onnx", "verified.json"):
+        (cache / export.parent.name / name).symlink_to(export.parent / name)
+    ahead = Embedder(backend="auto", weights="int8", cache_dir=cache)
+    assert ahead.needs_export() and not ahead.loads_quickly()
+    embed.export_onnx(str(cache), 1, "int8")
+    assert int8_path(cache / export.parent.name / "model.onnx").exists()
+    assert not ahead.needs_export() and ahead.loads_quickly()

@@ -91,7 +91,7 @@ class QuestionAhead:
         os.close(write_fd)
         return cls(question, pid, read_fd)
 
-    def key(self) -> tuple[str, int, int, str]:
+    def key(self) -> tuple[str, int, int, str, str]:
         """Return the settings_key of the child's embedder (the packaged defaults)."""
         from dslake_index.front_door import embedder_for
 

@@ -75,7 +75,8 @@ class Prewarm:
         with self._state:
             if self._stopped:
                 return
-            self._child = start_in_child(export_onnx, str(embedder.cache_dir), embedder.threads)
+            self._child = start_in_child(export_onnx, str(embedder.cache_dir), embedder.threads,
+                                         getattr(embedder, "weights", "fp32"))
         self._child.join()
 
     # How long stop() waits for a load under way. A load takes ~0.3 s; one that takes longer is waiting, not
