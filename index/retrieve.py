@@ -77,7 +77,6 @@ class SearchTiming:
     total_ms: float = 0.0
 
 
-
 def _embedder_of_the_vectors(conn: sqlite3.Connection, embedder: Any, model_id: str) -> Any:
     """Return an embedder whose vectors compare with the catalog's: embedder, or its other-weights variant; raise
     when neither made them (another model: the two spaces do not compare, and the nearest cards would be noise)."""
