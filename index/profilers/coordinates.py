@@ -90,8 +90,7 @@ def _country_finder() -> tuple[Any, dict[str, tuple[str, float, float, float, fl
 
 def _placed_swapped(df: Any, lat: str, lon: str) -> str:
     """Return the evidence ('of 720 rows that name a country (Italy, Malta), 0 lie inside it as named ...') when rows
-    naming a country lie outside it
-    as named and inside it swapped; '' otherwise."""
+    naming a country lie outside it as named and inside it swapped; '' otherwise."""
     import pandas as pd
 
     finder, by_name, firsts = _country_finder()
