@@ -28,6 +28,7 @@ from typing import Any
 from dslake_index.profilers import registry
 from dslake_index.profilers.base import PATH_PLACEHOLDER, Limits
 from dslake_index.profilers.stats import _HASH_BITS, ROW_SKETCH, column_stats, line_facts
+from member_cost import family_members  # a script in this folder, which Python puts first on the path
 
 # the fields family_stats reads from a member's stored column (family_stats._merged)
 READ_FIELDS = ("dtype", "non_null", "nulls", "min", "max", "mean", "fill", "fill_count", "kinds", "shows", "gaps",
@@ -151,14 +152,11 @@ def main() -> None:
     ap.add_argument("--files", type=int, default=100)
     args = ap.parse_args()
     for folder in args.folders:
-        every = sorted(p for p in folder.iterdir() if p.suffix.lower() == ".csv")
-        if len(every) < 2:
-            print(f"{folder}: fewer than two CSVs")
+        if (family := family_members(folder, args.files)) is None:
             continue
-        registry.profile_path(every[0], Limits())  # imports and the family's layout search, not a member's cost
-        files = every[1 : 1 + args.files]
+        first, files = family
         full_ms, profiles = full_profiles(files)
-        header = every[0].read_text().split("\n", 1)[0]
+        header = first.read_text().split("\n", 1)[0]
         plain = [(f, p) for f, p in zip(files, profiles, strict=True)
                  if _plain_member(f, p) and f.read_text().split("\n", 1)[0] == header]
         if len(plain) < len(files):

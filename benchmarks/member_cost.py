@@ -88,18 +88,26 @@ def readers(files: list[Path]) -> dict[str, float]:
     return out
 
 
+def family_members(folder: Path, count: int) -> tuple[Path, list[Path]] | None:
+    """Return a folder's first CSV, profiled here once so imports and the family's layout search are not counted
+    as a member's cost, and the up to `count` members after it; None (said) when it holds fewer than two CSVs."""
+    every = sorted(p for p in folder.iterdir() if p.suffix.lower() == ".csv")
+    if len(every) < 2:
+        print(f"{folder}: fewer than two CSVs")
+        return None
+    registry.profile_path(every[0], Limits())
+    return every[0], every[1 : 1 + count]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("folders", nargs="+", type=Path)
     ap.add_argument("--files", type=int, default=100)
     args = ap.parse_args()
     for folder in args.folders:
-        every = sorted(p for p in folder.iterdir() if p.suffix.lower() == ".csv")
-        if len(every) < 2:
-            print(f"{folder}: fewer than two CSVs")
+        if (family := family_members(folder, args.files)) is None:
             continue
-        registry.profile_path(every[0], Limits())  # imports and the family's layout search, not a member's cost
-        files = every[1 : 1 + args.files]
+        _, files = family
         total, spent = phases(files)
         print(f"{folder.name}: {len(files)} members, whole profile {total:.2f} CPU-ms each")
         for name, ms in sorted(spent.items(), key=lambda kv: -kv[1]):

@@ -13,6 +13,7 @@ both name the copy, so a cache folder shared by machines keeps one copy per kind
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -26,6 +27,7 @@ WEIGHTS = "weights.bin"  # the optimised model's initializers, referenced by nam
 PROBE_LENGTHS = (1, 9, 64, 256)  # token counts of the probe batches: short queries up to the longest cards
 
 
+@functools.cache  # the same for the process's life: a cold search asks it for the export and the int8 variant
 def machine_key() -> str:
     """Return what an optimised graph depends on: onnxruntime's version, the architecture, the CPU's flags."""
     import onnxruntime
